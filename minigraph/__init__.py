@@ -1,0 +1,26 @@
+"""minigraph: a small numpy engine for computational graphs, built to be read and watched.
+
+    import minigraph as mg
+    x = mg.Input("x")
+    W = mg.Parameter([[1., 0.], [0., -1.]], name="W")
+    b = mg.Parameter([1., 1.], name="b")
+    loss = mg.sum(mg.tanh(W @ x + b) ** 2)
+    g = mg.Graph(loss)
+    g.backward({x: [1., 2.]})       # every node now holds .value and .grad
+    W.grad
+
+Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``ops`` (the op
+table: forward + backward of each op), ``nn`` (layers, losses), ``optim`` (optimizers),
+``gradcheck`` (is a backward right?), ``data`` (small datasets).
+"""
+
+from . import data, gradcheck, nn, optim
+from .errors import (CycleError, GraphError, MissingFeedError, NonFiniteError, OpError,
+                     ShapeError)
+from .graph import Constant, Graph, Input, Node, Op, Parameter, detect_anomaly
+from .ops import (add, bce_with_logits, concatenate, defop, div, exp, getitem, leaky_relu, linear,
+                  log, log_softmax, matmul, max, mean, mse, mul, neg, power, relu, reshape,
+                  sigmoid, softmax, softmax_cross_entropy, split, sub, sum, tanh, transpose,
+                  unbroadcast)
+
+__version__ = "0.1.0"

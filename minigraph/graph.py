@@ -1,0 +1,410 @@
+"""Nodes and graphs: the data structure every chapter builds, runs, draws and differentiates.
+
+A computational graph has four kinds of node:
+
+* ``Input``     -- a placeholder: its value is *fed* each time the graph runs (data, labels).
+* ``Parameter`` -- a value the graph owns and training changes (weights, biases).
+* ``Constant``  -- a value that never changes (the ``2`` in ``2 * x``).
+* ``Op``        -- the result of an operation on other nodes (``W @ x``, ``tanh(z)``).
+
+Building a graph computes nothing: ``z = W @ x + b`` only records nodes and edges. A ``Graph``
+puts the nodes in topological order (every node after its inputs) and then
+
+* ``forward(feed)`` computes values, skipping every op whose inputs did not change since it was
+  last computed (each node carries a *stamp*: the tick of a global clock when its value last
+  changed; an op is stale when one of its inputs is newer than it);
+* ``backward(feed)`` runs forward, then walks the order in reverse and applies each op's
+  vector-Jacobian product (VJP), *summing* the gradients a node receives from its consumers.
+
+Gradients are **fresh for each backward call** (they do not accumulate as in PyTorch): after
+``g.backward(...)``, ``node.grad`` is d(output)/d(node) for that call alone.
+
+Hooks let you watch (or change) what flows: forward hooks ``fn(node, inputs, output)`` and
+backward hooks ``fn(node, grad_output, grad_inputs)``; a hook that returns something other
+than ``None`` replaces the output (forward) or the input gradients (backward), as in PyTorch.
+"""
+
+import contextlib
+import itertools
+
+import numpy as np
+
+from .errors import (CycleError, GraphError, MissingFeedError, NonFiniteError, OpError,
+                     ShapeError, describe, shape_text)
+
+_clock = itertools.count(1)           # stamps: a value changed at tick t has stamp t
+_name_counters = {}                   # "matmul" -> how many automatic names were handed out
+_hook_ids = itertools.count()
+_anomaly = [False]                    # detect_anomaly() switches this on
+
+
+def auto_name(prefix):
+    """A fresh readable name: ``matmul_1``, ``matmul_2``, ..."""
+    _name_counters[prefix] = _name_counters.get(prefix, 0) + 1
+    return f"{prefix}_{_name_counters[prefix]}"
+
+
+def _frozen(array):
+    """Mark an array read-only, so a value can only change by assignment (which updates its stamp)."""
+    array.flags.writeable = False
+    return array
+
+
+class HookHandle:
+    """Returned by ``register_*_hook``; call ``remove()`` to unregister the hook."""
+
+    def __init__(self, table, fn):
+        self._table, self._key = table, next(_hook_ids)
+        table[self._key] = fn
+
+    def remove(self):
+        self._table.pop(self._key, None)
+
+
+class Node:
+    """A vertex of the graph. See the module docstring for the four kinds."""
+
+    kind = "node"
+    __array_ufunc__ = None            # ``ndarray + node`` defers to ``node.__radd__``
+    __iter__ = None                   # a node is not a sequence (even though it has [ ])
+
+    def __init__(self, name, inputs=(), value=None):
+        self.name = name
+        self.inputs = tuple(inputs)
+        self.op, self.attrs = None, {}
+        self._value = value
+        self.stamp = next(_clock) if value is not None else 0
+        self.grad = None
+        self._forward_hooks, self._backward_hooks = {}, {}
+
+    @property
+    def value(self):
+        return self._value
+
+    @property
+    def shape(self):
+        return None if self._value is None else np.shape(self._value)
+
+    def _set(self, value):
+        """Store a new value for a leaf and stamp it, so ops that depend on it recompute."""
+        self._value = _frozen(value)
+        self.stamp = next(_clock)
+
+    def register_forward_hook(self, fn):
+        """Call ``fn(node, inputs, output)`` each time this op is computed."""
+        return HookHandle(self._forward_hooks, fn)
+
+    def register_backward_hook(self, fn):
+        """Call ``fn(node, grad_output, grad_inputs)`` each time this op's backward runs."""
+        return HookHandle(self._backward_hooks, fn)
+
+    def __repr__(self):
+        return f"{type(self).__name__}('{self.name}', {shape_text(self._value)})"
+
+
+class Input(Node):
+    """A placeholder for data: give it a value in the feed each time you run the graph."""
+
+    kind = "input"
+
+    def __init__(self, name=None, dtype=float):
+        super().__init__(name or auto_name("input"))
+        self.dtype = dtype
+
+    def feed(self, value):
+        """Take a fed value; the stamp changes only if the value really differs from the last one."""
+        new = np.array(value, dtype=self.dtype)          # a copy: later edits by the caller can't leak in
+        old = self._value
+        if old is None or old.shape != new.shape or not np.array_equal(old, new):
+            self._set(new)
+
+
+class Parameter(Node):
+    """A trainable value. Change it by assignment (``W.value = ...``); its array is read-only."""
+
+    kind = "parameter"
+
+    def __init__(self, value, name=None):
+        super().__init__(name or auto_name("param"), value=_frozen(np.array(value, dtype=float)))
+
+    @Node.value.setter
+    def value(self, new):
+        self._set(np.array(new, dtype=float))
+
+
+class Constant(Node):
+    """A fixed value, such as the ``2`` in ``2 * x``."""
+
+    kind = "constant"
+
+    def __init__(self, value, name=None):
+        value = np.array(value)                    # integer arrays (class labels) stay integers
+        super().__init__(name or auto_name("const"), value=_frozen(value))
+
+
+class Op(Node):
+    """The result of applying an op (an entry of the op table in ``ops.py``) to input nodes."""
+
+    kind = "op"
+
+    def __init__(self, op, inputs, attrs=None, name=None):
+        super().__init__(name or auto_name(op.name), inputs)
+        self.op, self.attrs = op, dict(attrs or {})
+
+    def __repr__(self):
+        args = ", ".join(i.name for i in self.inputs)
+        return f"Op('{self.name}' = {self.op.name}({args}), {shape_text(self._value)})"
+
+
+def as_node(value):
+    """Nodes stay nodes; numbers, lists and arrays become Constants."""
+    return value if isinstance(value, Node) else Constant(value)
+
+
+def topological_order(outputs):
+    """Every ancestor of ``outputs``, each after all of its inputs (depth-first post-order).
+
+    Iterative, with an explicit stack, so a chain 100,000 nodes deep needs no recursion.
+    A node met again while it is still on the stack closes a cycle: refused.
+    """
+    order, state = [], {}                     # state: "open" while on the stack, "done" after
+    for root in outputs:
+        if root in state:
+            continue
+        state[root] = "open"
+        stack = [(root, iter(root.inputs))]
+        while stack:
+            node, pending = stack[-1]
+            for child in pending:
+                if child not in state:
+                    state[child] = "open"
+                    stack.append((child, iter(child.inputs)))
+                    break
+                if state[child] == "open":
+                    path = [n.name for n, _ in stack[[n for n, _ in stack].index(child):]]
+                    raise CycleError(f"the nodes {' -> '.join(path + [child.name])} form a cycle "
+                                     "(each needs the next as input); a graph must be acyclic.")
+            else:
+                stack.pop()
+                state[node] = "done"
+                order.append(node)
+    return order
+
+
+@contextlib.contextmanager
+def detect_anomaly():
+    """Inside this block, a NaN or infinity raises NonFiniteError at the node that produced it."""
+    previous, _anomaly[0] = _anomaly[0], True
+    try:
+        yield
+    finally:
+        _anomaly[0] = previous
+
+
+class Graph:
+    """The outputs and all their ancestors, in a cached topological order."""
+
+    def __init__(self, outputs):
+        self.outputs = [outputs] if isinstance(outputs, Node) else list(outputs)
+        self.nodes = topological_order(self.outputs)
+        self._ops = [n for n in self.nodes if n.op is not None]
+        self.inputs = [n for n in self.nodes if n.kind == "input"]
+        self.parameters = [n for n in self.nodes if n.kind == "parameter"]
+        self._members, self._by_name = set(self.nodes), {}
+        for n in self.nodes:
+            if self._by_name.setdefault(n.name, n) is not n:
+                raise GraphError(f"two different nodes are named '{n.name}' in this graph. Names must "
+                                 "be unique; did you re-run the cell that creates it but not the cells "
+                                 "that use it?")
+        self._needs_cache = {}
+        self._forward_hooks, self._backward_hooks = {}, {}
+
+    def node(self, name):
+        """The node called ``name``."""
+        if name not in self._by_name:
+            raise GraphError(f"no node named '{name}' in this graph; its nodes are: "
+                             f"{', '.join(self._by_name)}")
+        return self._by_name[name]
+
+    def register_forward_hook(self, fn):
+        """Call ``fn(node, inputs, output)`` whenever any op of this graph is computed."""
+        return HookHandle(self._forward_hooks, fn)
+
+    def register_backward_hook(self, fn):
+        """Call ``fn(node, grad_output, grad_inputs)`` whenever any op's backward runs."""
+        return HookHandle(self._backward_hooks, fn)
+
+    # -- forward ---------------------------------------------------------------------------
+
+    def forward(self, feed=None):
+        """Feed the Inputs, compute every stale op, return the output value(s)."""
+        self._feed(feed or {})
+        for node in self._ops:
+            stamp = node.stamp
+            for parent in node.inputs:
+                if parent.stamp > stamp:
+                    break
+            else:
+                if node._value is not None:
+                    continue                              # nothing it depends on changed
+            self._compute(node)
+        values = [n._value for n in self.outputs]
+        return values[0] if len(values) == 1 else values
+
+    def _feed(self, feed):
+        for key, value in feed.items():
+            node = self.node(key) if isinstance(key, str) else key
+            if node not in self._members or node.kind != "input":
+                what = "not part of this graph" if node.kind == "input" else f"a {node.kind}, not an Input"
+                raise GraphError(f"the feed has a value for {describe(node)}, which is {what}. "
+                                 f"Feed only this graph's Inputs: {', '.join(n.name for n in self.inputs)}")
+            node.feed(value)
+            if _anomaly[0]:
+                _check_finite(node, node._value, "was fed")
+        for node in self.inputs:
+            if node._value is None:
+                raise MissingFeedError(
+                    f"Input '{node.name}' has no value. Give it one in the feed, e.g. "
+                    f"graph.forward({{{node.name}: ...}}); this graph's Inputs are: "
+                    f"{', '.join(n.name for n in self.inputs)}.")
+
+    def _compute(self, node):
+        args = [parent._value for parent in node.inputs]
+        try:
+            out = node.op.forward(*args, **node.attrs)
+        except Exception as error:                      # turn numpy's complaint into ours
+            raise _op_failure(node, args, error, "forward") from None
+        hooks = (node._forward_hooks or self._forward_hooks) and [
+            *node._forward_hooks.values(), *self._forward_hooks.values()]
+        for hook in hooks or ():
+            replaced = hook(node, tuple(args), out)
+            out = out if replaced is None else replaced
+        if _anomaly[0]:
+            _check_finite(node, out, "produced", args)
+        node._value = out
+        node.stamp = next(_clock)
+
+    # -- backward --------------------------------------------------------------------------
+
+    def backward(self, feed=None, seed=None, wrt=None):
+        """d(output)/d(node) for every node (or only what ``wrt`` needs); returns the output value.
+
+        ``seed`` is the gradient of whatever you differentiate with respect to the output: 1 for
+        a scalar loss (the default); pass an array of the output's shape for a non-scalar one.
+        """
+        if len(self.outputs) != 1:
+            raise GraphError(f"backward needs one output to differentiate; this graph has "
+                             f"{len(self.outputs)}. Build Graph(loss) for the one you mean.")
+        out = self.outputs[0]
+        value = self.forward(feed)
+        grads = {out: self._seed(out, value, seed)}
+        needs = self._needs(wrt)
+        hooks_on = bool(self._backward_hooks)
+        for node in reversed(self._ops):
+            g = grads.get(node)
+            if g is None or node not in needs:
+                continue
+            if node.op.n_outputs > 1:
+                g = tuple(np.zeros_like(v) if gi is None else gi for gi, v in zip(g, node._value))
+            args = [parent._value for parent in node.inputs]
+            grad_inputs = tuple(self._vjp(node, k, g, args) if parent in needs else None
+                                for k, parent in enumerate(node.inputs))
+            if hooks_on or node._backward_hooks:
+                for hook in [*node._backward_hooks.values(), *self._backward_hooks.values()]:
+                    replaced = hook(node, g, grad_inputs)
+                    grad_inputs = grad_inputs if replaced is None else tuple(replaced)
+            for parent, gi in zip(node.inputs, grad_inputs):
+                if gi is not None:
+                    grads[parent] = gi if parent not in grads else _add(grads[parent], gi)
+        for node in self.nodes:
+            node.grad = grads.get(node) if node in needs else None
+        return value
+
+    def _seed(self, out, value, seed):
+        if seed is None:
+            if np.size(value) != 1:
+                raise GraphError(
+                    f"backward starts from a scalar, but the output {describe(out)} is not one. "
+                    f"Reduce it to a scalar first (e.g. mg.sum(...) or a loss), or pass "
+                    f"seed=np.ones({np.shape(value)}) to get a vector-Jacobian product.")
+            return np.ones_like(value, dtype=float)
+        seed = np.asarray(seed, dtype=float)
+        if seed.shape != np.shape(value):
+            raise ShapeError(f"the seed gradient has shape {seed.shape}, but the output "
+                             f"{describe(out)} has shape {np.shape(value)}; they must match.")
+        return seed
+
+    def _needs(self, wrt):
+        """Nodes that need a gradient: the ``wrt`` nodes and every op downstream of one.
+
+        By default every node that can have a gradient: not Constants, not integer Inputs.
+        """
+        key = None if wrt is None else tuple(id(n) for n in wrt)
+        if key not in self._needs_cache:
+            if wrt is None:
+                needs = {n for n in self.nodes if n.kind != "constant"
+                         and not (n.kind == "input" and np.dtype(n.dtype).kind in "biu")}
+            else:
+                needs = set(wrt)
+                for n in self._ops:
+                    if any(parent in needs for parent in n.inputs):
+                        needs.add(n)
+            self._needs_cache[key] = needs
+        return self._needs_cache[key]
+
+    def _vjp(self, node, k, g, args):
+        parent = node.inputs[k]
+        try:
+            gi = node.op.vjps[k](g, node._value, *args, **node.attrs)
+        except Exception as error:
+            raise _op_failure(node, args, error, f"backward (the gradient for input '{parent.name}')") from None
+        if gi is None:
+            return None
+        if not same_shape(gi, parent._value):
+            raise ShapeError(
+                f"the backward of '{node.name}' ({node.op.name}) returned a gradient "
+                f"({shape_text(gi)}) for its input {describe(parent)}. A gradient must have the shape of "
+                f"its input: sum over the broadcast axes (mg.unbroadcast does this).")
+        if _anomaly[0]:
+            _check_finite(node, gi, f"sent a gradient to '{parent.name}' that is", args)
+        return gi
+
+
+def same_shape(grad, value):
+    """Does a gradient fit its value? (Element by element for a multi-output op's tuple.)"""
+    if isinstance(value, tuple):
+        return isinstance(grad, tuple) and all(
+            g is None or np.shape(g) == np.shape(v) for g, v in zip(grad, value))
+    return np.shape(grad) == np.shape(value)
+
+
+def _add(a, b):
+    """Sum two gradients (tuples element by element for multi-output ops; None means zero)."""
+    if isinstance(a, tuple):
+        return tuple(y if x is None else x if y is None else x + y for x, y in zip(a, b))
+    return a + b                      # never in place: ``a`` may be another node's gradient
+
+
+def _op_failure(node, args, error, phase):
+    """A learner-readable error for an op whose forward or backward raised."""
+    inputs = "; ".join(f"{p.name} ({p.kind}) {shape_text(a)}" for p, a in zip(node.inputs, args))
+    is_shape = isinstance(error, ValueError) and any(
+        w in str(error) for w in ("shape", "broadcast", "dimension", "align", "size"))
+    kind = ShapeError if is_shape else OpError
+    advice = ("Check the shapes you feed and the shapes of the parameters." if is_shape else
+              f"The code of op '{node.op.name}' raised this; if you wrote that op, fix its {phase.split()[0]}.")
+    return kind(f"{phase} of '{node.name}' = {node.op.name}(...) failed.\n"
+                f"  inputs: {inputs}\n"
+                f"  error: {type(error).__name__}: {error}\n  {advice}")
+
+
+def _check_finite(node, value, verb, args=()):
+    values = [v for v in (value if isinstance(value, tuple) else (value,)) if v is not None]
+    if all(np.all(np.isfinite(v)) for v in values if np.asarray(v).dtype.kind == "f"):
+        return
+    where = "".join(f"\n  input {p.name}: {shape_text(a)}, min {np.min(a):.4g}, max {np.max(a):.4g}"
+                    for p, a in zip(node.inputs, args) if np.size(a))
+    op = f" ({node.op.name})" if node.op else ""
+    raise NonFiniteError(f"'{node.name}'{op} {verb} NaN or infinity.{where}\n  Look for log of 0, "
+                         f"division by 0 or overflowing exp; a smaller learning rate or a stable "
+                         f"form (bce_with_logits, log_softmax) usually fixes it.")

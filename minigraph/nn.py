@@ -1,0 +1,84 @@
+"""Layers, initialisations and losses: the pieces a neural network is built from.
+
+A layer is a small object that owns its Parameters and, when called on a node, adds its ops to
+the graph. Batches are rows: ``x`` has shape (n, features), so a layer computes
+``x @ W + b`` with ``W`` of shape (n_in, n_out). The losses live in the op table (they are
+fused, numerically stable ops) and are re-exported here.
+"""
+
+import numpy as np
+
+from . import ops
+from .graph import Parameter
+from .ops import bce_with_logits, mse, softmax_cross_entropy  # noqa: F401  (losses)
+
+
+def xavier_uniform(rng, n_in, n_out):
+    """Glorot/Xavier: keeps the variance of activations steady through tanh/sigmoid layers."""
+    limit = np.sqrt(6 / (n_in + n_out))
+    return rng.uniform(-limit, limit, size=(n_in, n_out))
+
+
+def he_normal(rng, n_in, n_out):
+    """He/Kaiming: variance 2/n_in, made for ReLU layers (which zero half their inputs)."""
+    return rng.normal(0.0, np.sqrt(2 / n_in), size=(n_in, n_out))
+
+
+def normal(rng, n_in, n_out, std=1.0):
+    """Plain N(0, std²): fine for tiny networks such as XOR's."""
+    return rng.normal(0.0, std, size=(n_in, n_out))
+
+
+INITS = {"xavier": xavier_uniform, "he": he_normal, "normal": normal}
+ACTIVATIONS = {"tanh": ops.tanh, "sigmoid": ops.sigmoid, "relu": ops.relu,
+               "leaky_relu": ops.leaky_relu}
+
+
+def as_rng(rng):
+    """A numpy Generator from a seed (int), a Generator, or None (fresh randomness)."""
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+class Linear:
+    """``x @ W + b`` with W of shape (n_in, n_out), b of shape (n_out,), as one fused op."""
+
+    def __init__(self, n_in, n_out, rng=None, init="xavier", name="linear"):
+        self.name = name
+        self.W = Parameter(INITS[init](as_rng(rng), n_in, n_out), name=f"{name}.W")
+        self.b = Parameter(np.zeros(n_out), name=f"{name}.b")
+        self.parameters = [self.W, self.b]
+
+    def __call__(self, x):
+        return ops.linear(x, self.W, self.b, name=self.name)
+
+    def __repr__(self):
+        return f"Linear('{self.name}', {self.W.shape[0]} -> {self.W.shape[1]})"
+
+
+class MLP:
+    """A stack of Linear layers with an activation between them; returns logits (no final activation).
+
+    ``MLP([2, 4, 1], "tanh")`` is 2 inputs -> 4 tanh units -> 1 output.
+    """
+
+    def __init__(self, sizes, activation="tanh", rng=None, init=None, name="mlp"):
+        rng = as_rng(rng)
+        init = init or ("he" if activation in ("relu", "leaky_relu") else "xavier")
+        self.activation = ACTIVATIONS[activation]
+        self.layers = [Linear(a, b, rng, init, name=f"{name}.fc{i + 1}")
+                       for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:]))]
+        self.parameters = [p for layer in self.layers for p in layer.parameters]
+
+    def __call__(self, x):
+        for layer in self.layers[:-1]:
+            x = self.activation(layer(x))
+        return self.layers[-1](x)
+
+    def __repr__(self):
+        sizes = [self.layers[0].W.shape[0]] + [layer.W.shape[1] for layer in self.layers]
+        return f"MLP({sizes}, {self.activation.__name__})"
+
+
+def binary_accuracy(logits, labels):
+    """Fraction of rows where ``logits > 0`` agrees with 0/1 ``labels``."""
+    return float(np.mean((np.asarray(logits) > 0) == (np.asarray(labels) > 0.5)))

@@ -1,0 +1,272 @@
+"""The op table: each op is a forward function plus one vector-Jacobian product (VJP) per input.
+
+A VJP answers: "if the output's gradient is ``g``, what is the gradient of this input?" It is
+called as ``vjp(g, ans, *inputs, **attrs)`` where ``ans`` is the op's output, and returns an
+array with the input's shape (or ``None``: no gradient flows to that input). Reading down this
+file is reading the local derivatives of deep learning, one or two lines each.
+
+Broadcasting (``x + b`` with ``x`` of shape (n, 3) and ``b`` of shape (3,)) copies ``b`` along
+an axis in the forward pass, so its gradient must be *summed* along that axis in the backward
+pass. ``unbroadcast`` does that in one place for every op.
+"""
+
+import functools
+
+import numpy as np
+
+from .graph import Node, Op, as_node
+
+
+class OpDef:
+    """One row of the op table."""
+
+    def __init__(self, name, forward, vjps, symbol=None, n_outputs=1):
+        self.name, self.forward, self.vjps = name, forward, tuple(vjps)
+        self.symbol, self.n_outputs = symbol or name, n_outputs
+
+    def __repr__(self):
+        return f"OpDef('{self.name}')"
+
+
+def defop(name, forward, vjps, symbol=None, n_outputs=1):
+    """Add an op to the table; returns the function that builds its nodes.
+
+    >>> square = defop("square", lambda x: x * x, [lambda g, ans, x: 2 * x * g], symbol="x²")
+    >>> y = square(x)                     # an Op node
+    An op with ``n_outputs > 1`` returns a tuple of arrays from ``forward`` and receives a tuple
+    of gradients in its VJPs; building it gives one node per output.
+    """
+    opdef = OpDef(name, forward, vjps, symbol, n_outputs)
+
+    def build(*inputs, name=None, **attrs):
+        node = Op(opdef, [as_node(x) for x in inputs], attrs, name)
+        if n_outputs == 1:
+            return node
+        return tuple(Op(OUTPUT, [node], {"index": i}, f"{node.name}[{i}]") for i in range(n_outputs))
+
+    build.opdef = opdef
+    build.__name__ = name
+    return build
+
+
+def unbroadcast(g, shape):
+    """Sum ``g`` over the axes that broadcasting added or stretched, so it has ``shape``."""
+    while np.ndim(g) > len(shape):
+        g = np.sum(g, axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and np.shape(g)[axis] != 1:
+            g = np.sum(g, axis=axis, keepdims=True)
+    return g
+
+
+def _sum_back(g, x, axis, keepdims):
+    """Spread a reduction's gradient back over the axes it reduced."""
+    if axis is not None and not keepdims:
+        g = np.expand_dims(g, axis)
+    elif axis is None and not keepdims:
+        g = np.reshape(g, (1,) * np.ndim(x))
+    return np.broadcast_to(g, np.shape(x))
+
+
+def _as_matrices(g, x, y):
+    """View vectors as 1-row (left) / 1-column (right) matrices, and ``g`` to match."""
+    X = x.reshape(1, -1) if x.ndim == 1 else x
+    Y = y.reshape(-1, 1) if y.ndim == 1 else y
+    return X, Y, np.reshape(g, (X.shape[0], Y.shape[1]))
+
+
+def _matmul(x, y):
+    if x.ndim > 2 or y.ndim > 2 or x.ndim == 0 or y.ndim == 0:
+        raise ValueError(f"matmul takes vectors and matrices; got shapes {x.shape} and {y.shape}")
+    return x @ y
+
+
+def _matmul_vjp_x(g, ans, x, y):
+    X, Y, G = _as_matrices(g, x, y)
+    return (G @ Y.T).reshape(x.shape)
+
+
+def _matmul_vjp_y(g, ans, x, y):
+    X, Y, G = _as_matrices(g, x, y)
+    return (X.T @ G).reshape(y.shape)
+
+
+def _sigmoid(x):
+    """1 / (1 + exp(-x)), written so that no exp overflows for large |x|."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _getitem_vjp(g, ans, x, index):
+    out = np.zeros(np.shape(x))
+    np.add.at(out, index, g)                      # repeated indices add up
+    return out
+
+
+def _max_vjp(g, ans, x, axis=None, keepdims=False):
+    top = _sum_back(ans, x, axis, keepdims)
+    is_max = x == top
+    return _sum_back(g, x, axis, keepdims) * is_max / np.sum(is_max, axis=axis, keepdims=True)
+
+
+def _same_shape(a, b, what):
+    if np.shape(a) != np.shape(b):
+        raise ValueError(f"{what} needs predictions and targets of the same shape, got {np.shape(a)} "
+                         f"and {np.shape(b)} (a (n, 1) vs (n,) mismatch would silently broadcast to (n, n))")
+
+
+def _log_softmax(x, axis=-1):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+def _onehot(labels, logits):
+    """Integer class labels -> one-hot rows; one-hot (or soft) labels pass through."""
+    if np.shape(labels) == np.shape(logits):
+        return labels
+    if np.ndim(labels) != 1 or len(labels) != len(logits) or np.asarray(labels).dtype.kind not in "iu":
+        raise ValueError(f"labels must be integer classes of shape ({len(logits)},) or one-hot of shape "
+                         f"{np.shape(logits)}; got {np.asarray(labels).dtype} labels of shape {np.shape(labels)}")
+    return np.eye(logits.shape[-1])[labels]
+
+
+def _softmax_ce(logits, labels):
+    return -np.sum(_onehot(labels, logits) * _log_softmax(logits)) / len(logits)
+
+
+def _softmax_ce_vjp_logits(g, ans, logits, labels):
+    """softmax * (total label mass) - labels, per row; with one-hot labels: softmax - onehot."""
+    y = _onehot(labels, logits)
+    return g * (np.exp(_log_softmax(logits)) * np.sum(y, axis=-1, keepdims=True) - y) / len(logits)
+
+
+def _softmax_ce_vjp_labels(g, ans, logits, labels):
+    if np.shape(labels) != np.shape(logits):
+        return None                                # integer classes have no gradient
+    return -g * _log_softmax(logits) / len(logits)
+
+
+def _bce_with_logits(z, y):
+    """mean(-y log σ(z) - (1-y) log(1-σ(z))) = mean(max(z,0) - z y + log(1 + e^-|z|)), never overflowing."""
+    _same_shape(z, y, "bce_with_logits")
+    return np.mean(np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z))))
+
+
+def _mse(p, t):
+    _same_shape(p, t, "mse")
+    return np.mean((p - t) ** 2)
+
+
+def _split(x, n, axis=-1):
+    return tuple(np.split(x, n, axis=axis))
+
+
+@functools.cache
+def _concat_op(k):
+    """Concatenation of k nodes (one table row per k, so each input has its own VJP)."""
+    def vjp_for(i):
+        def vjp(g, ans, *xs, axis=0):
+            start = int(np.sum([np.shape(x)[axis] for x in xs[:i]]))
+            return np.take(g, range(start, start + np.shape(xs[i])[axis]), axis=axis)
+        return vjp
+    return defop("concatenate", lambda *xs, axis=0: np.concatenate(xs, axis=axis),
+                 [vjp_for(i) for i in range(k)], symbol="concat")
+
+# -- the table ------------------------------------------------------------------------------
+#                forward                                 VJP for each input: g -> gradient
+add = defop("add", np.add,
+            [lambda g, ans, x, y: unbroadcast(g, np.shape(x)),
+             lambda g, ans, x, y: unbroadcast(g, np.shape(y))], "+")
+sub = defop("sub", np.subtract,
+            [lambda g, ans, x, y: unbroadcast(g, np.shape(x)),
+             lambda g, ans, x, y: unbroadcast(-g, np.shape(y))], "−")
+mul = defop("mul", np.multiply,
+            [lambda g, ans, x, y: unbroadcast(g * y, np.shape(x)),
+             lambda g, ans, x, y: unbroadcast(g * x, np.shape(y))], "×")
+div = defop("div", np.divide,
+            [lambda g, ans, x, y: unbroadcast(g / y, np.shape(x)),
+             lambda g, ans, x, y: unbroadcast(-g * x / y ** 2, np.shape(y))], "÷")
+power = defop("pow", np.power,
+              [lambda g, ans, x, y: unbroadcast(g * y * x ** (y - 1), np.shape(x)),
+               lambda g, ans, x, y: unbroadcast(g * ans * np.log(x), np.shape(y))], "^")
+neg = defop("neg", np.negative, [lambda g, ans, x: -g], "−")
+matmul = defop("matmul", _matmul, [_matmul_vjp_x, _matmul_vjp_y], "@")
+
+exp = defop("exp", np.exp, [lambda g, ans, x: g * ans], "exp")
+log = defop("log", np.log, [lambda g, ans, x: g / x], "log")
+tanh = defop("tanh", np.tanh, [lambda g, ans, x: g * (1 - ans ** 2)], "tanh")
+sigmoid = defop("sigmoid", _sigmoid, [lambda g, ans, x: g * ans * (1 - ans)], "σ")
+relu = defop("relu", lambda x: np.maximum(x, 0), [lambda g, ans, x: g * (x > 0)], "relu")
+leaky_relu = defop("leaky_relu", lambda x, slope=0.01: np.where(x > 0, x, slope * x),
+                   [lambda g, ans, x, slope=0.01: g * np.where(x > 0, 1, slope)], "lrelu")
+
+sum = defop("sum", np.sum,
+            [lambda g, ans, x, axis=None, keepdims=False: _sum_back(g, x, axis, keepdims)], "Σ")
+mean = defop("mean", np.mean,
+             [lambda g, ans, x, axis=None, keepdims=False:
+              _sum_back(g, x, axis, keepdims) * (np.size(ans) / np.size(x))], "mean")
+max = defop("max", np.max, [_max_vjp], "max")
+
+reshape = defop("reshape", lambda x, shape: np.reshape(x, shape),
+                [lambda g, ans, x, shape: np.reshape(g, np.shape(x))], "reshape")
+transpose = defop("transpose", lambda x, axes=None: np.transpose(x, axes),
+                  [lambda g, ans, x, axes=None: np.transpose(g, None if axes is None else np.argsort(axes))], "ᵀ")
+getitem = defop("getitem", lambda x, index: x[index], [_getitem_vjp], "[ ]")
+
+softmax = defop("softmax", lambda x, axis=-1: np.exp(_log_softmax(x, axis)),
+                [lambda g, ans, x, axis=-1: ans * (g - np.sum(g * ans, axis=axis, keepdims=True))], "softmax")
+log_softmax = defop("log_softmax", _log_softmax,
+                    [lambda g, ans, x, axis=-1: g - np.exp(ans) * np.sum(g, axis=axis, keepdims=True)],
+                    "log_softmax")
+
+# fused ops: one node instead of several, for speed and numerical stability
+linear = defop("linear", lambda x, W, b: x @ W + b,
+               [lambda g, ans, x, W, b: _matmul_vjp_x(g, ans, x, W),
+                lambda g, ans, x, W, b: _matmul_vjp_y(g, ans, x, W),
+                lambda g, ans, x, W, b: unbroadcast(g, np.shape(b))], "linear")
+mse = defop("mse", _mse,
+            [lambda g, ans, p, t: g * 2 * (p - t) / np.size(p),
+             lambda g, ans, p, t: g * 2 * (t - p) / np.size(p)], "MSE")
+bce_with_logits = defop("bce_with_logits", _bce_with_logits,
+                        [lambda g, ans, z, y: g * (_sigmoid(z) - y) / np.size(z),
+                         lambda g, ans, z, y: -g * z / np.size(z)], "BCE")
+softmax_cross_entropy = defop("softmax_cross_entropy", _softmax_ce,
+                              [_softmax_ce_vjp_logits, _softmax_ce_vjp_labels], "CE")
+
+# picking output i of a multi-output op: its VJP puts g in slot i of a tuple of gradients
+OUTPUT = OpDef("output", lambda t, index: t[index],
+               [lambda g, ans, t, index: tuple(g if i == index else None for i in range(len(t)))], "out")
+
+
+def split(x, n, axis=-1, name=None):
+    """Cut ``x`` into ``n`` equal parts along ``axis``: a multi-output op, one node per part."""
+    return _split_op(n)(x, n=n, axis=axis, name=name)
+
+
+@functools.cache
+def _split_op(n):
+    return defop("split", _split, [lambda g, ans, x, n, axis=-1: np.concatenate(g, axis=axis)],
+                 "split", n_outputs=n)
+
+
+def concatenate(nodes, axis=0, name=None):
+    """Join nodes along an existing axis."""
+    return _concat_op(len(nodes))(*nodes, axis=axis, name=name)
+
+
+# -- operator overloading: ``x + y`` builds add(x, y), and so on ---------------------------
+Node.__add__ = lambda a, b: add(a, b)
+Node.__radd__ = lambda a, b: add(b, a)
+Node.__sub__ = lambda a, b: sub(a, b)
+Node.__rsub__ = lambda a, b: sub(b, a)
+Node.__mul__ = lambda a, b: mul(a, b)
+Node.__rmul__ = lambda a, b: mul(b, a)
+Node.__truediv__ = lambda a, b: div(a, b)
+Node.__rtruediv__ = lambda a, b: div(b, a)
+Node.__pow__ = lambda a, b: power(a, b)
+Node.__rpow__ = lambda a, b: power(b, a)
+Node.__matmul__ = lambda a, b: matmul(a, b)
+Node.__rmatmul__ = lambda a, b: matmul(b, a)
+Node.__neg__ = lambda a: neg(a)
+Node.__getitem__ = lambda a, index: getitem(a, index=index)
+Node.T = property(lambda a: transpose(a))

@@ -1,0 +1,97 @@
+"""Optimizers as strategies: each one is a single ``update`` rule; the base class does the rest.
+
+``step()`` moves every parameter once, using the gradients the last ``backward`` left on them:
+``param.value = update(param.value, param.grad, state)``. ``state`` is a small dict per
+parameter where a rule keeps what it remembers between steps (a velocity, running averages).
+Assigning ``param.value`` stamps the parameter, so the next forward recomputes what depends on it.
+"""
+
+import numpy as np
+
+from .errors import GraphError
+
+
+class Optimizer:
+    """Base class. Subclasses set their hyper-parameters and write ``update``."""
+
+    def __init__(self, params, lr):
+        self.params, self.lr = list(params), lr
+        self.state = {p: {} for p in self.params}
+
+    def step(self):
+        for p in self.params:
+            if p.grad is None:
+                raise GraphError(f"Parameter '{p.name}' has no gradient. Run graph.backward(feed) "
+                                 "before opt.step(), on a graph that contains it.")
+            p.value = self.update(p.value, p.grad, self.state[p])
+
+    def update(self, value, grad, state):
+        raise NotImplementedError("an optimizer must say how a value moves: write update()")
+
+
+class GD(Optimizer):
+    """Gradient descent: step downhill, ``value - lr * grad``."""
+
+    def __init__(self, params, lr=0.1):
+        super().__init__(params, lr)
+
+    def update(self, value, grad, state):
+        return value - self.lr * grad
+
+
+SGD = GD      # with minibatches, the same rule is called stochastic gradient descent
+
+
+class Momentum(Optimizer):
+    """A heavy ball: velocity v <- mu v - lr g; value <- value + v (Nesterov: look ahead by mu v)."""
+
+    def __init__(self, params, lr=0.1, momentum=0.9, nesterov=False):
+        super().__init__(params, lr)
+        self.momentum, self.nesterov = momentum, nesterov
+
+    def update(self, value, grad, state):
+        v = self.momentum * state.get("v", 0.0) - self.lr * grad
+        state["v"] = v
+        return value + (self.momentum * v - self.lr * grad if self.nesterov else v)
+
+
+class AdaGrad(Optimizer):
+    """Per-coordinate steps shrinking with the sum of all squared gradients seen so far."""
+
+    def __init__(self, params, lr=0.1, eps=1e-8):
+        super().__init__(params, lr)
+        self.eps = eps
+
+    def update(self, value, grad, state):
+        state["s"] = state.get("s", 0.0) + grad ** 2
+        return value - self.lr * grad / (np.sqrt(state["s"]) + self.eps)
+
+
+class RMSProp(Optimizer):
+    """Like AdaGrad, but a running *average* of squared gradients, so steps do not die out."""
+
+    def __init__(self, params, lr=0.01, decay=0.9, eps=1e-8):
+        super().__init__(params, lr)
+        self.decay, self.eps = decay, eps
+
+    def update(self, value, grad, state):
+        state["s"] = self.decay * state.get("s", 0.0) + (1 - self.decay) * grad ** 2
+        return value - self.lr * grad / (np.sqrt(state["s"]) + self.eps)
+
+
+class Adam(Optimizer):
+    """Momentum on the gradient (m) and RMSProp on its square (s), both bias-corrected."""
+
+    def __init__(self, params, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-8):
+        super().__init__(params, lr)
+        self.beta1, self.beta2, self.eps = beta1, beta2, eps
+
+    def update(self, value, grad, state):
+        t = state["t"] = state.get("t", 0) + 1
+        m = state["m"] = self.beta1 * state.get("m", 0.0) + (1 - self.beta1) * grad
+        s = state["s"] = self.beta2 * state.get("s", 0.0) + (1 - self.beta2) * grad ** 2
+        m_hat, s_hat = m / (1 - self.beta1 ** t), s / (1 - self.beta2 ** t)
+        return value - self.lr * m_hat / (np.sqrt(s_hat) + self.eps)
+
+
+OPTIMIZERS = {"gd": GD, "momentum": Momentum, "adagrad": AdaGrad, "rmsprop": RMSProp, "adam": Adam}

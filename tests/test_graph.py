@@ -1,0 +1,334 @@
+"""Graph: order, forward/backward exactness on any DAG, incremental recompute, hooks, errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import minigraph as mg
+from minigraph.gradcheck import check_graph, numerical_grad
+
+
+# -- exact gradients where toy engines go wrong -----------------------------------------------
+
+def test_node_used_twice_by_one_op():
+    x = mg.Parameter(3.0, name="x")
+    mg.Graph(x * x).backward()
+    assert x.grad == pytest.approx(6.0)          # not 3: both inputs' gradients are summed
+    A = mg.Parameter([[1.0, 2.0], [3.0, 4.0]], name="A")
+    mg.Graph(mg.sum(A @ A)).backward()
+    ones = np.ones((2, 2))
+    assert np.allclose(A.grad, ones @ A.value.T + A.value.T @ ones)
+
+
+def test_x_plus_x_does_not_alias_gradients():
+    x = mg.Parameter([1.0, 2.0], name="x")
+    mg.Graph(mg.sum((x + x) * 3)).backward()
+    assert np.allclose(x.grad, [6.0, 6.0])
+
+
+def test_paths_of_different_lengths():
+    """y = x * tanh(tanh(x)): x reaches y directly and through two tanh nodes."""
+    x = mg.Parameter(0.7, name="x")
+    y = x * mg.tanh(mg.tanh(x))
+    mg.Graph(y).backward()
+    t1, t2 = np.tanh(0.7), np.tanh(np.tanh(0.7))
+    assert x.grad == pytest.approx(t2 + 0.7 * (1 - t2 ** 2) * (1 - t1 ** 2))
+
+
+def test_diamond_gradients_sum():
+    """a -> (b, c) -> d: d = b*c with b = 2a, c = a²: dd/da = 2*a² + 2a*2a = 6a²."""
+    a = mg.Parameter(1.5, name="a")
+    d = (2 * a) * (a ** 2)
+    mg.Graph(d).backward()
+    assert a.grad == pytest.approx(6 * 1.5 ** 2)
+
+
+def test_gradients_are_fresh_for_each_backward_call():
+    w = mg.Parameter(2.0, name="w")
+    g = mg.Graph(w * w * w)
+    g.backward()
+    first = w.grad
+    g.backward()
+    assert w.grad == first == pytest.approx(12.0)   # not 24: nothing accumulates
+
+
+# -- random DAGs (hypothesis) -------------------------------------------------------------------
+
+UNARY = [mg.tanh, mg.sigmoid, lambda x: x * 0.5, lambda x: -x, lambda x: mg.exp(mg.tanh(x))]
+BINARY = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b,
+          lambda a, b: a / (1.5 + mg.tanh(b))]
+SHAPES = [(), (3,), (2, 3)]
+
+
+@st.composite
+def random_dags(draw):
+    """Leaves of broadcast-compatible shapes, then ops picking any earlier nodes (repeats allowed);
+    the loss sums several nodes, so nodes reach it by paths of different lengths."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    nodes = [mg.Parameter(rng.uniform(-1, 1, draw(st.sampled_from(SHAPES))), name=f"p{i}")
+             for i in range(draw(st.integers(1, 3)))]
+    for _ in range(draw(st.integers(1, 12))):
+        pick = st.integers(0, len(nodes) - 1)
+        if draw(st.booleans()):
+            nodes.append(draw(st.sampled_from(UNARY))(nodes[draw(pick)]))
+        else:                                       # the two picks may be the same node
+            nodes.append(draw(st.sampled_from(BINARY))(nodes[draw(pick)], nodes[draw(pick)]))
+    tails = draw(st.lists(st.integers(0, len(nodes) - 1), min_size=1, max_size=4))
+    loss = mg.sum(nodes[-1])
+    for i in tails:
+        loss = loss + mg.sum(nodes[i] * nodes[i])
+    return loss
+
+
+@settings(max_examples=1000, deadline=None)
+@given(loss=random_dags())
+def test_random_dags_match_central_differences(loss):
+    report = check_graph(mg.Graph(loss))
+    assert report.ok, report
+
+
+# -- order, depth, names ----------------------------------------------------------------------
+
+def test_topological_order_puts_every_node_after_its_inputs():
+    x = mg.Input("x")
+    a = mg.tanh(x)
+    out = a * mg.sigmoid(a) + x
+    order = mg.Graph(out).nodes
+    position = {n: i for i, n in enumerate(order)}
+    assert all(position[p] < position[n] for n in order for p in n.inputs)
+    assert len(order) == len(set(order)) == 5
+
+
+def test_chain_100000_deep_forward_and_backward():
+    x = mg.Parameter(0.0, name="x")
+    node = x
+    for _ in range(100_000):
+        node = node + 1.0
+    g = mg.Graph(node)
+    assert g.backward() == pytest.approx(100_000.0)
+    assert x.grad == pytest.approx(1.0)
+
+
+def test_cycle_is_refused_with_the_nodes_named():
+    x = mg.Parameter(1.0, name="x")
+    a = mg.tanh(x, name="a")
+    b = mg.sigmoid(a, name="b")
+    a.inputs = (b,)                                  # rewire by hand into a loop
+    with pytest.raises(mg.CycleError, match="a -> b -> a|b -> a -> b"):
+        mg.Graph(b)
+
+
+def test_automatic_names_are_readable_and_unique():
+    x = mg.Input("x")
+    ops = [mg.tanh(x), mg.tanh(x), x @ x]
+    names = [n.name for n in ops]
+    assert len(set(names)) == 3
+    assert names[0].startswith("tanh_") and names[2].startswith("matmul_")
+
+
+def test_two_nodes_with_one_name_in_a_graph_are_refused():
+    with pytest.raises(mg.GraphError, match="two different nodes are named 'x'"):
+        mg.Graph(mg.Input("x") + mg.Input("x"))
+
+
+def test_feed_by_name_and_lookup():
+    x = mg.Input("x")
+    g = mg.Graph(2 * x)
+    assert g.forward({"x": 3.0}) == 6.0
+    assert g.node("x") is x
+
+
+# -- incremental recompute --------------------------------------------------------------------
+
+def counting(graph):
+    computed = []
+    graph.register_forward_hook(lambda node, inputs, out: computed.append(node.name))
+    return computed
+
+
+def test_only_nodes_downstream_of_a_change_recompute():
+    x, y = mg.Input("x"), mg.Input("y")
+    w = mg.Parameter(2.0, name="w")
+    left = mg.tanh(x * w, name="left")
+    right = mg.sigmoid(y, name="right")
+    g = mg.Graph(left + right)
+    computed = counting(g)
+    g.forward({x: 1.0, y: 2.0})
+    assert len(computed) == 4                     # mul, left, right, add
+    computed.clear()
+    g.forward({x: 1.0, y: 3.0})                   # only y changed
+    assert computed == ["right", g.outputs[0].name]
+    computed.clear()
+    g.forward({x: 1.0, y: 3.0})                   # nothing changed
+    assert computed == []
+    w.value = 5.0                                 # a parameter changed by hand
+    g.forward()
+    assert computed[:2] == [left.inputs[0].name, "left"] and "right" not in computed
+
+
+def test_optimizer_step_marks_parameters_changed():
+    w = mg.Parameter(1.0, name="w")
+    x = mg.Input("x")
+    g = mg.Graph((w * x - 3.0) ** 2)
+    opt = mg.optim.GD(g.parameters, lr=0.1)
+    before = g.backward({x: 1.0})
+    opt.step()
+    assert g.forward({x: 1.0}) < before
+
+
+def test_parameter_arrays_cannot_be_changed_in_place():
+    W = mg.Parameter(np.zeros(2), name="W")
+    with pytest.raises(ValueError, match="read-only"):
+        W.value[0] = 1.0
+
+
+def test_feeding_then_mutating_the_callers_array_does_not_leak_in():
+    x = mg.Input("x")
+    g = mg.Graph(x * 2)
+    data = np.array([1.0, 2.0])
+    g.forward({x: data})
+    data[0] = 100.0
+    assert np.allclose(g.forward({x: data}), [200.0, 4.0])
+
+
+# -- hooks ---------------------------------------------------------------------------------------
+
+def test_forward_hooks_fire_in_order_with_inputs_and_output():
+    x = mg.Input("x")
+    a = mg.tanh(x, name="a")
+    b = mg.mul(a, 3.0, name="b")
+    g = mg.Graph(b)
+    seen = []
+    handle = g.register_forward_hook(lambda node, inputs, out: seen.append((node.name, inputs, out)))
+    g.forward({x: 0.5})
+    assert [s[0] for s in seen] == ["a", "b"]
+    assert seen[0][1][0] == 0.5 and seen[0][2] == pytest.approx(np.tanh(0.5))
+    assert seen[1][1][0] == pytest.approx(np.tanh(0.5)) and seen[1][2] == pytest.approx(3 * np.tanh(0.5))
+    handle.remove()
+    g.forward({x: 0.7})
+    assert len(seen) == 2
+
+
+def test_backward_hooks_see_upstream_and_input_gradients():
+    x = mg.Parameter(2.0, name="x")
+    y = mg.mul(x, x, name="y")
+    out = mg.mul(y, 3.0, name="out")
+    seen = []
+    handle = y.register_backward_hook(lambda node, g_out, g_in: seen.append((g_out, g_in)))
+    g = mg.Graph(out)
+    g.backward()
+    (g_out, (g0, g1)), = seen
+    assert g_out == 3.0 and g0 == pytest.approx(6.0) and g1 == pytest.approx(6.0)
+    handle.remove()
+    g.backward()
+    assert len(seen) == 1
+
+
+def test_hooks_may_replace_values_and_gradients():
+    x = mg.Parameter(2.0, name="x")
+    y = mg.mul(x, 3.0, name="y")
+    g = mg.Graph(y)
+    h1 = y.register_forward_hook(lambda node, inputs, out: out * 10)
+    assert g.forward() == 60.0
+    h2 = y.register_backward_hook(lambda node, g_out, g_in: (g_in[0] * 0, g_in[1]))
+    g.backward()
+    assert x.grad == 0.0
+    h1.remove(), h2.remove()
+    x.value = 2.0                                # stamp it so y recomputes without the hook
+    assert g.forward() == 6.0
+
+
+def test_wrt_skips_gradients_nobody_asked_for():
+    x, W = mg.Input("x"), mg.Parameter(np.ones((3, 2)), name="W")
+    loss = mg.sum(x @ W)
+    g = mg.Graph(loss)
+    g.backward({x: np.ones((4, 3))}, wrt=[W])
+    assert x.grad is None and np.allclose(W.grad, 4.0)
+    g.backward({x: np.ones((4, 3))})
+    assert np.allclose(x.grad, 2.0)
+
+
+def test_seed_gives_a_vector_jacobian_product():
+    x = mg.Parameter([1.0, 2.0], name="x")
+    g = mg.Graph(x * x)
+    g.backward(seed=[1.0, 10.0])
+    assert np.allclose(x.grad, [2.0, 40.0])
+    assert np.allclose(numerical_grad(g, x, seed=[1.0, 10.0]), [2.0, 40.0], atol=1e-5)
+
+
+# -- errors a learner understands -----------------------------------------------------------------
+
+def test_missing_feed_names_the_input():
+    x, y = mg.Input("x"), mg.Input("labels")
+    with pytest.raises(mg.MissingFeedError, match="Input 'labels' has no value"):
+        mg.Graph(x * y).forward({x: 1.0})
+
+
+def test_shape_mismatch_names_op_inputs_and_shapes():
+    x = mg.Input("x")
+    W = mg.Parameter(np.ones((2, 2)), name="W")
+    z = mg.matmul(W, x, name="z")
+    with pytest.raises(mg.ShapeError) as info:
+        mg.Graph(z).forward({x: [1.0, 2.0, 3.0]})
+    message = str(info.value)
+    for part in ["'z'", "matmul", "W (parameter) shape (2, 2)", "x (input) shape (3,)"]:
+        assert part in message
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+def test_backward_of_non_scalar_asks_for_a_seed():
+    x = mg.Parameter([1.0, 2.0], name="x")
+    with pytest.raises(mg.GraphError, match=r"not one.*seed=np.ones\(\(2,\)\)"):
+        mg.Graph(mg.tanh(x)).backward()
+
+
+def test_anomaly_mode_names_the_node_that_made_nan():
+    x = mg.Input("x")
+    out = mg.sum(mg.log(x, name="logx") * 0.0)
+    g = mg.Graph(out)
+    with np.errstate(divide="ignore"):
+        g.forward({x: [0.0, 1.0]})                 # outside: inf flows silently (numpy's way)
+        with mg.detect_anomaly(), pytest.raises(mg.NonFiniteError, match="'logx' \\(log\\) produced"):
+            g.forward({x: [0.0, 2.0]})
+
+
+def test_backward_before_any_forward_just_works():
+    x = mg.Input("x")
+    w = mg.Parameter(3.0, name="w")
+    assert mg.Graph(w * x).backward({x: 2.0}) == 6.0 and w.grad == 2.0
+
+
+def test_a_broken_backward_is_named():
+    bad = mg.defop("bad_square", lambda x: x * x, [lambda g, ans, x: np.sum(2 * x * g)])
+    x = mg.Parameter([1.0, 2.0], name="x")
+    with pytest.raises(mg.ShapeError, match="backward of 'sq' \\(bad_square\\) returned a gradient \\(scalar\\)"):
+        mg.Graph(mg.sum(bad(x, name="sq"))).backward()
+    crash = mg.defop("crash", lambda x: x, [lambda g, ans, x: undefined_name])  # noqa: F821
+    with pytest.raises(mg.OpError, match="(?s)backward \\(the gradient for input 'x'\\) of 'c'.*NameError.*fix its backward"):
+        mg.Graph(mg.sum(crash(x, name="c"))).backward()
+
+
+def test_feeding_something_that_is_not_an_input_of_the_graph():
+    x, stranger = mg.Input("x"), mg.Input("stranger")
+    W = mg.Parameter(1.0, name="W")
+    g = mg.Graph(W * x)
+    with pytest.raises(mg.GraphError, match="'stranger'.*not part of this graph"):
+        g.forward({x: 1.0, stranger: 2.0})
+    with pytest.raises(mg.GraphError, match="a parameter, not an Input"):
+        g.forward({x: 1.0, W: 2.0})
+    with pytest.raises(mg.GraphError, match="no node named 'y'"):
+        g.forward({"y": 1.0})
+
+
+def test_step_before_backward_says_what_to_do():
+    w = mg.Parameter(1.0, name="w")
+    with pytest.raises(mg.GraphError, match="Run graph.backward"):
+        mg.optim.GD([w]).step()
+
+
+def test_reprs_are_stable_text():
+    x = mg.Input("x")
+    y = mg.tanh(x, name="y")
+    mg.Graph(y).forward({x: [1.0, 2.0]})
+    assert repr(x) == "Input('x', shape (2,))"
+    assert repr(y) == "Op('y' = tanh(x), shape (2,))"

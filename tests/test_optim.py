@@ -1,0 +1,73 @@
+"""Each optimizer against update sequences worked out by hand.
+
+The loss is (w - 3)², so the gradient is 2 (w - 3); every run starts at w = 0 with lr = 0.1.
+"""
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+
+
+def run(optimizer_class, steps=2, **kwargs):
+    w = mg.Parameter(0.0, name="w")
+    g = mg.Graph((w - 3.0) ** 2)
+    opt = optimizer_class(g.parameters, lr=0.1, **kwargs)
+    values = []
+    for _ in range(steps):
+        g.backward()
+        opt.step()
+        values.append(float(w.value))
+    return values
+
+
+def test_gradient_descent():
+    # g0 = -6 -> w1 = 0 + 0.6 = 0.6 ; g1 = 2(0.6 - 3) = -4.8 -> w2 = 0.6 + 0.48 = 1.08
+    assert run(mg.optim.GD) == pytest.approx([0.6, 1.08])
+
+
+def test_momentum():
+    # v1 = -0.1*-6 = 0.6, w1 = 0.6 ; g1 = -4.8, v2 = 0.9*0.6 + 0.48 = 1.02, w2 = 1.62
+    assert run(mg.optim.Momentum, momentum=0.9) == pytest.approx([0.6, 1.62])
+
+
+def test_nesterov_momentum():
+    # v1 = 0.6, w1 = 0 + 0.9*0.6 + 0.6 = 1.14 ; g1 = 2(1.14-3) = -3.72
+    # v2 = 0.9*0.6 + 0.372 = 0.912, w2 = 1.14 + 0.9*0.912 + 0.372 = 2.3328
+    assert run(mg.optim.Momentum, momentum=0.9, nesterov=True) == pytest.approx([1.14, 2.3328])
+
+
+def test_adagrad():
+    # s1 = 36, w1 = 0.1*6/6 = 0.1 ; g1 = -5.8, s2 = 36 + 33.64 = 69.64
+    # w2 = 0.1 + 0.58/8.345058 = 0.1 + 0.0695022 = 0.1695022
+    assert run(mg.optim.AdaGrad, eps=0.0) == pytest.approx([0.1, 0.1695022], abs=1e-7)
+
+
+def test_rmsprop():
+    # s1 = 0.1*36 = 3.6, w1 = 0.6/sqrt(3.6) = 0.3162278 ; g1 = 2(0.3162278-3) = -5.3675445
+    # s2 = 0.9*3.6 + 0.1*28.8105 = 6.1210548, w2 = w1 + 0.53675445/2.4740765 = 0.5331795
+    assert run(mg.optim.RMSProp, decay=0.9, eps=0.0) == pytest.approx([0.3162278, 0.5331795], abs=1e-6)
+
+
+def test_adam():
+    # t=1: m = -0.6, s = 0.036; m^ = -6, s^ = 36 -> w1 = 0.1
+    # t=2: g = -5.8; m = -0.54 - 0.58 = -1.12, s = 0.035964 + 0.03364 = 0.069604
+    #      m^ = -1.12/0.19 = -5.8947368, s^ = 0.069604/0.001999 = 34.819410 -> sqrt 5.9008
+    #      w2 = 0.1 + 0.1*5.8947368/5.9007974 = 0.1998973
+    assert run(mg.optim.Adam, eps=0.0) == pytest.approx([0.1, 0.1998973], abs=1e-6)
+
+
+def test_a_custom_strategy_is_one_method():
+    class HalfStep(mg.optim.Optimizer):
+        def update(self, value, grad, state):
+            state["calls"] = state.get("calls", 0) + 1
+            return value - 0.5 * self.lr * grad
+    assert run(HalfStep) == pytest.approx([0.3, 0.3 + 0.05 * 5.4])
+
+
+def test_step_works_on_arrays_and_changes_the_graph():
+    W = mg.Parameter(np.ones((2, 2)), name="W")
+    g = mg.Graph(mg.sum(W * W))
+    before = g.backward()
+    mg.optim.Adam(g.parameters, lr=0.1).step()
+    assert np.allclose(W.value, 0.9) and g.forward() < before
