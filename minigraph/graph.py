@@ -115,7 +115,7 @@ class Input(Node):
         """Take a fed value; the stamp changes only if the value really differs from the last one."""
         new = np.array(value, dtype=self.dtype)          # a copy: later edits by the caller can't leak in
         old = self._value
-        if old is None or old.shape != new.shape or not np.array_equal(old, new):
+        if old is None or old.shape != new.shape or not (old == new).all():
             self._set(new)
 
 
@@ -234,6 +234,11 @@ class Graph:
         """Call ``fn(node, grad_output, grad_inputs)`` whenever any op's backward runs."""
         return HookHandle(self._backward_hooks, fn)
 
+    def invalidate(self):
+        """Forget every op's value, so the next forward recomputes (and hooks see) every op."""
+        for node in self._ops:
+            node._value, node.stamp = None, 0
+
     # -- forward ---------------------------------------------------------------------------
 
     def forward(self, feed=None):
@@ -307,8 +312,8 @@ class Graph:
             if node.op.n_outputs > 1:
                 g = tuple(np.zeros_like(v) if gi is None else gi for gi, v in zip(g, node._value))
             args = [parent._value for parent in node.inputs]
-            grad_inputs = tuple(self._vjp(node, k, g, args) if parent in needs else None
-                                for k, parent in enumerate(node.inputs))
+            grad_inputs = tuple([self._vjp(node, k, g, args) if parent in needs else None
+                                 for k, parent in enumerate(node.inputs)])
             if hooks_on or node._backward_hooks:
                 for hook in [*node._backward_hooks.values(), *self._backward_hooks.values()]:
                     replaced = hook(node, g, grad_inputs)
@@ -339,7 +344,7 @@ class Graph:
 
         By default every node that can have a gradient: not Constants, not integer Inputs.
         """
-        key = None if wrt is None else tuple(id(n) for n in wrt)
+        key = None if wrt is None else tuple(map(id, wrt))
         if key not in self._needs_cache:
             if wrt is None:
                 needs = {n for n in self.nodes if n.kind != "constant"
@@ -360,7 +365,9 @@ class Graph:
             raise _op_failure(node, args, error, f"backward (the gradient for input '{parent.name}')") from None
         if gi is None:
             return None
-        if not same_shape(gi, parent._value):
+        value = parent._value
+        fits = gi.shape == value.shape if type(gi) is type(value) is np.ndarray else same_shape(gi, value)
+        if not fits:
             raise ShapeError(
                 f"the backward of '{node.name}' ({node.op.name}) returned a gradient "
                 f"({shape_text(gi)}) for its input {describe(parent)}. A gradient must have the shape of "

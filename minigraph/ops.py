@@ -51,12 +51,12 @@ def defop(name, forward, vjps, symbol=None, n_outputs=1):
 
 def unbroadcast(g, shape):
     """Sum ``g`` over the axes that broadcasting added or stretched, so it has ``shape``."""
-    while np.ndim(g) > len(shape):
-        g = np.sum(g, axis=0)
-    for axis, size in enumerate(shape):
-        if size == 1 and np.shape(g)[axis] != 1:
-            g = np.sum(g, axis=axis, keepdims=True)
-    return g
+    g = np.asarray(g)
+    if g.shape == shape:
+        return g
+    added = g.ndim - len(shape)                      # leading axes broadcasting added
+    stretched = [added + i for i, size in enumerate(shape) if size == 1 and g.shape[added + i] != 1]
+    return g.sum(axis=tuple(range(added)) + tuple(stretched)).reshape(shape)
 
 
 def _sum_back(g, x, axis, keepdims):
@@ -82,11 +82,17 @@ def _matmul(x, y):
 
 
 def _matmul_vjp_x(g, ans, x, y):
+    """x @ y: the gradient of x is g @ yᵀ."""
+    if x.ndim == y.ndim == 2:
+        return g @ y.T
     X, Y, G = _as_matrices(g, x, y)
     return (G @ Y.T).reshape(x.shape)
 
 
 def _matmul_vjp_y(g, ans, x, y):
+    """x @ y: the gradient of y is xᵀ @ g."""
+    if x.ndim == y.ndim == 2:
+        return x.T @ g
     X, Y, G = _as_matrices(g, x, y)
     return (X.T @ G).reshape(y.shape)
 
@@ -120,28 +126,36 @@ def _log_softmax(x, axis=-1):
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
 
-def _onehot(labels, logits):
-    """Integer class labels -> one-hot rows; one-hot (or soft) labels pass through."""
+def _class_indices(labels, logits):
+    """True for integer class labels of shape (n,); False for one-hot (or soft) labels like logits."""
     if np.shape(labels) == np.shape(logits):
-        return labels
+        return False
     if np.ndim(labels) != 1 or len(labels) != len(logits) or np.asarray(labels).dtype.kind not in "iu":
         raise ValueError(f"labels must be integer classes of shape ({len(logits)},) or one-hot of shape "
                          f"{np.shape(logits)}; got {np.asarray(labels).dtype} labels of shape {np.shape(labels)}")
-    return np.eye(logits.shape[-1])[labels]
+    return True
 
 
 def _softmax_ce(logits, labels):
-    return -np.sum(_onehot(labels, logits) * _log_softmax(logits)) / len(logits)
+    """Mean over rows of -log p(correct class); with one-hot/soft labels, of -sum(labels * log p)."""
+    logp = _log_softmax(logits)
+    if _class_indices(labels, logits):
+        return -np.sum(logp[np.arange(len(logp)), labels]) / len(logp)
+    return -np.sum(labels * logp) / len(logp)
 
 
 def _softmax_ce_vjp_logits(g, ans, logits, labels):
-    """softmax * (total label mass) - labels, per row; with one-hot labels: softmax - onehot."""
-    y = _onehot(labels, logits)
-    return g * (np.exp(_log_softmax(logits)) * np.sum(y, axis=-1, keepdims=True) - y) / len(logits)
+    """softmax - onehot, per row (for soft labels: softmax * total label mass - labels)."""
+    p = np.exp(_log_softmax(logits))
+    if _class_indices(labels, logits):
+        p[np.arange(len(p)), labels] -= 1
+    else:
+        p = p * np.sum(labels, axis=-1, keepdims=True) - labels
+    return g * p / len(logits)
 
 
 def _softmax_ce_vjp_labels(g, ans, logits, labels):
-    if np.shape(labels) != np.shape(logits):
+    if _class_indices(labels, logits):
         return None                                # integer classes have no gradient
     return -g * _log_softmax(logits) / len(logits)
 

@@ -3,7 +3,9 @@
 ``step()`` moves every parameter once, using the gradients the last ``backward`` left on them:
 ``param.value = update(param.value, param.grad, state)``. ``state`` is a small dict per
 parameter where a rule keeps what it remembers between steps (a velocity, running averages).
-Assigning ``param.value`` stamps the parameter, so the next forward recomputes what depends on it.
+``update`` returns a *new* array (values are read-only; the engine keeps the returned array
+without copying it) and the parameter is stamped, so the next forward recomputes what depends
+on it.
 """
 
 import numpy as np
@@ -23,7 +25,7 @@ class Optimizer:
             if p.grad is None:
                 raise GraphError(f"Parameter '{p.name}' has no gradient. Run graph.backward(feed) "
                                  "before opt.step(), on a graph that contains it.")
-            p.value = self.update(p.value, p.grad, self.state[p])
+            p._set(np.asarray(self.update(p.value, p.grad, self.state[p]), dtype=float))
 
     def update(self, value, grad, state):
         raise NotImplementedError("an optimizer must say how a value moves: write update()")

@@ -166,6 +166,16 @@ def test_only_nodes_downstream_of_a_change_recompute():
     assert computed[:2] == [left.inputs[0].name, "left"] and "right" not in computed
 
 
+def test_invalidate_makes_every_op_recompute():
+    x = mg.Input("x")
+    g = mg.Graph(mg.tanh(2 * x))
+    computed = counting(g)
+    g.forward({x: 1.0})
+    g.invalidate()
+    g.forward({x: 1.0})
+    assert len(computed) == 4 and computed[:2] == computed[2:]
+
+
 def test_optimizer_step_marks_parameters_changed():
     w = mg.Parameter(1.0, name="w")
     x = mg.Input("x")
