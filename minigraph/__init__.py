@@ -11,7 +11,8 @@
 
 Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``ops`` (the op
 table: forward + backward of each op), ``nn`` (layers, losses), ``optim`` (optimizers),
-``gradcheck`` (is a backward right?), ``data`` (small datasets).
+``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``) and
+``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``).
 """
 
 from . import data, gradcheck, nn, optim
@@ -23,4 +24,14 @@ from .ops import (add, bce_with_logits, concatenate, defop, div, exp, getitem, l
                   sigmoid, softmax, softmax_cross_entropy, split, sub, sum, tanh, transpose,
                   unbroadcast)
 
+from .viz import draw
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name):
+    """``mg.widgets`` is imported on first use: ipywidgets and matplotlib are slow to import."""
+    if name == "widgets":
+        import importlib
+        return importlib.import_module(".widgets", __name__)
+    raise AttributeError(f"module 'minigraph' has no attribute '{name}'")

@@ -36,12 +36,17 @@ class Report:
         for r in self.rows:
             mark = "ok" if r["ok"] else "<-- wrong"
             lines.append(f"  {r['label']:<24}{_fmt(r['analytic']):>14}{_fmt(r['numeric']):>14}"
-                         f"{r['error']:>11.1e}  {mark}" + (f"  {r['note']}" if r.get("note") else ""))
+                         f"{_fmt_error(r['error']):>11}  {mark}" + (f"  {r['note']}" if r.get("note") else ""))
         return "\n".join(lines)
 
 
 def _fmt(x):
     return "—" if x is None else f"{x:.6g}"
+
+
+def _fmt_error(error):
+    """Differences below 1e-8 are rounding noise that varies between machines: print them alike."""
+    return "< 1e-8" if error < 1e-8 else f"{error:.1e}"
 
 
 def _close(a, b, rtol, atol):

@@ -11,6 +11,7 @@ pass. ``unbroadcast`` does that in one place for every op.
 """
 
 import functools
+import inspect
 
 import numpy as np
 
@@ -34,11 +35,16 @@ def defop(name, forward, vjps, symbol=None, n_outputs=1):
     >>> square = defop("square", lambda x: x * x, [lambda g, ans, x: 2 * x * g], symbol="x²")
     >>> y = square(x)                     # an Op node
     An op with ``n_outputs > 1`` returns a tuple of arrays from ``forward`` and receives a tuple
-    of gradients in its VJPs; building it gives one node per output.
+    of gradients in its VJPs; building it gives one node per output. Arguments after the inputs
+    (one per VJP) are attributes, not nodes: ``sum(x, 0)`` means ``sum(x, axis=0)``.
     """
     opdef = OpDef(name, forward, vjps, symbol, n_outputs)
+    n_inputs = len(opdef.vjps)
 
-    def build(*inputs, name=None, **attrs):
+    def build(*args, name=None, **attrs):
+        inputs, extra = args[:n_inputs], args[n_inputs:]
+        if extra:
+            attrs.update(zip(list(inspect.signature(forward).parameters)[n_inputs:], extra))
         node = Op(opdef, [as_node(x) for x in inputs], attrs, name)
         if n_outputs == 1:
             return node

@@ -23,6 +23,7 @@ def network(sigmoid):
 def test_correct_backward_passes_both_checks():
     g, feed = network(right_sigmoid)
     assert check_graph(g, feed).ok and check_ops(g, feed).ok
+    assert "< 1e-8" in repr(check_ops(g, feed))        # noise is not printed digit by digit
 
 
 def test_wrong_backward_is_caught_and_named():

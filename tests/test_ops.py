@@ -232,3 +232,11 @@ def test_against_pytorch_when_available():
     tW, tx = (torch.tensor(a, requires_grad=True) for a in (W0, x0))
     (torch.tanh(tx @ tW) * torch.sigmoid(tx @ tW)).sum().backward()
     assert np.allclose(W.grad, tW.grad.numpy()) and np.allclose(x.grad, tx.grad.numpy())
+
+
+def test_arguments_after_the_inputs_are_attributes_not_constants():
+    x = mg.Parameter(np.arange(6.0).reshape(2, 3), name="x")
+    total, flat = mg.sum(x, 0), mg.reshape(x, (6,))
+    assert total.attrs == {"axis": 0} and flat.attrs == {"shape": (6,)}
+    assert total.inputs == (x,) and flat.inputs == (x,)
+    assert np.allclose(mg.Graph(total).forward(), [3.0, 5.0, 7.0])

@@ -1,0 +1,156 @@
+# minigraph — the two commands a learner needs:
+#   make lab     set up .venv (first run only), then JupyterLab on the course, first chapter open
+#   make test    the same set-up (+ test tools), then every test and every notebook
+#
+# Other targets: notebooks (re-execute chapters/ and solutions/ in place, storing fresh
+# outputs), exercises (generate exercises/ from solutions/), bench, clean, help.
+#
+# Variables you can override:  make lab LAB_ARGS="--no-browser --port=8899"
+#   PYTHON        interpreter that creates the venv (default python3, must be >= 3.10)
+#   VENV          where the venv lives (default .venv)
+#   LAB_ARGS      extra arguments for `jupyter lab` (port, token, --no-browser, ...)
+#   LAB_NOTEBOOK  the notebook JupyterLab opens (default chapters/00_setup_check.ipynb)
+#   PYTEST_ARGS   extra arguments for every pytest run of `make test` (e.g. -x, -k NAME)
+#   NOTEBOOKS     which notebooks `make notebooks` re-executes (default: chapters/ and solutions/)
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+VENV_ABS := $(abspath $(VENV))
+PY := $(VENV_ABS)/bin/python
+
+# The venv's bin/ comes first for every recipe: jupyter, pytest and a venv-local `dot`
+# (the graphviz-pure fallback of tools/ensure_dot.sh) are found there, by the recipes and
+# by the kernels they start.
+export PATH := $(VENV_ABS)/bin:$(PATH)
+
+STAMP := $(VENV)/.installed
+STAMP_DEV := $(VENV)/.installed-dev
+
+LAB_ARGS ?=
+LAB_NOTEBOOK ?= chapters/00_setup_check.ipynb
+# Jupyter refuses to start as root unless told to (containers, CI, Binder-like machines).
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+
+# Notebooks whose outputs are the reference (strict nbval) and those that are only run (lax).
+STRICT_DIRS := $(wildcard chapters solutions)
+LAX_DIRS := $(wildcard exercises)
+COURSE_NOTEBOOKS = $(wildcard chapters/*.ipynb solutions/*.ipynb exercises/*.ipynb)
+NOTEBOOKS ?= $(wildcard chapters/*.ipynb solutions/*.ipynb)
+
+PYTEST_ARGS ?=
+XDIST := -n 2 --dist loadscope
+NBVAL_STRICT := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+NBVAL_LAX := --nbval-lax --nbval-current-env
+REPORTS := build/test-reports
+
+.PHONY: help lab test notebooks exercises bench clean setup setup-dev dot trust warm
+
+help:
+	@echo "make lab        set up .venv (first time) and open JupyterLab on chapters/"
+	@echo "make test       set up .venv with test tools and run every test and notebook"
+	@echo "make notebooks  re-execute chapters/ and solutions/ in place (fresh stored outputs)"
+	@echo "make exercises  generate exercises/ from solutions/"
+	@echo "make bench      run bench/*.py"
+	@echo "make clean      remove .venv and caches (never notebooks)"
+
+# ---------------------------------------------------------------- set-up ----------------
+
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
+		{ echo "minigraph needs Python >= 3.10; try: make lab PYTHON=python3.11"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall only when pyproject.toml changes: a second `make lab` starts in seconds.
+$(STAMP): pyproject.toml | $(PY)
+	@echo "Installing minigraph (editable) and its dependencies into $(VENV) - first run only, a few minutes..."
+	$(PY) -m pip install -q -e .
+	@touch $@
+
+$(STAMP_DEV): pyproject.toml | $(PY)
+	@echo "Installing minigraph (editable) with its [dev] test tools into $(VENV)..."
+	$(PY) -m pip install -q -e '.[dev]'
+	@touch $(STAMP) $@
+
+# The editable install maps the top-level package `minigraph` when it is installed; if
+# minigraph/ did not exist yet at that time, map it now (cheap check, no import).
+define map_package
+	@if [ -f minigraph/__init__.py ] && ! (cd / && $(PY) -c \
+		'import importlib.util, sys; sys.exit(importlib.util.find_spec("minigraph") is None)'); then \
+		echo "Registering minigraph/ in $(VENV)..."; $(PY) -m pip install -q --no-deps -e .; fi
+endef
+
+dot: | $(PY)
+	@bash tools/ensure_dot.sh $(VENV)
+
+# Matplotlib builds its font cache on first import and says so on stderr; do it here so
+# the message never lands in a notebook's outputs (nbval would see an extra stream).
+warm: | $(PY)
+	@$(PY) -c 'import matplotlib.font_manager' 2>/dev/null || true
+
+setup: $(STAMP) dot warm
+	$(map_package)
+
+setup-dev: $(STAMP_DEV) dot warm
+	$(map_package)
+
+# Untrusted notebooks open with their stored SVG and widgets shown as plain text; the
+# course's own notebooks are trusted so they open as they were saved.
+trust: | $(PY)
+	@$(if $(COURSE_NOTEBOOKS),jupyter trust $(COURSE_NOTEBOOKS) >/dev/null && \
+		echo "trusted $(words $(COURSE_NOTEBOOKS)) course notebooks",true)
+
+# ---------------------------------------------------------------- the two commands ------
+
+lab: setup trust
+	exec jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(LAB_ARGS) $(LAB_NOTEBOOK)
+
+# $(call run_pytest,NAME,FOLDERS,FLAGS): one pytest run over FOLDERS (skipped if none exist).
+# Exit code 5 means "collected nothing" (a folder with no notebooks yet): counted as
+# success. Any other non-zero code is recorded, the remaining runs still go, and the
+# summary at the end fails.
+define run_pytest
+	@$(if $(strip $(2)),\
+	echo "== pytest $(3) $(2)"; \
+	rc=0; $(PY) -m pytest $(3) --junitxml=$(REPORTS)/$(1).xml $(PYTEST_ARGS) $(2) || rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "== $(1): nothing to collect in $(2) yet (pytest exit 5): ok"; \
+	elif [ $$rc -ne 0 ]; then echo "$(1): pytest exited $$rc" >> $(REPORTS)/failed; fi,\
+	echo "== $(1): no folder to test yet")
+endef
+
+test: setup-dev
+	@rm -rf $(REPORTS) && mkdir -p $(REPORTS)
+	$(call run_pytest,unit,tests,$(XDIST))
+	$(call run_pytest,notebooks,$(STRICT_DIRS),$(XDIST) $(NBVAL_STRICT))
+	$(call run_pytest,exercises,$(LAX_DIRS),$(XDIST) $(NBVAL_LAX))
+	@rc=0; $(PY) tools/test_summary.py $(REPORTS)/*.xml || rc=$$?; \
+	if [ -f $(REPORTS)/failed ]; then cat $(REPORTS)/failed; exit 1; fi; exit $$rc
+
+# ---------------------------------------------------------------- course upkeep ---------
+
+# Re-execute in place, cwd = the notebook's folder, no timing metadata, widget state kept.
+# One notebook: make notebooks NOTEBOOKS=chapters/00_setup_check.ipynb
+notebooks: setup
+	@for nb in $(NOTEBOOKS); do \
+		echo "== executing $$nb"; \
+		( cd "$$(dirname "$$nb")" && jupyter nbconvert --to notebook --execute --inplace \
+			--log-level=WARN \
+			--ExecutePreprocessor.kernel_name=python3 \
+			--ExecutePreprocessor.timeout=600 \
+			--ExecutePreprocessor.record_timing=False \
+			"$$(basename "$$nb")" ); \
+	done
+
+exercises: setup
+	$(PY) -m minigraph.grading.generate solutions exercises
+
+bench: setup
+	@set -- bench/*.py; if [ ! -e "$$1" ]; then echo "no bench/*.py yet"; exit 0; fi; \
+	for f in "$$@"; do echo "== $$f"; $(PY) "$$f"; done
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .hypothesis *.egg-info
+	find . -path ./.git -prune -o -type d -name __pycache__ -prune -exec rm -rf {} +

@@ -1,0 +1,59 @@
+"""Exercises, checks and grading for the minigraph course.
+
+In a notebook::
+
+    from minigraph.grading import check, progress
+    check("00.relu", relu)       # a table: each case passed or failed, expected vs got, a hint
+    progress()                   # points so far in this chapter (from this session's checks)
+
+From a shell (see ``cli.py`` for every flag)::
+
+    python -m minigraph.grading submissions/ --jobs 2 --json grades.json --junit grades.xml
+    # exit status 0: grading completed (whatever the scores); 2: grading could not run
+
+    python -m minigraph.grading.generate solutions exercises   # `make exercises`
+
+How it fits together: ``solutions/NN_topic.ipynb`` holds the worked notebook; ``generate.py``
+turns its ``### BEGIN SOLUTION`` regions into stubs for ``exercises/``. The exercises themselves
+-- cases, points, hints, reference answers -- live here, in one module per chapter, and never in
+a notebook. ``exercise.py`` says what an exercise is, ``registry.py`` lists the chapters,
+``notebook.py`` is ``check``/``progress``, ``grader.py``/``collect.py`` grade submissions.
+
+Adding an exercise
+------------------
+Say chapter 01 asks for ``tanh_vjp(g, ans, x)``. In ``minigraph/grading/ch01.py``::
+
+    import numpy as np
+    from .exercise import case, function_exercise
+
+    TITLE = "Backward rules"
+
+    tanh_vjp = function_exercise(
+        "01.tanh_vjp",                       # id: chapter, dot, short name
+        "tanh_vjp",                          # the name the answer has in the notebook
+        lambda g, ans, x: g * (1 - ans ** 2),  # the reference answer (never shown to the kernel)
+        points=2,
+        cases=[                              # inputs as plain numbers/lists, in call order
+            case(g=[1.0, 1.0], ans=[0.0, 0.5], x=[0.0, 0.5493]),
+            case(g=[2.0, -1.0], ans=[0.9, -0.9], x=[1.472, -1.472],
+                 hint="Multiply by the upstream gradient g."),   # a hint for this case
+        ],
+        hint="tanh'(x) = 1 - tanh(x)^2, and ans is tanh(x).")   # a hint for any failing case
+
+    EXERCISES = [tanh_vjp]
+
+then add ``"01": "minigraph.grading.ch01"`` to ``CHAPTERS`` in ``registry.py``, and in
+``solutions/01_*.ipynb`` write the function with its body between ``### BEGIN SOLUTION`` and
+``### END SOLUTION``, followed by a cell ``check("01.tanh_vjp", tanh_vjp)``.
+
+``value_exercise`` asks for a value instead of a function. For anything else write an
+``Exercise`` with your own ``run(answer, case)`` (runs in the learner's kernel, returns JSON-able
+data) and ``judge(case, got)`` (runs in the grader, returns a ``Verdict``):
+``ch00.sigmoid_vjp`` plugs a learner's backward rule into the engine that way and names the
+node whose gradient is wrong.
+"""
+
+from .exercise import Exercise, Verdict, case, function_exercise, value_exercise
+from .notebook import check, progress
+
+__all__ = ["check", "progress", "Exercise", "Verdict", "case", "function_exercise", "value_exercise"]

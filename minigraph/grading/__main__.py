@@ -1,0 +1,11 @@
+"""``python -m minigraph.grading PATH...``: grade notebooks (flags: ``--help`` or ``cli.py``).
+
+Exit status: 0 when grading completed, whatever the scores; 2 when grading could not run
+(bad arguments, no notebooks found, unknown chapter, no such kernel, unwritable report).
+"""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,294 @@
+"""Chapter 01, computational graphs (``solutions/01_computational_graphs.ipynb``).
+
+The answers here are graphs, or functions that walk graphs, so the exercises write their own
+``run`` and ``judge``. The small graphs the cases use are written down as *specs*: a list of
+``(name, what, *args)`` rows, where ``what`` is ``"input"``, ``"parameter"`` (args: its value),
+``"constant"`` (args: its value) or an op name (args: the names of its inputs). ``build(spec)``
+makes the nodes, with exactly these names, both in the learner's kernel (``run``) and in the
+grader (``judge``), so the two sides talk about nodes by name and only names travel as JSON.
+Chapter 02's exercises reuse these specs and helpers.
+"""
+
+import numpy as np
+
+import minigraph as mg
+
+from .exercise import Exercise, Verdict, arrays, compare, value_exercise
+from .values import decode, encode
+
+TITLE = "Computational graphs"
+
+OP_NAMES = ("add", "sub", "mul", "tanh", "exp", "sigmoid")
+SYMBOLS = {"add": "+", "sub": "−", "mul": "·"}
+LEAVES = ("input", "parameter", "constant")
+
+
+# -- graphs written down as specs -------------------------------------------------------------
+
+# The graph of chapter 01's consumer exercise (and of several chapter 02 cases):
+#   a = x·w,  b = a + y,  c = tanh(a),  d = b·c,  e = c·c,  f = d + e,  out = f·two
+SHARED = (
+    ("x", "input"), ("w", "parameter", 0.5), ("y", "input"), ("two", "constant", 2.0),
+    ("a", "mul", "x", "w"), ("b", "add", "a", "y"), ("c", "tanh", "a"),
+    ("d", "mul", "b", "c"), ("e", "mul", "c", "c"), ("f", "add", "d", "e"),
+    ("out", "mul", "f", "two"),
+)
+
+# Two branches that meet late: p = tanh(x), r = p·w, q = exp(y), s = q + r, t = σ(q), out = s + t
+BRANCHES = (
+    ("x", "input"), ("y", "input"), ("w", "parameter", -1.5),
+    ("p", "tanh", "x"), ("q", "exp", "y"), ("r", "mul", "p", "w"), ("s", "add", "q", "r"),
+    ("t", "sigmoid", "q"), ("out", "add", "s", "t"),
+)
+
+
+def build(spec, make_op=None):
+    """The nodes of ``spec`` as a dict name -> node (in spec order).
+
+    ``make_op(name, op_name, input_nodes)`` builds each op node if given (chapter 02 counts
+    evaluations with it); by default the engine's own ops are used.
+    """
+    nodes = {}
+    for name, what, *args in spec:
+        if what == "input":
+            nodes[name] = mg.Input(name)
+        elif what == "parameter":
+            nodes[name] = mg.Parameter(args[0], name=name)
+        elif what == "constant":
+            nodes[name] = mg.Constant(args[0], name=name)
+        else:
+            inputs = [nodes[a] for a in args]
+            nodes[name] = (make_op(name, what, inputs) if make_op
+                           else getattr(mg, what)(*inputs, name=name))
+    return nodes
+
+
+def ancestors(spec, output):
+    """Names of ``output`` and everything it depends on (in spec order)."""
+    parents = {name: args for name, what, *args in spec if what not in LEAVES}
+    seen, todo = set(), [output]
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += parents.get(name, [])
+    return [name for name, *_ in spec if name in seen]
+
+
+def inputs_of(spec):
+    """name -> tuple of input names (empty for leaves)."""
+    return {name: (() if what in LEAVES else tuple(args)) for name, what, *args in spec}
+
+
+def kinds_of(spec):
+    """name -> "input" | "parameter" | "constant" | "op"."""
+    return {name: (what if what in LEAVES else "op") for name, what, *_ in spec}
+
+
+def formula(spec, output):
+    """``out = f·two, f = d + e, ...``: the graph as equations, output first (for tables)."""
+    parts = []
+    for name, what, *args in reversed(spec):
+        if what in LEAVES or name not in ancestors(spec, output):
+            continue
+        if what in SYMBOLS:
+            parts.append(f"{name}={args[0]}{SYMBOLS[what]}{args[1]}")
+        else:
+            parts.append(f"{name}={what}({', '.join(args)})")
+    return ", ".join(parts)
+
+
+def names_of(result):
+    """The names in a learner's answer (nodes or names, any iterable), or an error text."""
+    if result is None:
+        return None, "None (did you forget `return`?)"
+    if isinstance(result, (mg.Node, str)) or getattr(type(result), "__iter__", None) is None:
+        return None, f"a {type(result).__name__}, not a list of nodes"
+    names = []
+    for item in result:
+        if isinstance(item, mg.Node):
+            names.append(item.name)
+        elif isinstance(item, str):
+            names.append(item)
+        else:
+            return None, f"a list holding a {type(item).__name__} (expected nodes)"
+    return names, None
+
+
+def compare_sets(expected, got, what, extra_reason):
+    """Verdict for an answer that should hold exactly the names ``expected`` (any order, each once)."""
+    shown = ", ".join(expected) or "(none)"
+    got_text = ", ".join(got) or "(none)"
+    repeated = sorted({n for n in got if got.count(n) > 1})
+    if repeated:
+        return Verdict(False, shown, got_text,
+                       f"'{repeated[0]}' is listed {got.count(repeated[0])} times; list each {what} once")
+    missing = [n for n in expected if n not in got]
+    extra = [n for n in got if n not in expected]
+    if extra:
+        return Verdict(False, shown, got_text, f"'{extra[0]}' {extra_reason(extra[0])}")
+    if missing:
+        return Verdict(False, shown, got_text,
+                       f"missing {what}{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
+    return Verdict(True, shown, got_text)
+
+
+# -- 01.neuron: build sigma(x @ W + b) as a graph ----------------------------------------------
+
+def _run_neuron(answer, case):
+    W, b, x = arrays(case)
+    out = answer(W, b)
+    if not isinstance(out, mg.Node):
+        return {"problem": f"neuron(...) returned a {type(out).__name__}, not a node"}
+    graph = mg.Graph(out)
+    leaves = [{"name": n.name, "kind": n.kind,
+               "value": None if n.kind == "input" else encode(n.value)}
+              for n in graph.nodes if n.op is None]
+    got = {"leaves": leaves, "ops": [n.op.name for n in graph.nodes if n.op is not None]}
+    if len(graph.inputs) == 1:
+        got["output"] = encode(graph.forward({graph.inputs[0]: x}))
+    return got
+
+
+def _neuron_reference(W, b, x):
+    return 1 / (1 + np.exp(-(x @ W + b)))
+
+
+def _judge_neuron(case, got):
+    W, b, x = arrays(case)
+    expected = _neuron_reference(W, b, x)
+    if "problem" in got:
+        return Verdict(False, "an output node", "not a node", got["problem"])
+    leaves = got["leaves"]
+    inputs = [leaf["name"] for leaf in leaves if leaf["kind"] == "input"]
+    if len(inputs) != 1:
+        return Verdict(False, "one Input", f"{len(inputs)} Inputs",
+                       f"the graph has {len(inputs)} Inputs ({', '.join(inputs) or 'none'}); it needs "
+                       "exactly one, x = mg.Input('x'), whose value is fed at run time")
+    for label, value in (("W", W), ("b", b)):
+        holders = [leaf for leaf in leaves if leaf["value"] is not None
+                   and _same(decode(leaf["value"]), value)]
+        if not holders:
+            return Verdict(False, f"a Parameter holding {label}", "none",
+                           f"no node of the graph holds {label}_value; make "
+                           f"{label} = mg.Parameter({label}_value, name='{label}')")
+        if not any(leaf["kind"] == "parameter" for leaf in holders):
+            return Verdict(False, "Parameter", holders[0]["kind"].capitalize(),
+                           f"'{holders[0]['name']}' holds {label}_value but is a {holders[0]['kind'].capitalize()}; "
+                           f"{label} must be a Parameter: its value belongs to the graph, and training will change it")
+    if "output" not in got:
+        return Verdict(False, "an output", "none", "the graph could not be run")
+    return compare(expected, decode(got["output"]))
+
+
+def _same(a, b):
+    return a.shape == b.shape and np.allclose(a, b)
+
+
+neuron = Exercise(
+    "01.neuron", "neuron", points=3, run=_run_neuron, judge=_judge_neuron,
+    title="neuron(W_value, b_value) -> σ(x @ W + b)",
+    cases=(
+        {"inputs": {"W_value": [[0.5], [-1.0]], "b_value": [0.25], "x": [[1.0, 2.0], [0.0, 0.0], [-2.0, 1.0]]}},
+        {"inputs": {"W_value": [[1.0, -2.0, 0.5], [3.0, 0.0, -1.0]], "b_value": [0.0, 1.0, -1.0],
+                    "x": [[0.5, -0.5]]},
+         "hint": "With W of shape (2, 3) the neuron has three outputs per row; x @ W + b handles "
+                 "that with no change to your code."},
+        {"inputs": {"W_value": [[2.0], [0.0], [-1.0]], "b_value": [-0.5],
+                    "x": [[1.0, 1.0, 1.0], [0.0, 3.0, 2.0]]}},
+    ),
+    hint="Inside the function: x = mg.Input('x'), W = mg.Parameter(W_value, name='W'), "
+         "b = mg.Parameter(b_value, name='b'), then return mg.sigmoid(x @ W + b).")
+
+
+# -- 01.predict: values of nodes, by hand ---------------------------------------------------------
+
+predict = value_exercise(
+    "01.predict", "predicted", [6.0, 8.0, 46.0], points=2,
+    title="values of u, v, out at x = 2",
+    hint="Go through the nodes in order: u = w·x first, then v = u + 2, then out = u·v − x. "
+         "Each op only needs the values of its inputs.")
+
+
+# -- 01.consumers: who uses this node? ------------------------------------------------------------
+
+CONSUMER_CASES = ("a", "c", "x", "w", "out")
+CONSUMER_HINTS = {
+    "c": "e = c·c uses c twice, but e is one consumer: list it once.",
+    "out": "Nothing uses the output: its list of consumers is empty.",
+}
+
+
+def _run_consumers(answer, case):
+    nodes = build(SHARED)
+    graph = mg.Graph(nodes["out"])
+    names, problem = names_of(answer(graph, nodes[case["node"]]))
+    return {"problem": problem} if problem else {"names": names}
+
+
+def _judge_consumers(case, got):
+    if got.get("problem"):
+        return Verdict(False, "a list of nodes", "?", f"returned {got['problem']}")
+    node = case["node"]
+    consumers = [n for n, ins in inputs_of(SHARED).items() if node in ins]
+    names = [str(n) for n in got["names"]]
+    return compare_sets(consumers, names, "consumer",
+                        lambda n: f"does not use '{node}' as an input" if n in inputs_of(SHARED)
+                        else "is not a node of this graph")
+
+
+consumers = Exercise(
+    "01.consumers", "consumers", points=2, run=_run_consumers, judge=_judge_consumers,
+    title="consumers(graph, node)",
+    describe=lambda case: f"node {case['node']} of: {formula(SHARED, 'out')}",
+    cases=tuple({"node": n, **({"hint": CONSUMER_HINTS[n]} if n in CONSUMER_HINTS else {})}
+                for n in CONSUMER_CASES),
+    hint="A consumer of `node` is a node n of graph.nodes with `node` among n.inputs.")
+
+
+# -- 01.find_inputs: which Inputs does a node depend on? -----------------------------------------
+
+INPUT_CASES = (("SHARED", "out"), ("SHARED", "c"), ("SHARED", "w"), ("SHARED", "x"),
+               ("BRANCHES", "t"))
+INPUT_HINTS = {
+    ("SHARED", "c"): "c = tanh(a) and a = x·w: y is in the graph, but c does not depend on it.",
+    ("SHARED", "w"): "w is a Parameter: a leaf with no inputs, and not an Input.",
+    ("SHARED", "x"): "x is an Input itself: the graph of x is just x.",
+}
+SPECS = {"SHARED": SHARED, "BRANCHES": BRANCHES}
+
+
+def _run_find_inputs(answer, case):
+    nodes = build(SPECS[case["graph"]])
+    names, problem = names_of(answer(nodes[case["output"]]))
+    return {"problem": problem} if problem else {"names": names}
+
+
+def _judge_find_inputs(case, got):
+    if got.get("problem"):
+        return Verdict(False, "a list of Input nodes", "?", f"returned {got['problem']}")
+    spec, output = SPECS[case["graph"]], case["output"]
+    kinds, above = kinds_of(spec), ancestors(spec, output)
+    expected = [n for n in above if kinds[n] == "input"]
+
+    def why(name):
+        if name not in kinds:
+            return "is not a node of this graph"
+        if kinds[name] != "input":
+            return f"is a {kinds[name].capitalize()}, not an Input"
+        return f"is an Input, but '{output}' does not depend on it"
+
+    return compare_sets(expected, [str(n) for n in got["names"]], "Input", why)
+
+
+find_inputs = Exercise(
+    "01.find_inputs", "find_inputs", points=2, run=_run_find_inputs, judge=_judge_find_inputs,
+    title="find_inputs(output)",
+    describe=lambda case: f"output {case['output']} of: {formula(SPECS[case['graph']], case['output'])}"
+    if case["output"] not in ("w", "x") else f"output {case['output']} (a leaf)",
+    cases=tuple({"graph": g, "output": o, **({"hint": INPUT_HINTS[g, o]} if (g, o) in INPUT_HINTS else {})}
+                for g, o in INPUT_CASES),
+    hint="Walk back from the output through .inputs with a list of nodes still to visit and a "
+         "set of nodes already seen; keep the nodes whose kind is 'input'.")
+
+EXERCISES = [neuron, predict, consumers, find_inputs]

@@ -1,0 +1,325 @@
+"""What an exercise is, how its cases run, and how the results are judged.
+
+An ``Exercise`` is plain data plus two functions, and the split between them is the whole
+security story of the grader:
+
+* ``run(answer, case)`` runs **inside the learner's kernel**: it calls the learner's answer on
+  one case and returns what came out as JSON-able data (see ``values.encode``). It knows
+  nothing about the right answer.
+* ``judge(case, got)`` runs **in the grader's process**: it computes the reference answer there
+  and compares. A notebook cannot reach into that process, so redefining ``check``, patching
+  minigraph or editing expected values in the kernel cannot make a wrong answer pass.
+
+In a notebook, ``check()`` does both steps in one process (for quick feedback); the batch grader
+does ``run`` in the submission's kernel and ``judge`` at home.
+
+Most exercises are "call a function on some arrays and compare with a reference function":
+``function_exercise`` builds those from a reference and a list of ``case(...)``.
+``value_exercise`` asks for a value rather than a function. Anything else (a backward rule that
+must be plugged into the engine, say) writes its own ``run`` and ``judge`` -- see ``ch00.py``.
+"""
+
+import contextlib
+import json
+import signal
+import threading
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .values import Unreadable, decode, encode, number, shape_text, show
+
+CASE_TIME_LIMIT = 2.0        # seconds one case may run before it counts as "timed out"
+MAX_MESSAGE = 300            # characters of an error message kept in a result
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's decision on one case, with the texts a learner sees when it failed."""
+
+    passed: bool
+    expected: str = ""
+    got: str = ""
+    message: str = ""
+
+
+def describe_inputs(case):
+    """``x=[-1, 0, 2], g=1``: a case's inputs as a learner would write them."""
+    inputs = case.get("inputs", {})
+    return ", ".join(f"{name}={show(value)}" for name, value in inputs.items()) or "—"
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: what the notebook must define, its cases, and how to run and judge them.
+
+    id        ``"NN.short_name"``, NN being the chapter (``"00.relu"``)
+    name      the name the answer has in the notebook (``relu``)
+    points    what passing all cases is worth (each case earns an equal share)
+    cases     plain JSON-able dicts, usually ``case(...)``; a case may carry its own ``"hint"``
+    run       ``run(answer, case) -> JSON-able``; runs in the learner's kernel
+    judge     ``judge(case, got) -> Verdict``; runs where the grading happens
+    title     one line naming the task (``relu(x)``); the name by default
+    hint      shown under a failing case that has no hint of its own
+    describe  ``describe(case) -> str``: the case's input as shown in the table
+    """
+
+    id: str
+    name: str
+    points: float
+    cases: tuple
+    run: Callable[[Any, dict], Any]
+    judge: Callable[[dict, Any], Verdict]
+    title: str = ""
+    hint: str = ""
+    describe: Callable[[dict], str] = describe_inputs
+
+    @property
+    def chapter(self):
+        return self.id.split(".")[0]
+
+
+def case(hint="", **inputs):
+    """One case: named inputs (numbers or nested lists) and, if you like, a hint of its own.
+
+    The inputs are passed to the learner's function positionally, in the order written here.
+    """
+    return {"inputs": inputs, "hint": hint} if hint else {"inputs": inputs}
+
+
+def arrays(case):
+    """A case's inputs as float arrays, in order."""
+    return [np.asarray(value, dtype=float) for value in case["inputs"].values()]
+
+
+def compare(expected, got, rtol=1e-6, atol=1e-9, reveal=True):
+    """Verdict for an array answer: shape first, then values (naming the first wrong entry)."""
+    shown = show(expected) if reveal else "(hidden)"
+    if got is None:
+        return Verdict(False, shown, "None", "returned None: did you forget `return`?")
+    if isinstance(got, Unreadable):
+        return Verdict(False, shown, show(got),
+                       f"returned {shape_text(got)}, expected an array of {shape_text(expected)}")
+    expected = np.asarray(expected, dtype=float)
+    if got.shape != expected.shape:
+        return Verdict(False, shown, show(got),
+                       f"has {shape_text(got)}, expected {shape_text(expected)}")
+    wrong = ~np.isclose(got, expected, rtol=rtol, atol=atol)
+    if not wrong.any():
+        return Verdict(True, shown, show(got))
+    if not reveal:
+        return Verdict(False, shown, show(got), "not the right value")
+    index = tuple(int(i) for i in np.argwhere(wrong)[0])
+    first = f"expected {number(expected[index])}, got {number(got[index])}"
+    if wrong.size == 1:
+        return Verdict(False, shown, show(got), first)
+    return Verdict(False, shown, show(got),
+                   f"{int(wrong.sum())} of {wrong.size} values wrong; at index {index}: {first}")
+
+
+def function_exercise(id, name, reference, cases, points, hint="", title=None,
+                      rtol=1e-6, atol=1e-9, raise_on=()):
+    """An exercise "write ``name(*inputs)``", checked against ``reference`` on each case.
+
+    ``raise_on`` lists numpy floating-point errors (``"over"``, ``"invalid"``, ``"divide"``)
+    that count as failures while the learner's function runs: use it to demand numerical
+    stability (an ``exp`` that overflows fails the case instead of only warning).
+    """
+    cases = tuple(cases)
+    params = ", ".join(cases[0]["inputs"]) if cases else ""
+
+    def run(answer, case):
+        with np.errstate(**{error: "raise" for error in raise_on}):
+            return encode(answer(*arrays(case)))
+
+    def judge(case, got):
+        return compare(reference(*arrays(case)), decode(got), rtol, atol)
+
+    return Exercise(id, name, points, cases, run, judge, title or f"{name}({params})", hint)
+
+
+def value_exercise(id, name, expected, points, hint="", title=None):
+    """An exercise "set ``name`` to the right value" (a number, a shape, an array).
+
+    The expected value is never shown, since it *is* the answer.
+    """
+
+    def run(answer, case):
+        return encode(answer)
+
+    def judge(case, got):
+        return compare(np.asarray(expected, dtype=float), decode(got), reveal=False)
+
+    return Exercise(id, name, points, ({"inputs": {}},), run, judge, title or name, hint)
+
+
+# -- running cases (in the learner's kernel, or in-process for check()) ---------------------
+
+class CaseTimeout(BaseException):
+    """Raised inside a case that runs too long (a BaseException: ``except Exception`` in the
+    learner's code must not swallow it)."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Interrupt the block after ``seconds`` (on Unix, in the main thread; elsewhere no limit)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise CaseTimeout()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def run_cases(exercise, answer, seconds=CASE_TIME_LIMIT):
+    """Run every case on ``answer``; one JSON-able record per case, whatever happens.
+
+    A record is ``{"status": "ran", "got": ...}``, ``{"status": "not_done"}`` (the stub's
+    NotImplementedError, or ``None`` as the answer), ``{"status": "error", "message": ...}``
+    or ``{"status": "timeout"}``. After one timeout the remaining cases are not run.
+    """
+    records = []
+    for each in exercise.cases:
+        if answer is None:
+            records.append({"status": "not_done"})
+        elif records and records[-1]["status"] == "timeout":
+            records.append({"status": "timeout"})
+        else:
+            records.append(_run_one(exercise, answer, each, seconds))
+    return json.loads(json.dumps(records))        # exactly what a grader would receive
+
+
+def _run_one(exercise, answer, case, seconds):
+    try:
+        with time_limit(seconds):
+            return {"status": "ran", "got": exercise.run(answer, case)}
+    except NotImplementedError:
+        return {"status": "not_done"}
+    except CaseTimeout:
+        return {"status": "timeout", "seconds": seconds}
+    except Exception as error:
+        return {"status": "error", "message": _short(f"{type(error).__name__}: {error}")}
+
+
+def _short(text):
+    text = " ".join(str(text).split())
+    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…"
+
+
+# -- judging (where the reference lives) ----------------------------------------------------
+
+@dataclass
+class CaseResult:
+    """One row of a check's table."""
+
+    index: int
+    status: str          # "pass" | "fail" | "error" | "timeout" | "not_done"
+    input: str
+    expected: str = ""
+    got: str = ""
+    message: str = ""
+    hint: str = ""
+
+
+@dataclass
+class ExerciseResult:
+    """The verdict on one exercise: status, score and the table of cases."""
+
+    id: str
+    name: str
+    title: str
+    points: float
+    status: str          # "passed" | "failed" | "not_done" | "missing" | "error"
+    score: float
+    message: str
+    cases: list = field(default_factory=list)
+
+    def to_dict(self):
+        return asdict(self)
+
+
+def grade(exercise, records):
+    """Judge the records of one exercise (a list from ``run_cases``) into an ExerciseResult.
+
+    ``records`` comes from an untrusted kernel: anything malformed is a failure, never a crash.
+    """
+    if not isinstance(records, list) or len(records) != len(exercise.cases):
+        return _result(exercise, "error", [], "the results sent by the notebook were unreadable")
+    cases = [_grade_case(exercise, i, each, record)
+             for i, (each, record) in enumerate(zip(exercise.cases, records), start=1)]
+    if all(c.status == "pass" for c in cases):
+        status = "passed"
+    elif all(c.status == "not_done" for c in cases):
+        status = "not_done"
+    else:
+        status = "failed"
+    return _result(exercise, status, cases, _summary(status, cases))
+
+
+def missing(exercise, message=None):
+    """The result for an exercise whose answer the notebook never defined."""
+    return _result(exercise, "missing", [], message or f"no `{exercise.name}` defined in the notebook")
+
+
+def failed_to_run(exercise, message):
+    """The result for an exercise whose cases could not be run at all."""
+    return _result(exercise, "error", [], message)
+
+
+def _result(exercise, status, cases, message):
+    passed = sum(c.status == "pass" for c in cases)
+    score = round(exercise.points * passed / len(cases), 2) if cases else 0.0
+    return ExerciseResult(exercise.id, exercise.name, exercise.title or exercise.name,
+                          exercise.points, status, score, message, cases)
+
+
+def _grade_case(exercise, index, case, record):
+    row = CaseResult(index, "fail", _safe(exercise.describe, case))
+    status = record.get("status") if isinstance(record, dict) else None
+    if status == "ran":
+        try:
+            verdict = exercise.judge(case, record.get("got"))
+        except Exception as error:
+            verdict = Verdict(False, message=_short(f"the result could not be read ({type(error).__name__}: {error})"))
+        row.status = "pass" if verdict.passed else "fail"
+        row.expected, row.got, row.message = verdict.expected, verdict.got, verdict.message
+    elif status == "not_done":
+        row.status, row.message = "not_done", "not done yet (NotImplementedError)"
+    elif status == "timeout":
+        row.status = "timeout"
+        row.message = f"did not finish within {number(CASE_TIME_LIMIT)} s (an endless loop?)"
+    elif status == "error":
+        row.status, row.message = "error", _short(record.get("message", "raised an error"))
+    else:
+        row.message = "no readable result for this case"
+    if row.status not in ("pass", "not_done"):
+        row.hint = case.get("hint") or exercise.hint
+    return row
+
+
+def _safe(describe, case):
+    try:
+        return describe(case)
+    except Exception:
+        return "?"
+
+
+def _summary(status, cases):
+    if status == "passed":
+        return f"all {len(cases)} cases passed" if len(cases) > 1 else "passed"
+    if status == "not_done":
+        return "not done yet"
+    first = next(c for c in cases if c.status != "pass")
+    passed = sum(c.status == "pass" for c in cases)
+    if len(cases) == 1:
+        return first.message
+    return f"{passed} of {len(cases)} cases passed; case {first.index}: {first.message}"

@@ -1,0 +1,353 @@
+"""The project's spine: packaging files agree, `make lab` serves the course, notebooks are clean.
+
+Run through `make test` (it runs tests/ with pytest-xdist). The `make lab` test starts a real
+JupyterLab on a free loopback port with every Jupyter/IPython/matplotlib directory in a
+temporary folder, and stops it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# conda-forge names that differ from the PyPI name of the same Python package
+CONDA_TO_PYPI = {"python-graphviz": "graphviz"}
+# conda entries that are not Python package dependencies of minigraph
+CONDA_ONLY = {"python", "pip"}
+
+
+# ------------------------------------------------------------------ dependency consistency --
+
+def pyproject_dependencies(pyproject: dict) -> dict[str, SpecifierSet]:
+    """{normalised name: version specifier} of [project].dependencies."""
+    deps = {}
+    for line in pyproject["project"]["dependencies"]:
+        req = Requirement(line)
+        deps[canonicalize_name(req.name)] = req.specifier
+    return deps
+
+
+def environment_dependencies(env: dict) -> tuple[dict[str, str], list[str]]:
+    """({normalised PyPI name: version spec text}, [pip lines that install a local path])."""
+    deps: dict[str, str] = {}
+    local: list[str] = []
+    for entry in env.get("dependencies", []):
+        if isinstance(entry, dict):
+            for line in entry.get("pip", []):
+                line = line.strip()
+                if line.startswith("-") or line.startswith("."):
+                    local.append(line)
+                    continue
+                req = Requirement(line)
+                deps[canonicalize_name(req.name)] = str(req.specifier)
+            continue
+        match = re.fullmatch(r"\s*([A-Za-z0-9_.\-]+)\s*(.*?)\s*", str(entry))
+        assert match, f"cannot read the conda entry {entry!r}"
+        name, spec = match.groups()
+        if name in CONDA_ONLY:
+            continue
+        deps[canonicalize_name(CONDA_TO_PYPI.get(name, name))] = spec
+    return deps, local
+
+
+def dependency_problems(pyproject: dict, env: dict) -> list[str]:
+    """Every way environment.yml and pyproject.toml disagree, in words."""
+    py = pyproject_dependencies(pyproject)
+    conda, local = environment_dependencies(env)
+    problems = []
+    only_py = sorted(set(py) - set(conda))
+    only_conda = sorted(set(conda) - set(py))
+    if only_py:
+        problems.append(f"in pyproject.toml but missing from environment.yml: {', '.join(only_py)}")
+    if only_conda:
+        problems.append(f"in environment.yml but missing from pyproject.toml: {', '.join(only_conda)}")
+    for name in sorted(set(py) & set(conda)):
+        try:
+            conda_spec = SpecifierSet(conda[name])
+        except InvalidSpecifier:
+            problems.append(f"{name}: environment.yml's version spec {conda[name]!r} is not in the "
+                            "PEP 440 subset (>=, <, ==, commas) this test compares")
+            continue
+        if conda_spec != py[name]:
+            problems.append(f"{name}: pyproject.toml says {str(py[name]) or 'any version'!r}, "
+                            f"environment.yml says {conda[name] or 'any version'!r}")
+    if not any(line.lstrip("-e ").strip() == "." for line in local):
+        problems.append("environment.yml's pip: section does not install this package (-e . or .)")
+    return problems
+
+
+def load_project_files() -> tuple[dict, dict]:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    env = yaml.safe_load((ROOT / "environment.yml").read_text(encoding="utf-8"))
+    return pyproject, env
+
+
+def test_environment_yml_matches_pyproject():
+    pyproject, env = load_project_files()
+    problems = dependency_problems(pyproject, env)
+    assert not problems, "environment.yml and pyproject.toml drifted apart:\n" + "\n".join(problems)
+
+
+def test_dependency_check_reports_drift_on_each_side():
+    """The consistency test can fail, and says which names are missing on which side."""
+    pyproject, env = load_project_files()
+    pyproject["project"]["dependencies"].append("rich>=13")
+    env["dependencies"] = [d for d in env["dependencies"] if d != "python-graphviz"]
+    env["dependencies"].append("jupyterlab-git")
+    problems = "\n".join(dependency_problems(pyproject, env))
+    assert "in pyproject.toml but missing from environment.yml: graphviz, rich" in problems
+    assert "in environment.yml but missing from pyproject.toml: jupyterlab-git" in problems
+
+    pyproject, env = load_project_files()
+    env["dependencies"] = ["ipywidgets>=7" if d == "ipywidgets>=8,<9" else d for d in env["dependencies"]]
+    assert any(p.startswith("ipywidgets:") for p in dependency_problems(pyproject, env))
+
+
+def test_environment_python_satisfies_requires_python():
+    pyproject, env = load_project_files()
+    requires = SpecifierSet(pyproject["project"]["requires-python"])
+    pythons = [d for d in env["dependencies"] if isinstance(d, str) and re.match(r"python\b(?!-)", d)]
+    assert len(pythons) == 1, pythons
+    version = re.search(r"\d+(\.\d+)*", pythons[0]).group()
+    assert requires.contains(version), f"environment.yml pins {pythons[0]}, pyproject needs {requires}"
+
+
+# ------------------------------------------------------------------ make lab ---------------
+
+def free_loopback_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def port_is_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def get_json(url: str):
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.loads(response.read().decode("utf-8"))
+
+
+@pytest.mark.slow
+def test_make_lab_serves_the_chapters(tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    venv = Path(sys.prefix)
+    if not (venv / ".installed").exists():
+        pytest.skip("run through `make test`: this test reuses the Makefile's venv and never installs")
+
+    port = free_loopback_port()
+    token = secrets.token_hex(16)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MAKE", "MFLAGS"))}
+    env.update({
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
+        "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "lab-settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "lab-workspaces"),
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+        "MPLCONFIGDIR": str(tmp_path / "matplotlib"),
+    })
+    lab_args = (f"--no-browser --port={port} --port-retries=0 --ServerApp.ip=127.0.0.1 "
+                f"--IdentityProvider.token={token}")
+    log_path = tmp_path / "make-lab.log"
+    base = f"http://127.0.0.1:{port}"
+
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            ["make", "-C", str(ROOT), "lab", f"VENV={venv}", f"LAB_ARGS={lab_args}"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            env=env, start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        status = None
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"make lab exited with {proc.returncode}:\n{log_path.read_text()}")
+            try:
+                status = get_json(f"{base}/api/status?token={token}")
+                break
+            except (urllib.error.URLError, ConnectionError, OSError):
+                time.sleep(0.5)
+        assert status is not None, f"JupyterLab did not answer within 60 s:\n{log_path.read_text()}"
+
+        listing = get_json(f"{base}/api/contents/chapters?token={token}")
+        names = [item["name"] for item in listing["content"]]
+        assert "00_setup_check.ipynb" in names, names
+
+        kernelspecs = get_json(f"{base}/api/kernelspecs?token={token}")
+        assert "python3" in kernelspecs["kernelspecs"]
+
+        with urllib.request.urlopen(f"{base}/lab/tree/chapters/00_setup_check.ipynb?token={token}",
+                                    timeout=10) as page:
+            assert page.status == 200
+            assert "jupyter" in page.read().decode("utf-8", "replace").lower()
+
+        # the course notebooks were trusted, in the temporary data dir (not in $HOME)
+        assert (tmp_path / "jupyter-data" / "nbsignatures.db").exists()
+        # and the server really was the one `make lab` started, rooted at the repository
+        assert proc.poll() is None
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while port_is_open(port) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not port_is_open(port), "JupyterLab still listens after its process group was stopped"
+
+
+# ------------------------------------------------------------------ notebooks --------------
+
+REFERENCE_NOTEBOOKS = sorted(
+    p.relative_to(ROOT) for folder in ("chapters", "solutions") for p in (ROOT / folder).glob("*.ipynb")
+)
+ALL_NOTEBOOKS = sorted(REFERENCE_NOTEBOOKS + [p.relative_to(ROOT) for p in (ROOT / "exercises").glob("*.ipynb")])
+ABSOLUTE_PATH = re.compile(r"(/work/|/root/|/home/|/Users/|/tmp/|/private/var/|[A-Z]:\\\\Users)")
+MEMORY_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,}\b")
+
+
+def text_outputs(cell):
+    """(mime or stream name, text) of every compared text output of a code cell."""
+    for output in cell.get("outputs", []):
+        if output.output_type == "stream":
+            yield output.name, output.text
+        elif output.output_type in ("execute_result", "display_data"):
+            for mime in ("text/plain", "text/html"):
+                if mime in output.data:
+                    yield mime, output.data[mime]
+
+
+def test_the_first_chapter_is_there():
+    assert (ROOT / "chapters" / "00_setup_check.ipynb").exists()
+
+
+@pytest.mark.parametrize("path", REFERENCE_NOTEBOOKS, ids=str)
+def test_reference_notebook_is_stored_executed(path):
+    """chapters/ and solutions/ are committed with outputs: nbval compares against them."""
+    nb = nbformat.read(ROOT / path, as_version=4)
+    assert nb.metadata.get("kernelspec", {}).get("name") == "python3", "kernelspec python3 missing"
+    code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    not_run = [i for i, c in enumerate(nb.cells) if c in code and c.execution_count is None]
+    assert not not_run, f"cells {not_run} have no stored execution: run `make notebooks`"
+    assert any(c.outputs for c in code), "no stored outputs at all: run `make notebooks`"
+
+
+@pytest.mark.parametrize("path", REFERENCE_NOTEBOOKS, ids=str)
+def test_reference_notebook_has_no_errors_or_warnings(path):
+    nb = nbformat.read(ROOT / path, as_version=4)
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        tags = cell.get("metadata", {}).get("tags", [])
+        for output in cell.get("outputs", []):
+            if output.output_type == "error" and "raises-exception" not in tags:
+                problems.append(f"cell {i}: stored error {output.ename}: {output.evalue}")
+            if output.output_type == "stream" and output.name == "stderr" and "raises-exception" not in tags:
+                problems.append(f"cell {i}: stderr in stored outputs: {output.text[:120]!r}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=str)
+def test_notebook_stores_no_machine_details(path):
+    """No absolute paths anywhere, no memory addresses in text outputs."""
+    raw = (ROOT / path).read_text(encoding="utf-8")
+    paths = sorted(set(m.group() for m in ABSOLUTE_PATH.finditer(raw)))
+    assert not paths, f"absolute paths stored in the notebook: {paths}"
+    nb = nbformat.reads(raw, as_version=4)
+    found = [f"cell {i} {mime}: {m.group()}"
+             for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+             for mime, text in text_outputs(cell) for m in MEMORY_ADDRESS.finditer(text)]
+    assert not found, "memory addresses in outputs (give the object a stable repr):\n" + "\n".join(found)
+
+
+# ------------------------------------------------------------------ sanitizer --------------
+
+def sanitize_patterns():
+    from nbval.plugin import get_sanitize_patterns  # nbval's own reader of the cfg format
+    return get_sanitize_patterns((ROOT / "tests" / "nbval_sanitize.cfg").read_text(encoding="utf-8"))
+
+
+def sanitize(text: str) -> str:
+    for regex, replace in dict(sanitize_patterns()).items():  # as nbval does: a dict, file order
+        text = re.sub(regex, replace, text)
+    return text
+
+
+def test_sanitizer_normalises_only_what_varies():
+    patterns = sanitize_patterns()
+    assert len(patterns) >= 4, patterns
+    for regex, _ in patterns:
+        re.compile(regex)
+
+    # two builds of graphviz lay out the same graph differently: same after sanitizing
+    svg_a = ('<!-- Generated by graphviz version 2.43.0 (0)\n -->\n<svg width="62pt" height="116pt">\n'
+             '<g id="node1" class="node"><title>x</title><text x="27" y="-85.8">x = 2</text></g>\n</svg>')
+    svg_b = ('<!-- Generated by graphviz version 16.1.0 (graphviz-pure)\n -->\n<svg width="64pt" height="118pt">\n'
+             '<g id="node1" class="node"><title>x</title><text x="28.5" y="-86.1">x = 2</text></g>\n</svg>')
+    assert sanitize(svg_a) == sanitize(svg_b)
+    assert sanitize(svg_a + svg_a).count("<svg>") == 2, "two drawings must stay two"
+
+    assert sanitize("<graphviz.graphs.Digraph at 0x7f3a2c1d5e10>") == sanitize("<graphviz.graphs.Digraph at 0x55d0c0ffee00>")
+    assert sanitize("/tmp/minigraph-grade-d0n76ms7/kernel.json") == sanitize("/tmp/abc/kernel.json")
+
+    # what nbval is meant to test is left alone: numbers, shapes, names, short hex values
+    summary = "W: value=[[1.5], [-2.0]] grad=[[0.25], [0.125]] shape (2, 1)\nloss = 0.3133 mask 0xff\n"
+    assert sanitize(summary) == summary
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="no dot binary")
+def test_sanitizer_hides_a_real_graphviz_svg():
+    import graphviz
+
+    g = graphviz.Digraph()
+    g.edge("x", "mul")
+    svg = g.pipe(format="svg", encoding="utf-8")
+    assert "<svg" in svg
+    cleaned = sanitize(svg)
+    assert "<svg>(drawing" in cleaned and "class=\"node\"" not in cleaned and "graphviz version" not in cleaned
+
+
+# ------------------------------------------------------------------ CI and docs ------------
+
+def test_ci_runs_exactly_the_readme_test_command():
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert ci.startswith("#!/usr/bin/env bash") and "set -euo pipefail" in ci
+    commands = [line.strip() for line in ci.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert commands[-1] == "make test", commands[-1]
+    assert not any("pip install" in line for line in commands), "CI installs Python packages only via make test"
+    assert os.access(ROOT / ".ci" / "run", os.X_OK)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "make lab" in readme and "make test" in readme
