@@ -45,7 +45,8 @@ def auto_name(prefix):
 
 
 def _frozen(array):
-    """Mark an array read-only, so a value can only change by assignment (which updates its stamp)."""
+    """Mark an array read-only: a value changes only by assignment (which updates its stamp),
+    never in place behind the engine's back."""
     array.flags.writeable = False
     return array
 
@@ -286,7 +287,7 @@ class Graph:
             out = out if replaced is None else replaced
         if _anomaly[0]:
             _check_finite(node, out, "produced", args)
-        node._value = out
+        node._value = _frozen(out) if type(out) is np.ndarray else out
         node.stamp = next(_clock)
 
     # -- backward --------------------------------------------------------------------------

@@ -142,9 +142,29 @@ def _class_indices(labels, logits):
     return True
 
 
+class _LastResult:
+    """Remember ``f(x)`` for the last array ``x`` it saw (compared by identity, not by value).
+
+    The fused softmax-CE needs the log-softmax of the same logits in its forward and in its
+    backward. The engine passes a node's own value array to both, and values are read-only, so
+    "the same array object" means "the same numbers": the backward reuses the forward's result.
+    """
+
+    def __init__(self, f):
+        self.f, self.x, self.fx = f, None, None
+
+    def __call__(self, x):
+        if x is not self.x:
+            self.x, self.fx = x, self.f(x)
+        return self.fx
+
+
+_log_softmax_of_logits = _LastResult(_log_softmax)
+
+
 def _softmax_ce(logits, labels):
     """Mean over rows of -log p(correct class); with one-hot/soft labels, of -sum(labels * log p)."""
-    logp = _log_softmax(logits)
+    logp = _log_softmax_of_logits(logits)
     if _class_indices(labels, logits):
         return -np.sum(logp[np.arange(len(logp)), labels]) / len(logp)
     return -np.sum(labels * logp) / len(logp)
@@ -152,7 +172,7 @@ def _softmax_ce(logits, labels):
 
 def _softmax_ce_vjp_logits(g, ans, logits, labels):
     """softmax - onehot, per row (for soft labels: softmax * total label mass - labels)."""
-    p = np.exp(_log_softmax(logits))
+    p = np.exp(_log_softmax_of_logits(logits))
     if _class_indices(labels, logits):
         p[np.arange(len(p)), labels] -= 1
     else:
@@ -163,7 +183,7 @@ def _softmax_ce_vjp_logits(g, ans, logits, labels):
 def _softmax_ce_vjp_labels(g, ans, logits, labels):
     if _class_indices(labels, logits):
         return None                                # integer classes have no gradient
-    return -g * _log_softmax(logits) / len(logits)
+    return -g * _log_softmax_of_logits(logits) / len(logits)
 
 
 def _bce_with_logits(z, y):

@@ -227,3 +227,58 @@ def test_rebind_points_learner_names_at_the_fresh_engine():
         for name in [m for m in sys.modules if m.split(".")[0] == "minigraph"]:
             del sys.modules[name]
         sys.modules.update(saved)
+
+
+# -- feedback that points at the mistake -----------------------------------------------------
+
+def test_a_nearly_right_number_is_shown_with_enough_digits_to_see_the_difference():
+    def one_sided(f, x, eps=1e-6):
+        grad = np.zeros_like(x)
+        for i in np.ndindex(x.shape):
+            bumped = x.copy()
+            bumped[i] += eps
+            grad[i] = (f(bumped) - f(x)) / eps
+        return grad
+
+    text = repr(check("03.central_difference", one_sided))
+    assert "expected 0.75, got 0.750002: off by 1.5e-06, more than the" in text
+
+
+def test_a_hidden_answer_says_which_entries_are_right():
+    text = repr(check("01.predict", [6, 8, 40]))
+    assert "right: u, v; not right: out" in text and "46" not in text
+
+
+def test_a_neuron_without_its_sigmoid_is_told_so():
+    def pre_activation(W_value, b_value):
+        return mg.Input("x") @ mg.Parameter(W_value, name="W") + mg.Parameter(b_value, name="b")
+
+    assert "pass it through mg.sigmoid" in repr(check("01.neuron", pre_activation))
+
+
+def test_waves_that_count_a_twice_used_input_twice_are_told_why_they_stall():
+    def waves(output):
+        nodes = mg.Graph(output).nodes
+        missing = {n: len(n.inputs) for n in nodes}
+        consumers = {n: [c for c in nodes if n in c.inputs] for n in nodes}
+        wave, result = [n for n in nodes if missing[n] == 0], []
+        while wave:
+            result.append(wave)
+            ready = []
+            for n in wave:
+                for c in consumers[n]:
+                    missing[c] -= 1
+                    if missing[c] == 0:
+                        ready.append(c)
+            wave = ready
+        return result
+
+    text = repr(check("02.waves", waves))
+    assert "c is done, yet e never became ready: e lists c twice in e.inputs" in text
+
+
+def test_a_failed_disk_recipe_says_whether_the_rate_was_too_small_or_too_large():
+    small = repr(check("04.disk_recipe", {"hidden": [3], "activation": "tanh", "optimizer": "gd", "lr": 0.01}))
+    large = repr(check("04.disk_recipe", {"hidden": [3], "activation": "tanh", "optimizer": "gd", "lr": 50}))
+    assert "try a larger learning rate" in small and "final loss" in small
+    assert "the learning rate is too large" in large

@@ -178,11 +178,17 @@ def _judge_neuron(case, got):
                            f"{label} must be a Parameter: its value belongs to the graph, and training will change it")
     if "output" not in got:
         return Verdict(False, "an output", "none", "the graph could not be run")
-    return compare(expected, decode(got["output"]))
+    output = decode(got["output"])
+    verdict = compare(expected, output)
+    if not verdict.passed and _same(output, x @ W + b):
+        return Verdict(False, verdict.expected, verdict.got,
+                       "your output is x @ W + b, the value before the activation: "
+                       "pass it through mg.sigmoid")
+    return verdict
 
 
 def _same(a, b):
-    return a.shape == b.shape and np.allclose(a, b)
+    return isinstance(a, np.ndarray) and a.shape == b.shape and np.allclose(a, b)
 
 
 neuron = Exercise(
@@ -205,7 +211,7 @@ neuron = Exercise(
 
 predict = value_exercise(
     "01.predict", "predicted", [6.0, 8.0, 46.0], points=2,
-    title="values of u, v, out at x = 2",
+    title="values of u, v, out at x = 2", labels=("u", "v", "out"),
     hint="Go through the nodes in order: u = w·x first, then v = u + 2, then out = u·v − x. "
          "Each op only needs the values of its inputs.")
 

@@ -173,6 +173,16 @@ def _judge_waves(case, got):
     flat = [n for w in waves for n in w]
     order = judge_order(spec, output, flat)
     if not order.passed and "before its input" not in order.message:
+        stuck = [n for n in ancestors(spec, output) if n not in flat
+                 and len(set(parents[n])) < len(parents[n]) and set(parents[n]) <= set(flat)]
+        if stuck and "missing" in order.message:
+            n = stuck[0]
+            twice = next(p for p in parents[n] if parents[n].count(p) > 1)
+            return Verdict(False, expected, short,
+                           f"{order.message}. {twice} is done, yet {n} never became ready: {n} "
+                           f"lists {twice} twice in {n}.inputs, so a count of len({n}.inputs) "
+                           f"needs two decrements; count distinct inputs (len(set(node.inputs))) "
+                           "or lower the count once per entry of .inputs")
         return Verdict(False, expected, short, order.message)
     wave_of = {n: i for i, w in enumerate(waves) for n in w}
     for n in ancestors(spec, output):

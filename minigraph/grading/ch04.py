@@ -224,14 +224,28 @@ def _judge_recipe(case, got):
     except ValueError as error:
         return Verdict(False, message=str(error))
     train, test, loss = try_recipe(recipe)
-    got_text = f"test accuracy {test:.1%} (train {train:.1%})"
+    got_text = f"test accuracy {test:.1%} (train {train:.1%}), final loss {loss:.3g}"
     if not np.isfinite(loss):
         return Verdict(False, f">= {TARGET:.0%}", "loss NaN/inf",
                        "the loss blew up during training: the learning rate is too large")
     if test >= TARGET:
         return Verdict(True, f">= {TARGET:.0%}", got_text)
-    return Verdict(False, f">= {TARGET:.0%}", got_text,
-                   f"after {STEPS} steps the network is right on only {test:.1%} of fresh points")
+    message = f"after {STEPS} steps the network is right on only {test:.1%} of fresh points"
+    if test < 0.70:
+        message += ("; about 64% of the points lie outside the disk, so answering 'no' everywhere "
+                    "already scores that much: the network has not found the disk at all")
+    if loss > 0.75:
+        message += (f". The final loss {loss:.3g} is higher than at the start (about 0.69, log 2): "
+                    "the steps overshoot, so the learning rate is too large")
+    elif loss > 0.5:
+        message += (f". The final loss {loss:.3g} is still close to where training starts "
+                    "(about 0.69, log 2): learning crawls, so try a larger learning rate")
+    elif train - test > 0.05:
+        message += (f". Train accuracy {train:.1%} is much higher than test: the network fits "
+                    "the 400 training points but not the disk; try fewer units")
+    else:
+        message += ". The loss went down but not far enough: more hidden units, or a larger rate"
+    return Verdict(False, f">= {TARGET:.0%}", got_text, message)
 
 
 disk_recipe = Exercise(

@@ -111,11 +111,24 @@ def compare(expected, got, rtol=1e-6, atol=1e-9, reveal=True):
     if not reveal:
         return Verdict(False, shown, show(got), "not the right value")
     index = tuple(int(i) for i in np.argwhere(wrong)[0])
-    first = f"expected {number(expected[index])}, got {number(got[index])}"
+    first = _expected_got(float(expected[index]), float(got[index]), rtol, atol)
     if wrong.size == 1:
         return Verdict(False, shown, show(got), first)
     return Verdict(False, shown, show(got),
                    f"{int(wrong.sum())} of {wrong.size} values wrong; at index {index}: {first}")
+
+
+def _expected_got(expected, got, rtol, atol):
+    """``expected 0.75, got 1`` -- with more digits, and the size of the error, when the two
+    numbers look the same at 4 significant digits (a close but not close enough answer)."""
+    if number(expected) != number(got):
+        return f"expected {number(expected)}, got {number(got)}"
+    digits = 5
+    while digits < 17 and f"{expected:.{digits}g}" == f"{got:.{digits}g}":
+        digits += 1
+    allowed = atol + rtol * abs(expected)
+    return (f"expected {expected:.{digits}g}, got {got:.{digits}g}: off by {abs(got - expected):.2g}, "
+            f"more than the {allowed:.2g} the check allows")
 
 
 def function_exercise(id, name, reference, cases, points, hint="", title=None,
@@ -139,17 +152,28 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
     return Exercise(id, name, points, cases, run, judge, title or f"{name}({params})", hint)
 
 
-def value_exercise(id, name, expected, points, hint="", title=None):
+def value_exercise(id, name, expected, points, hint="", title=None, labels=None):
     """An exercise "set ``name`` to the right value" (a number, a shape, an array).
 
-    The expected value is never shown, since it *is* the answer.
+    The expected value is never shown, since it *is* the answer. With ``labels`` (one name per
+    entry of a 1-D answer) a wrong answer says which entries are right and which are not.
     """
 
     def run(answer, case):
         return encode(answer)
 
     def judge(case, got):
-        return compare(np.asarray(expected, dtype=float), decode(got), reveal=False)
+        want = np.asarray(expected, dtype=float)
+        verdict = compare(want, decode(got), reveal=False)
+        value = decode(got)
+        if (verdict.passed or labels is None or not isinstance(value, np.ndarray)
+                or value.shape != want.shape):
+            return verdict
+        right = np.isclose(value, want, rtol=1e-6, atol=1e-9)
+        good = [label for label, ok in zip(labels, right) if ok]
+        bad = [label for label, ok in zip(labels, right) if not ok]
+        return Verdict(False, verdict.expected, verdict.got,
+                       f"right: {', '.join(good) or 'none'}; not right: {', '.join(bad)}")
 
     return Exercise(id, name, points, ({"inputs": {}},), run, judge, title or name, hint)
 

@@ -1,5 +1,9 @@
-"""Fixtures of the browser tests: one JupyterLab server and one headless Chromium per pytest
-process (per xdist worker), serving a temporary COPY of the course's notebooks.
+"""Fixtures of the browser tests: one JupyterLab server and one headless Chromium per test
+module, in whichever pytest process (xdist worker) runs it, serving a temporary COPY of the
+course's notebooks. Module scope: with ``--dist loadscope`` a module runs in one worker, and
+the server and browser are stopped as soon as its tests are done (not left idle while that
+worker goes on with unit tests). Each server has its own free port and temp dirs, so workers
+never share anything.
 
 - ``lab_root``: a temp folder with copies of chapters/*.ipynb (notebooks only; a ``minigraph``
   symlink beside them points at the repo's package, which the kernel imports through
@@ -37,14 +41,14 @@ def browser_available():
         pytest.fail(problem, pytrace=False)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab-root")
     copy_notebooks(root)
     return root
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab_and_browser(browser_available, lab_root, tmp_path_factory):
     """Start the server and Chromium together (each takes seconds), stop both at the end."""
     server = LabServer(lab_root, base=tmp_path_factory.mktemp("lab-home"))
@@ -59,17 +63,17 @@ def lab_and_browser(browser_available, lab_root, tmp_path_factory):
         server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab(lab_and_browser):
     return lab_and_browser[0]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(lab_and_browser):
     return lab_and_browser[1]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab_session(lab, browser):
     session = LabSession(lab, browser)
     yield session

@@ -63,7 +63,13 @@ def _mg_probe(moved=None):
     """``moved``: {"description": the label of the slider the test moved} or None."""
     from minigraph.widgets import Explorer, StepThrough
 
-    widgets = [o for o in gc.get_objects() if isinstance(o, (Explorer, StepThrough))]
+    def is_widget(o):
+        try:
+            return isinstance(o, (Explorer, StepThrough))
+        except Exception:                                 # noqa: BLE001 -- odd proxies in gc
+            return False
+
+    widgets = [o for o in gc.get_objects() if is_widget(o)]
     report = {"python": os.path.realpath(sys.executable), "prefix": os.path.realpath(sys.prefix),
               "minigraph": os.path.realpath(os.path.dirname(sys.modules["minigraph"].__file__)),
               "explorers": [], "steppers": []}

@@ -401,7 +401,15 @@ class Notebook:
         try:
             self.wait_js("p => window.__mg.runDone(p)", self.path, timeout_ms=timeout_ms, polling=100)
         except Exception as e:
-            raise TimeoutError(f"Run All of {self.path} did not finish in {timeout_ms / 1000:.0f} s") from e
+            try:
+                cells = self.cells()
+                busy = [c["index"] for c in cells if c.get("running")]
+                waiting = [c["index"] for c in cells if c["type"] == "code" and c["source"].strip()
+                           and c["count"] is None]
+                where = f"; running or queued: cells {busy}; no execution count yet: cells {waiting}"
+            except Exception:   # noqa: BLE001
+                where = ""
+            raise TimeoutError(f"Run All of {self.path} did not finish in {timeout_ms / 1000:.0f} s{where}") from e
         return self.js("() => window.__mgRun")
 
     def cells(self):

@@ -7,12 +7,12 @@ lands), on a temporary copy:
    command), wait until the run ended and the kernel is idle again;
 2. every non-empty code cell ran, and no output is an ERROR. How an error is recognised: by
    the notebook model's ``output_type == "error"`` (what would be saved in the .ipynb and what
-   nbval calls an error; a cell tagged ``raises-exception``, which nbval and JupyterLab's
-   Run All both let fail, may show one), not by the DOM. In JupyterLab 4 an error output and a plain stderr
-   stream render identically (``.jp-OutputArea-output[data-mime-type=
-   "application/vnd.jupyter.stderr"]``, class ``jp-RenderedText``), so the DOM cannot tell a
-   warning from a traceback. Stderr streams are allowed (a warning is not a failure here;
-   nbval compares stored streams) unless they carry a traceback;
+   nbval calls an error; only a cell tagged ``raises-exception``, which nbval and Run All
+   both let fail, may show one), not by the DOM: in JupyterLab 4 an error output and a plain
+   stderr stream render identically (``.jp-OutputArea-output[data-mime-type=
+   "application/vnd.jupyter.stderr"]``, class ``jp-RenderedText``, no error class), so the
+   DOM cannot tell a warning from a traceback. Stderr streams are allowed (a warning is not a
+   failure here; nbval compares stored streams) unless they carry a traceback;
 3. no disconnected or broken widget ("Error displaying widget", "model not found",
    ``.jupyter-widgets-error-widget``), and every widget output shows a live widget;
 4. at least one graphviz SVG shows (an ``<img>`` whose SVG source is graphviz's, loaded, or an
@@ -22,8 +22,10 @@ lands), on a temporary copy:
    every number in the drawing is what the ENGINE computes for the new slider value
    (computed in the same kernel by a probe cell appended to the page's notebook, which sets
    the slider's leaf and recomputes every op from scratch -- see kernel_probe.py);
-6. in chapters with a step_through widget (``.mg-step-through``): click Step once and check
-   the highlight moved to the node the widget's kernel side says is current.
+6. in chapters with a step_through widget (``.mg-step-through``): click Step (once more
+   first if nothing is highlighted yet) and check the highlight moved from one node to the
+   node the widget's kernel side says is current, and the explanation advanced one step;
+7. the kernel is pytest's own Python and imports minigraph from the repo.
 
 On failure a full-page screenshot is saved and its path is in the assertion message.
 """
