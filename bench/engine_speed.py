@@ -39,10 +39,10 @@ def numpy_step(params, X, y, activation, loss):
         e = np.exp(-np.abs(z))
         dz = (np.where(z >= 0, 1 / (1 + e), e / (1 + e)) - y) / z.size
     else:                                          # softmax cross-entropy, y integer classes
-        shifted = z - np.max(z, axis=-1, keepdims=True)
-        logp = shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+        shifted = z - z.max(axis=-1, keepdims=True)
+        logp = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
         rows = np.arange(len(z))
-        value = -np.sum(logp[rows, y]) / len(z)
+        value = -logp[rows, y].sum() / len(z)
         dz = np.exp(logp)
         dz[rows, y] -= 1
         dz /= len(z)

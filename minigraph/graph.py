@@ -114,10 +114,9 @@ class Input(Node):
 
     def feed(self, value):
         """Take a fed value; the stamp changes only if the value really differs from the last one."""
-        new = np.array(value, dtype=self.dtype)          # a copy: later edits by the caller can't leak in
-        old = self._value
+        new, old = np.asarray(value, dtype=self.dtype), self._value
         if old is None or old.shape != new.shape or not (old == new).all():
-            self._set(new)
+            self._set(np.array(new))                 # a copy: later edits by the caller can't leak in
 
 
 class Parameter(Node):
@@ -328,12 +327,13 @@ class Graph:
 
     def _seed(self, out, value, seed):
         if seed is None:
-            if np.size(value) != 1:
+            value = np.asarray(value)
+            if value.size != 1:
                 raise GraphError(
                     f"backward starts from a scalar, but the output {describe(out)} is not one. "
                     f"Reduce it to a scalar first (e.g. mg.sum(...) or a loss), or pass "
                     f"seed=np.ones({np.shape(value)}) to get a vector-Jacobian product.")
-            return np.ones_like(value, dtype=float)
+            return np.ones(value.shape)
         seed = np.asarray(seed, dtype=float)
         if seed.shape != np.shape(value):
             raise ShapeError(f"the seed gradient has shape {seed.shape}, but the output "

@@ -128,17 +128,18 @@ def _same_shape(a, b, what):
 
 
 def _log_softmax(x, axis=-1):
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+    """x - log(sum(exp(x))), shifted by the row maximum so that no exp overflows."""
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
 def _class_indices(labels, logits):
     """True for integer class labels of shape (n,); False for one-hot (or soft) labels like logits."""
-    if np.shape(labels) == np.shape(logits):
+    if labels.shape == logits.shape:
         return False
-    if np.ndim(labels) != 1 or len(labels) != len(logits) or np.asarray(labels).dtype.kind not in "iu":
+    if labels.ndim != 1 or len(labels) != len(logits) or labels.dtype.kind not in "iu":
         raise ValueError(f"labels must be integer classes of shape ({len(logits)},) or one-hot of shape "
-                         f"{np.shape(logits)}; got {np.asarray(labels).dtype} labels of shape {np.shape(labels)}")
+                         f"{logits.shape}; got {labels.dtype} labels of shape {labels.shape}")
     return True
 
 
@@ -166,8 +167,8 @@ def _softmax_ce(logits, labels):
     """Mean over rows of -log p(correct class); with one-hot/soft labels, of -sum(labels * log p)."""
     logp = _log_softmax_of_logits(logits)
     if _class_indices(labels, logits):
-        return -np.sum(logp[np.arange(len(logp)), labels]) / len(logp)
-    return -np.sum(labels * logp) / len(logp)
+        return -logp[np.arange(len(logp)), labels].sum() / len(logp)
+    return -(labels * logp).sum() / len(logp)
 
 
 def _softmax_ce_vjp_logits(g, ans, logits, labels):

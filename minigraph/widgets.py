@@ -24,6 +24,19 @@ from .graph import Graph, Input
 from .ops import bce_with_logits
 
 WIDE = {"description_width": "initial"}                    # let a slider's name show in full
+MAX_ELEMENT_SLIDERS = 8        # a small array gets one slider per element; a larger one is refused
+
+
+def round_step(span):
+    """A round slider step, about a hundredth to a thousandth of the range: 0.01 for (-3, 3)."""
+    return float(10 ** np.floor(np.log10(span / 100)))
+
+
+def on_grid(x, lo, step):
+    """``x`` moved to the slider's grid lo + k·step, as the browser would move it (so the kernel
+    and the page agree on the value from the start)."""
+    decimals = max(0, -int(np.floor(np.log10(step))))
+    return round(lo + round((x - lo) / step) * step, decimals)
 
 
 def svg_view(svg):
@@ -44,7 +57,7 @@ class Explorer(W.VBox):
     def __init__(self, graph, sliders, feed=None, **draw_options):
         self.graph = viz.as_graph(graph)
         self.feed = {self._node(k): v for k, v in (feed or {}).items()}
-        self.sliders = {key: self._slider(key, spec) for key, spec in sliders.items()}
+        self.sliders = {key: self._slider(key, spec) for key, spec in self._per_element(sliders).items()}
         out = self.graph.forward(self.feed)
         self.backward = len(self.graph.outputs) == 1 and np.size(out) == 1
         self._run()
@@ -58,6 +71,22 @@ class Explorer(W.VBox):
     def _node(self, key):
         return self.graph.node(key) if isinstance(key, str) else key
 
+    def _per_element(self, sliders):
+        """``{x: range}`` for a small array x becomes one slider per element: ``(x, 0)``, ``(x, 1)``..."""
+        expanded = {}
+        for key, spec in sliders.items():
+            node = None if isinstance(key, tuple) else self._node(key)
+            current = None if node is None else self.feed.get(node, node.value)
+            if current is None or np.size(current) == 1:
+                expanded[key] = spec
+            elif np.size(current) <= MAX_ELEMENT_SLIDERS:
+                shape = np.shape(current)
+                expanded.update({(key, i[0] if len(shape) == 1 else i): spec for i in np.ndindex(shape)})
+            else:
+                raise ValueError(f"'{node.name}' has {np.size(current)} entries, too many for a slider "
+                                 f"each; pick some, e.g. {{('{node.name}', 0): {spec}}}")
+        return expanded
+
     def _slider(self, key, spec):
         """A slider for ``node`` or ``(node, index)``; it starts at the leaf's current value."""
         node, index = (key if isinstance(key, tuple) else (key, None))
@@ -65,14 +94,12 @@ class Explorer(W.VBox):
         if node.kind not in ("input", "parameter"):
             raise TypeError(f"'{node.name}' is a {node.kind}; sliders move Inputs and Parameters only")
         current = self.feed.get(node, node.value)
-        if index is None and current is not None and np.size(current) != 1:
-            raise ValueError(f"'{node.name}' has shape {np.shape(current)}: give one slider per element, "
-                             f"e.g. {{('{node.name}', 0): (-3, 3)}}")
         if index is not None and current is None:
             raise ValueError(f"'{node.name}' needs a full value in feed= before one element gets a slider")
-        lo, hi, step = (*spec, (spec[1] - spec[0]) / 100)[:3]
+        lo, hi, step = (*spec, round_step(spec[1] - spec[0]))[:3]
         start = 0.0 if current is None else float(np.asarray(current)[() if index is None else index])
-        slider = W.FloatSlider(value=min(max(start, lo), hi), min=lo, max=hi, step=step, style=WIDE,
+        slider = W.FloatSlider(value=on_grid(min(max(start, lo), hi), lo, step), min=lo, max=hi,
+                               step=step, style=WIDE,
                                description=node.name if index is None else f"{node.name}[{index}]",
                                readout_format=".3g", continuous_update=True)
         self._set(node, index, slider.value)
@@ -108,8 +135,8 @@ class Explorer(W.VBox):
 def explore(graph, sliders, feed=None, **draw_options):
     """Sliders that move leaves of ``graph`` while its drawing shows values and gradients.
 
-    sliders  ``{node_or_name: (lo, hi)}`` or ``(lo, hi, step)``; for one element of a small
-             array, key ``(node_or_name, index)``
+    sliders  ``{node_or_name: (lo, hi)}`` or ``(lo, hi, step)``; a small array (up to 8 entries)
+             gets one slider per entry; for chosen entries only, key ``(node_or_name, index)``
     feed     values for the Inputs without a slider (and starting values for those with one)
     draw_options  as for ``mg.draw`` (``backward=True``, ``grads=False``, ...)
     """

@@ -128,8 +128,42 @@ def test_a_stubbed_rule_inside_the_engine_is_still_not_done():
 
 def test_the_right_rule_passes_and_the_judges_expected_gradients_agree_with_gradcheck():
     assert "4 of 4 cases passed  (3 of 3 points)" in repr(check("00.sigmoid_vjp", lambda g, ans, x: g * ans * (1 - ans)))
-    graph = ch00._graph(lambda g, ans, x: g * ans * (1 - ans), np.array([-1.5, 0.5, 2.0]))
+    graph = ch00.sigmoid_graph([lambda g, ans, x: g * ans * (1 - ans)])
     assert mg.gradcheck.check_graph(graph, {"x": [-1.5, 0.5, 2.0]}).ok
+
+
+@pytest.mark.parametrize("exercise_id, engine_op", [
+    ("00.sigmoid_vjp", mg.sigmoid), ("03.tanh_vjp", mg.tanh), ("03.mul_vjp", mg.mul),
+    ("03.matmul_vjp", mg.matmul)])
+def test_every_backward_rule_exercise_passes_the_engines_own_rule(exercise_id, engine_op):
+    vjps = engine_op.opdef.vjps
+    rule = vjps[0] if len(vjps) == 1 else lambda *args: tuple(vjp(*args) for vjp in vjps)
+    assert "cases passed" in repr(check(exercise_id, rule)).splitlines()[0]
+    assert all(c.status == "pass" for c in notebook._latest[exercise_id].cases)
+
+
+def test_a_rule_that_forgets_to_unbroadcast_is_caught_in_the_graph_at_the_right_node():
+    text = repr(check("03.mul_vjp", lambda g, ans, x, y: (g * y, g * x)))
+    assert "FAILED" in rows(text)[5] and "the gradient for y: has shape (3, 2), expected shape (2,)" in text
+    assert ("the backward of 'hk' (mul_exercise) returned a gradient (shape (3, 2)) for its input "
+            "'k' (parameter, shape (3, 1))") in text
+    graph_case = notebook._latest["03.mul_vjp"].cases[4]
+    assert (graph_case.expected, graph_case.got) == ("shape (3, 1)", "shape (3, 2)")
+    text = repr(check("03.mul_vjp", lambda g, ans, x, y: (g * y, mg.unbroadcast(g * y, np.shape(y)))))
+    assert "node 'k' has the wrong gradient, sent back by 'hk' (grad_y of your mul_vjp)" in text
+
+
+def test_a_patched_engine_in_the_kernel_cannot_make_a_wrong_rule_pass(monkeypatch):
+    """The kernel sends only what the rule returned; the grader runs the backward pass itself."""
+    real_defop = mg.defop
+    with monkeypatch.context() as kernel:           # the engine ignores the learner's rule
+        kernel.setattr(mg, "defop", lambda name, forward, vjps, **kw: real_defop(
+            name, forward, [lambda g, ans, x: g * ans * (1 - ans)], **kw))
+        records = run_cases(ch00.sigmoid_vjp, lambda g, ans, x: g)
+    graph_case = grade(ch00.sigmoid_vjp, records).cases[3]
+    assert graph_case.status == "fail" and "fewer results than the backward pass needs" in graph_case.message
+    forged = [{"status": "ran", "got": {"grads": {}}}] * 4     # anything but the rule's values
+    assert all(c.status == "fail" for c in grade(ch00.sigmoid_vjp, forged).cases)
 
 
 # -- display and progress -------------------------------------------------------------------

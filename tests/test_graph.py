@@ -186,10 +186,14 @@ def test_optimizer_step_marks_parameters_changed():
     assert g.forward({x: 1.0}) < before
 
 
-def test_parameter_arrays_cannot_be_changed_in_place():
+def test_values_cannot_be_changed_in_place():
     W = mg.Parameter(np.zeros(2), name="W")
     with pytest.raises(ValueError, match="read-only"):
         W.value[0] = 1.0
+    doubled = W * 2
+    mg.Graph(doubled).forward()
+    with pytest.raises(ValueError, match="read-only"):
+        doubled.value[0] = 1.0
 
 
 def test_feeding_then_mutating_the_callers_array_does_not_leak_in():

@@ -79,10 +79,22 @@ def test_non_scalar_output_is_run_forward_only():
     assert "(2,) [0.4621, 0.7616]" in explorer.readout.value
 
 
-def test_a_slider_for_a_whole_array_is_refused_with_advice():
+def test_a_small_array_gets_one_slider_per_entry():
+    W = mg.Parameter([[1.0, 2.0], [3.0, 4.0]], name="W")
+    x = mg.Input("x")
+    explorer = mg.widgets.explore(mg.sum(x @ W, name="y"), {x: (-3, 3), W: (-5, 5)}, feed={x: [1.0, 1.0]})
+    assert [s.description for s in explorer.sliders.values()] == [
+        "x[0]", "x[1]", "W[(0, 0)]", "W[(0, 1)]", "W[(1, 0)]", "W[(1, 1)]"]
+    explorer.sliders[x, 1].value = 2.0
+    assert np.allclose(x.value, [1.0, 2.0]) and explorer.graph.outputs[0].value == pytest.approx(17.0)
+    explorer.sliders[W, (1, 0)].value = 0.0
+    assert W.value[1, 0] == 0.0 and explorer.graph.outputs[0].value == pytest.approx(11.0)
+
+
+def test_a_slider_for_a_large_array_is_refused_with_advice():
     v = mg.Input("v")
-    with pytest.raises(ValueError, match=r"one slider per element"):
-        mg.widgets.explore(mg.sum(v), {v: (0, 1)}, feed={v: [1.0, 2.0]})
+    with pytest.raises(ValueError, match=r"too many for a slider each; pick some, e.g. \{\('v', 0\)"):
+        mg.widgets.explore(mg.sum(v), {v: (0, 1)}, feed={v: np.ones(9)})
 
 
 def test_step_through_walks_forward_in_topological_order_then_backward(net):
@@ -185,3 +197,13 @@ def test_formula_reads_like_maths():
     assert widgets.formula(x @ y, ["x", "y"]) == "x @ y"
     assert widgets.formula(mg.sum(x, axis=0), ["x"]) == "Σ(x, axis=0)"
     assert widgets.formula(x[1], ["x"]) == "x[1]"
+
+
+def test_sliders_use_round_steps_and_start_on_their_grid():
+    """The browser snaps a slider to lo + k·step; a start value off that grid would be changed
+    (and sent back to the kernel) the moment the widget appears."""
+    x, w = mg.Input("x"), mg.Parameter(0.123, name="w")
+    explorer = mg.widgets.explore(mg.sum(x * w, name="y"), {x: (-3, 3), w: (-1, 1)}, feed={x: 0.5})
+    assert explorer.sliders[x].step == 0.01 and explorer.sliders[x].value == 0.5
+    assert explorer.sliders[w].value == 0.12 and float(w.value) == 0.12
+    assert mg.widgets.round_step(0.5) == 0.001 and mg.widgets.round_step(20) == 0.1

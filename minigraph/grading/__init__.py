@@ -16,8 +16,9 @@ From a shell (see ``cli.py`` for every flag)::
 How it fits together: ``solutions/NN_topic.ipynb`` holds the worked notebook; ``generate.py``
 turns its ``### BEGIN SOLUTION`` regions into stubs for ``exercises/``. The exercises themselves
 -- cases, points, hints, reference answers -- live here, in one module per chapter, and never in
-a notebook. ``exercise.py`` says what an exercise is, ``registry.py`` lists the chapters,
-``notebook.py`` is ``check``/``progress``, ``grader.py``/``collect.py`` grade submissions.
+a notebook. ``exercise.py`` says what an exercise is, ``vjp.py`` makes the backward-rule
+exercises, ``registry.py`` lists the chapters, ``notebook.py`` is ``check``/``progress``,
+``grader.py``/``collect.py`` grade submissions.
 
 Adding an exercise
 ------------------
@@ -49,8 +50,8 @@ then add ``"01": "minigraph.grading.ch01"`` to ``CHAPTERS`` in ``registry.py``, 
 ``value_exercise`` asks for a value instead of a function. For anything else write an
 ``Exercise`` with your own ``run(answer, case)`` (runs in the learner's kernel, returns JSON-able
 data) and ``judge(case, got)`` (runs in the grader, returns a ``Verdict``):
-``ch00.sigmoid_vjp`` plugs a learner's backward rule into the engine that way and names the
-node whose gradient is wrong.
+``vjp.vjp_exercise`` does it that way for a backward rule (``00.sigmoid_vjp``, chapter 03): it
+plugs the learner's rule into the engine and names the node whose gradient is wrong.
 """
 
 from .exercise import Exercise, Verdict, case, function_exercise, value_exercise

@@ -1,18 +1,10 @@
 """Chapter 03, backpropagation (``solutions/03_backpropagation.ipynb``).
 
-The backward-rule exercises (``tanh_vjp``, ``mul_vjp``, ``matmul_vjp``) have two kinds of case:
-
-* plain cases call the learner's rule on given arrays and compare with the right gradient;
-* a *graph* case plugs the rule into the engine as a custom op (``mg.defop``) inside a small
-  network and runs ``mg.gradcheck.check_ops``, which checks every op's backward against central
-  differences of its own forward and names the first node that disagrees.
-
-The graph case keeps the grader's split (``exercise.py``): in the learner's kernel, ``run``
-executes ``check_ops`` with the learner's rule and records what the rule returned, call by call,
-as JSON. In the grader's process, ``judge`` rebuilds the same graph with a rule that *replays*
-those recorded answers and runs ``check_ops`` again: the central differences, the random
-directions and the verdict are all computed there. (``check_ops`` draws its random directions
-from a fixed seed, so both runs call the rule in the same order with the same arguments.)
+The backward-rule exercises (``tanh_vjp``, ``mul_vjp``, ``matmul_vjp``) are built by
+``vjp.vjp_exercise``, like chapter 00's ``sigmoid_vjp``: plain cases call the learner's rule on
+given arrays; a graph case plugs it into the engine as a custom op (``mg.defop``) inside a small
+network and names the first node, walking back from the loss, whose gradient is wrong, and the
+op that sent it. Each graph below uses the op where broadcasting or a batch matters.
 """
 
 import numpy as np
@@ -20,194 +12,46 @@ import numpy as np
 import minigraph as mg
 
 from .exercise import Exercise, Verdict, arrays, case, compare, describe_inputs
-from .values import decode, encode, number
+from .values import decode, encode
+from .vjp import chained, elementwise_cases, graph_case, vjp_exercise
 
 TITLE = "Backpropagation"
 
 
-# -- plugging a learner's backward rule into a graph, and replaying it at home ----------------
-
-def _recording(rule, log):
-    """Wrap ``rule`` so every call's result (or error) is appended to ``log`` as JSON."""
-
-    def vjp(g, ans, *args, **attrs):
-        try:
-            out = rule(g, ans, *args, **attrs)
-        except NotImplementedError:
-            log.append({"not_done": True})
-            raise
-        except Exception as error:
-            log.append({"error": type(error).__name__, "message": str(error)[:200]})
-            raise
-        log.append({"value": encode(out)})
-        return out
-
-    return vjp
-
-
-def _replaying(entries):
-    """A backward rule that returns, call after call, what the learner's rule returned."""
-    pending = iter(entries)
-
-    def vjp(g, ans, *args, **attrs):
-        entry = next(pending, None)
-        if not isinstance(entry, dict):
-            raise RuntimeError("the notebook sent fewer results than the check needs")
-        if "error" in entry:
-            raise type(str(entry["error"]), (Exception,), {})(str(entry.get("message", "")))
-        return decode(entry["value"])
-
-    return vjp
-
-
-def _run_graph_case(build, rules, case):
-    """In the learner's kernel: ``check_ops`` on the graph with the learner's rules, recorded."""
-    log = []
-    graph, feed = build([_recording(rule, log) for rule in rules], case)
-    mg.gradcheck.check_ops(graph, feed)
-    if any(entry.get("not_done") for entry in log):
-        raise NotImplementedError("not done yet")
-    return {"calls": log}
-
-
-def _judge_graph_case(build, n_rules, case, got):
-    """In the grader's process: ``check_ops`` again, with the recorded answers replayed."""
-    calls = got.get("calls") if isinstance(got, dict) else None
-    if not isinstance(calls, list):
-        return Verdict(False, message="the notebook sent no readable results")
-    rule = _replaying(calls)
-    graph, feed = build([rule] * n_rules, case)
-    report = mg.gradcheck.check_ops(graph, feed)
-    if report.ok:
-        return Verdict(True, f"{len(report.rows)} op checks agree", "all agree")
-    row = next(r for r in report.rows if not r["ok"])
-    node, parent = row["node"], row["label"].split(" -> ")[1]
-    if row["analytic"] is None:
-        detail = row.get("note", "")
-    else:
-        detail = (f"along a random direction your backward gives {number(row['analytic'])}, "
-                  f"central differences of the forward give {number(row['numeric'])}")
-    return Verdict(False, "check_ops: all agree", f"wrong at '{node.name}'",
-                   f"check_ops names node '{node.name}' ({node.op.name}): its backward for input "
-                   f"'{parent}' disagrees with its forward; {detail}")
-
-
-def _vjp_exercise(id, name, points, title, rules_of, reference, build, graph_text, cases, hint,
-                  pair=False):
-    """A backward-rule exercise: plain cases, then one graph case checked by ``check_ops``.
-
-    ``rules_of(answer)`` turns the learner's answer into one VJP per input of the op;
-    ``reference(*arrays)`` gives the right gradient(s) for a plain case.
-    """
-    n_rules = 2 if pair else 1
-
-    def run(answer, case):
-        if case.get("graph"):
-            return _run_graph_case(build, rules_of(answer), case)
-        g, *values = arrays(case)
-        out = answer(g, _forward_of(name)(*values), *values)
-        if not pair:
-            return encode(out)
-        if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError(f"{name} must return a pair (gradient for the first input, gradient "
-                            f"for the second); it returned {type(out).__name__}")
-        return [encode(out[0]), encode(out[1])]
-
-    def judge(case, got):
-        if case.get("graph"):
-            return _judge_graph_case(build, n_rules, case, got)
-        expected = reference(*arrays(case))
-        if not pair:
-            return compare(expected, decode(got))
-        if not isinstance(got, list) or len(got) != 2:
-            return Verdict(False, message="did not return a pair")
-        names = list(case["inputs"])[1:]
-        for k in range(2):
-            verdict = compare(expected[k], decode(got[k]))
-            if not verdict.passed:
-                return Verdict(False, verdict.expected, verdict.got,
-                               f"the gradient for {names[k]}: {verdict.message}")
-        return Verdict(True, "both gradients", "both right")
-
-    def describe(case):
-        if case.get("graph"):
-            return f"check_ops on the graph {graph_text}"
-        return describe_inputs(case)
-
-    return Exercise(id, name, points, tuple(cases), run, judge, title, hint, describe)
-
-
-def _forward_of(name):
-    return {"tanh_vjp": np.tanh, "mul_vjp": np.multiply, "matmul_vjp": np.matmul}[name]
-
-
-def _single(answer):
-    return [answer]
-
-
-def _pair(answer):
-    """Two VJPs (one per input) from a learner's function that returns both gradients."""
-
-    def part(k):
-        def vjp(g, ans, x, y):
-            out = answer(g, ans, x, y)
-            if not isinstance(out, (tuple, list)) or len(out) != 2:
-                raise TypeError(f"return a pair (grad_x, grad_y), not {type(out).__name__}")
-            return out[k]
-        return vjp
-
-    return [part(0), part(1)]
-
-
 # -- 03.tanh_vjp ------------------------------------------------------------------------------
 
-def _tanh_graph(rules, case):
+def tanh_graph(rules):
     """loss = sum(tanh(tanh(x * w) * v)), both tanh nodes using the rule being checked."""
-    tanh = mg.defop("tanh_exercise", np.tanh, rules, symbol="tanh")
-    x = mg.Input("x")
-    w = mg.Parameter([0.9, -1.3, 0.4], name="w")
-    v = mg.Parameter([1.5, 0.7, -2.0], name="v")
-    t1 = tanh(mg.mul(x, w, name="z1"), name="t1")
-    t2 = tanh(mg.mul(t1, v, name="z2"), name="t2")
-    return mg.Graph(mg.sum(t2, name="loss")), {x: case["inputs"]["x"]}
+    tanh_op = mg.defop("tanh_exercise", np.tanh, rules, symbol="tanh")
+    return chained(tanh_op, [0.9, -1.3, 0.4], [1.5, 0.7, -2.0], "t")
 
 
-def _tanh_reference(g, x):
-    return g * (1 - np.tanh(x) ** 2)
-
-
-tanh_vjp = _vjp_exercise(
-    "03.tanh_vjp", "tanh_vjp", 2, "tanh_vjp(g, ans, x)", _single, _tanh_reference, _tanh_graph,
-    "loss = sum(tanh(tanh(x·w)·v))",
-    cases=[
-        case(g=[1.0, 1.0, 1.0], x=[-1.0, 0.0, 2.0]),
-        case(g=[2.0, -1.0, 0.5], x=[0.5, -0.5, 1.0],
-             hint="The upstream gradient g multiplies the local derivative, entry by entry."),
-        case(g=[[1.0, -2.0], [0.5, 3.0]], x=[[0.0, 1.0], [-1.0, 4.0]]),
-        {"graph": True, "inputs": {"x": [-1.5, 0.5, 2.0]}},
-    ],
+tanh_vjp = vjp_exercise(
+    "03.tanh_vjp", "tanh_vjp", 2, "tanh_vjp(g, ans, x)", np.tanh,
+    lambda g, ans, x: g * (1 - np.tanh(x) ** 2), tanh_graph, "loss = sum(tanh(tanh(x·w)·v))",
+    elementwise_cases("The upstream gradient g multiplies the local derivative, entry by entry."),
     hint="d tanh(x)/dx = 1 − tanh(x)², and ans already holds tanh(x): return g * (1 - ans**2).")
 
 
 # -- 03.mul_vjp (with broadcasting) -------------------------------------------------------------
 
-def _mul_graph(rules, case):
+def mul_graph(rules):
     """loss = sum(tanh(X * w) * k): X (3, 2) times w (2,), then times k (3, 1): both broadcast."""
     mul = mg.defop("mul_exercise", np.multiply, rules, symbol="×")
     X = mg.Input("X")
     w = mg.Parameter([0.7, -1.1], name="w")
     k = mg.Parameter([[0.5], [-1.5], [2.0]], name="k")
     h = mg.tanh(mul(X, w, name="Xw"), name="h")
-    return mg.Graph(mg.sum(mul(h, k, name="hk"), name="loss")), {X: case["inputs"]["X"]}
+    return mg.Graph(mg.sum(mul(h, k, name="hk"), name="loss"))
 
 
-def _mul_reference(g, x, y):
+def _mul_reference(g, ans, x, y):
     return (mg.unbroadcast(g * y, np.shape(x)), mg.unbroadcast(g * x, np.shape(y)))
 
 
-mul_vjp = _vjp_exercise(
-    "03.mul_vjp", "mul_vjp", 3, "mul_vjp(g, ans, x, y) -> (grad_x, grad_y)", _pair, _mul_reference,
-    _mul_graph, "loss = sum(tanh(X·w)·k), X (3, 2), w (2,), k (3, 1)", pair=True,
+mul_vjp = vjp_exercise(
+    "03.mul_vjp", "mul_vjp", 3, "mul_vjp(g, ans, x, y) -> (grad_x, grad_y)", np.multiply,
+    _mul_reference, mul_graph, "loss = sum(tanh(X·w)·k), w (2,), k (3, 1)",
     cases=[
         case(g=[1.0, 1.0, 1.0], x=[1.0, -2.0, 3.0], y=[0.5, 4.0, -1.0]),
         case(g=[2.0, -1.0], x=[3.0, 5.0], y=[-2.0, 0.5],
@@ -219,7 +63,7 @@ mul_vjp = _vjp_exercise(
         case(g=[[1.0, -1.0, 2.0], [0.5, 0.0, 1.0]], x=[[2.0], [-1.0]], y=[[1.0, 3.0, -2.0]],
              hint="Here both inputs were stretched: x from (2, 1), y from (1, 3). Sum each "
                   "gradient back to its own input's shape."),
-        {"graph": True, "inputs": {"X": [[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8]]}},
+        graph_case(X=[[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8]]),
     ],
     hint="grad_x = g * y and grad_y = g * x, each summed back to its input's shape with "
          "mg.unbroadcast(..., np.shape(input)).")
@@ -227,7 +71,7 @@ mul_vjp = _vjp_exercise(
 
 # -- 03.matmul_vjp ------------------------------------------------------------------------------
 
-def _matmul_graph(rules, case):
+def matmul_graph(rules):
     """loss = sum(tanh(tanh(X @ W1) @ W2)): a two-layer network without biases."""
     matmul = mg.defop("matmul_exercise", np.matmul, rules, symbol="@")
     X = mg.Input("X")
@@ -235,16 +79,13 @@ def _matmul_graph(rules, case):
     W2 = mg.Parameter([[1.0], [-0.7], [0.4]], name="W2")
     h = mg.tanh(matmul(X, W1, name="XW1"), name="h")
     out = mg.tanh(matmul(h, W2, name="hW2"), name="out")
-    return mg.Graph(mg.sum(out, name="loss")), {X: case["inputs"]["X"]}
+    return mg.Graph(mg.sum(out, name="loss"))
 
 
-def _matmul_reference(g, x, W):
-    return (g @ W.T, x.T @ g)
-
-
-matmul_vjp = _vjp_exercise(
-    "03.matmul_vjp", "matmul_vjp", 3, "matmul_vjp(g, ans, x, W) -> (grad_x, grad_W)", _pair,
-    _matmul_reference, _matmul_graph, "loss = sum(tanh(tanh(X@W1)@W2)), X (4, 2)", pair=True,
+matmul_vjp = vjp_exercise(
+    "03.matmul_vjp", "matmul_vjp", 3, "matmul_vjp(g, ans, x, W) -> (grad_x, grad_W)", np.matmul,
+    lambda g, ans, x, W: (g @ W.T, x.T @ g), matmul_graph,
+    "loss = sum(tanh(tanh(X@W1)@W2))",
     cases=[
         case(g=[[1.0]], x=[[2.0, -1.0]], W=[[3.0], [0.5]]),
         case(g=[[1.0, -1.0], [2.0, 0.5]], x=[[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]],
@@ -255,7 +96,7 @@ matmul_vjp = _vjp_exercise(
              W=[[0.3], [-0.8]],
              hint="With a batch of 4 rows, grad_W sums the contributions of all rows: that "
                   "is exactly what x.T @ g does."),
-        {"graph": True, "inputs": {"X": [[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8], [1.0, 1.0]]}},
+        graph_case(X=[[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8], [1.0, 1.0]]),
     ],
     hint="For y = x @ W: grad_x = g @ W.T and grad_W = x.T @ g. Each has its input's shape.")
 

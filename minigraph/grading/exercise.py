@@ -16,7 +16,7 @@ does ``run`` in the submission's kernel and ``judge`` at home.
 Most exercises are "call a function on some arrays and compare with a reference function":
 ``function_exercise`` builds those from a reference and a list of ``case(...)``.
 ``value_exercise`` asks for a value rather than a function. Anything else (a backward rule that
-must be plugged into the engine, say) writes its own ``run`` and ``judge`` -- see ``ch00.py``.
+must be plugged into the engine, say) writes its own ``run`` and ``judge`` -- see ``vjp.py``.
 """
 
 import contextlib
