@@ -279,11 +279,10 @@ class Graph:
             out = node.op.forward(*args, **node.attrs)
         except Exception as error:                      # turn numpy's complaint into ours
             raise _op_failure(node, args, error, "forward") from None
-        hooks = (node._forward_hooks or self._forward_hooks) and [
-            *node._forward_hooks.values(), *self._forward_hooks.values()]
-        for hook in hooks or ():
-            replaced = hook(node, tuple(args), out)
-            out = out if replaced is None else replaced
+        if node._forward_hooks or self._forward_hooks:          # no hooks: no cost
+            for hook in [*node._forward_hooks.values(), *self._forward_hooks.values()]:
+                replaced = hook(node, tuple(args), out)
+                out = out if replaced is None else replaced
         if _anomaly[0]:
             _check_finite(node, out, "produced", args)
         node._value = _frozen(out) if type(out) is np.ndarray else out
@@ -304,7 +303,6 @@ class Graph:
         value = self.forward(feed)
         grads = {out: self._seed(out, value, seed)}
         needs = self._needs(wrt)
-        hooks_on = bool(self._backward_hooks)
         for node in reversed(self._ops):
             g = grads.get(node)
             if g is None or node not in needs:
@@ -314,7 +312,7 @@ class Graph:
             args = [parent._value for parent in node.inputs]
             grad_inputs = tuple([self._vjp(node, k, g, args) if parent in needs else None
                                  for k, parent in enumerate(node.inputs)])
-            if hooks_on or node._backward_hooks:
+            if node._backward_hooks or self._backward_hooks:
                 for hook in [*node._backward_hooks.values(), *self._backward_hooks.values()]:
                     replaced = hook(node, g, grad_inputs)
                     grad_inputs = grad_inputs if replaced is None else tuple(replaced)
