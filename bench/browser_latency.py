@@ -84,9 +84,7 @@ def prepare(root):
         labdriver.copy_notebooks(root)
         return CHAPTER, f"{CHAPTER} (its first explore widget)"
     write_notebook(root / "latency.ipynb", FALLBACK_CELLS)
-    link = root / "minigraph"
-    if not link.exists():
-        link.symlink_to(REPO / "minigraph", target_is_directory=True)
+    labdriver.link_package(root)
     return "latency.ipynb", "a generated two-layer sigmoid network (chapter 03 has no explore widget yet)"
 
 

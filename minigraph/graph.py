@@ -220,7 +220,9 @@ class Graph:
         self._forward_hooks, self._backward_hooks = {}, {}
 
     def node(self, name):
-        """The node called ``name``."""
+        """The node called ``name`` (given a node, that node: so callers may pass either)."""
+        if isinstance(name, Node):
+            return name
         if name not in self._by_name:
             raise GraphError(f"no node named '{name}' in this graph; its nodes are: "
                              f"{', '.join(self._by_name)}")
@@ -258,7 +260,7 @@ class Graph:
 
     def _feed(self, feed):
         for key, value in feed.items():
-            node = self.node(key) if isinstance(key, str) else key
+            node = self.node(key)
             if node not in self._members or node.kind != "input":
                 what = "not part of this graph" if node.kind == "input" else f"a {node.kind}, not an Input"
                 raise GraphError(f"the feed has a value for {describe(node)}, which is {what}. "

@@ -74,11 +74,15 @@ def format_value(value, digits=4, items=3):
     return f"{value.shape} [{', '.join(entries)}]"
 
 
-def widest_text(value, digits=4):
-    """The longest text ``format_value`` can give for a value of this shape (to reserve room)."""
+def widest_text(value):
+    """The longest text ``format_value`` can give for a value of this shape (to reserve room).
+
+    Every entry is ``-1.111e+111``, the longest a number gets: a sign, four digits, a point and a
+    three-digit exponent (a tiny number such as ``-1.111e-111`` would print as ``0``).
+    """
     if value is None or isinstance(value, tuple):
-        return format_value(value, digits)
-    return format_value(np.full(np.shape(value), -1.111e-111), digits)
+        return format_value(value)
+    return format_value(np.full(np.shape(value), -1.111e+111))
 
 
 # -- the numbers a drawing shows -------------------------------------------------------------------
@@ -142,7 +146,7 @@ def resolve(graph, values=None, grads=None, backward=False, highlight=(), legend
     """Turn draw()'s arguments into a dict of decisions (``None`` means: decide by the graph)."""
     small = len(graph.nodes) <= DETAILED_NODES
     has_grads = any(n.grad is not None for n in graph.nodes)
-    highlight = {graph.node(h) if isinstance(h, str) else h for h in highlight}
+    highlight = {graph.node(h) for h in highlight}
     return dict(values=small if values is None else values,
                 grads=(small and has_grads) if grads is None else grads,
                 backward=backward, highlight=highlight, legend=legend, groups=groups,
@@ -154,6 +158,11 @@ def resolve(graph, values=None, grads=None, backward=False, highlight=(), legend
 def quote(text):
     """A DOT string literal."""
     return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def attributes(attrs):
+    """``key="value"`` pairs of a DOT statement (a class may end in a space when its fill is empty)."""
+    return " ".join(f"{key}={quote(value.strip())}" for key, value in attrs.items())
 
 
 def layer_groups(graph):
@@ -207,8 +216,7 @@ def node_statement(node, opts, fill):
              "fillcolor": fillcolor, "color": line}
     if node in opts["highlight"]:
         attrs.update(color=HIGHLIGHT, penwidth="3")
-    text = " ".join(f"{key}={quote(value.strip())}" for key, value in attrs.items())
-    return f"{quote(node.name)} [{text} label={node_label(node, opts, fill)}]"
+    return f"{quote(node.name)} [{attributes(attrs)} label={node_label(node, opts, fill)}]"
 
 
 def edge_statement(node, k, opts, fill):
@@ -225,8 +233,7 @@ def edge_statement(node, k, opts, fill):
             attrs.update(dir="none", style="dotted", color=MUTED)
     if {node, parent} <= opts["highlight"]:
         attrs.update(color=HIGHLIGHT, penwidth="2.5")
-    text = " ".join(f"{key}={quote(value.strip())}" for key, value in attrs.items())
-    return f"{tail} -> {quote(node.name)} [{text}]"
+    return f"{tail} -> {quote(node.name)} [{attributes(attrs)}]"
 
 
 def legend_statement():
@@ -277,14 +284,13 @@ def render_svg(source):
 
 # -- the text summary ---------------------------------------------------------------------------------
 
-def summary(graph, opts, numbers=ENGINE):
+def summary(graph, opts):
     """One line per node: name, kind (or op), value, grad -- stable text for notebook tests."""
     rows = []
     for n in graph.nodes:
         what = n.kind if n.op is None else n.op.name
-        value = format_value(numbers.value(n)) if opts["summary_values"] else ""
-        grad = numbers.grad(n)
-        grad = f"grad {format_value(grad)}" if opts["summary_grads"] and grad is not None else ""
+        value = format_value(n.value) if opts["summary_values"] else ""
+        grad = f"grad {format_value(n.grad)}" if opts["summary_grads"] and n.grad is not None else ""
         rows.append((n.name, what, value, grad))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = [f"Drawing of {len(rows)} nodes" + (", backward view" if opts["backward"] else "")]
@@ -384,6 +390,3 @@ class LiveDrawing:
     def _class(slot, highlight):
         element = slot[1] if len(slot) == 2 else slot[1:]       # a node, or an edge (node, k)
         return "mg-hl" if element in highlight else ""
-
-    def summary(self, numbers=ENGINE):
-        return summary(self.graph, self.options, numbers)

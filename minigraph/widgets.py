@@ -39,6 +39,11 @@ def on_grid(x, lo, step):
     return round(lo + round((x - lo) / step) * step, decimals)
 
 
+def has_scalar_output(graph, out):
+    """One output holding one number (``out``, its value): a backward pass can start there."""
+    return len(graph.outputs) == 1 and np.size(out) == 1
+
+
 def svg_view(svg):
     """HTML for a drawing inside a widget: scrolls sideways when the graph is wide."""
     return f'<div class="mg-graph" style="overflow-x:auto">{svg}</div>'
@@ -56,10 +61,9 @@ class Explorer(W.VBox):
 
     def __init__(self, graph, sliders, feed=None, **draw_options):
         self.graph = viz.as_graph(graph)
-        self.feed = {self._node(k): v for k, v in (feed or {}).items()}
+        self.feed = {self.graph.node(k): v for k, v in (feed or {}).items()}
         self.sliders = {key: self._slider(key, spec) for key, spec in self._per_element(sliders).items()}
-        out = self.graph.forward(self.feed)
-        self.backward = len(self.graph.outputs) == 1 and np.size(out) == 1
+        self.backward = has_scalar_output(self.graph, self.graph.forward(self.feed))
         self._run()
         self.drawing = viz.LiveDrawing(self.graph, **draw_options)
         self.readout = W.HTML().add_class("mg-readout")
@@ -68,14 +72,11 @@ class Explorer(W.VBox):
         super().__init__([W.VBox(list(self.sliders.values())), self.readout, self.view])
         self.add_class("mg-explore")
 
-    def _node(self, key):
-        return self.graph.node(key) if isinstance(key, str) else key
-
     def _per_element(self, sliders):
         """``{x: range}`` for a small array x becomes one slider per element: ``(x, 0)``, ``(x, 1)``..."""
         expanded = {}
         for key, spec in sliders.items():
-            node = None if isinstance(key, tuple) else self._node(key)
+            node = None if isinstance(key, tuple) else self.graph.node(key)
             current = None if node is None else self.feed.get(node, node.value)
             if current is None or np.size(current) == 1:
                 expanded[key] = spec
@@ -90,7 +91,7 @@ class Explorer(W.VBox):
     def _slider(self, key, spec):
         """A slider for ``node`` or ``(node, index)``; it starts at the leaf's current value."""
         node, index = (key if isinstance(key, tuple) else (key, None))
-        node = self._node(node)
+        node = self.graph.node(node)
         if node.kind not in ("input", "parameter"):
             raise TypeError(f"'{node.name}' is a {node.kind}; sliders move Inputs and Parameters only")
         current = self.feed.get(node, node.value)
@@ -170,8 +171,7 @@ def record(graph, feed):
     hooks = [graph.register_forward_hook(lambda node, inputs, out: steps.append(("forward", node, inputs, out))),
              graph.register_backward_hook(lambda node, g, sent: steps.append(("backward", node, g, sent)))]
     try:
-        out = graph.forward(feed)
-        if len(graph.outputs) == 1 and np.size(out) == 1:
+        if has_scalar_output(graph, graph.forward(feed)):
             graph.backward(feed)
     finally:
         for hook in hooks:
@@ -236,12 +236,12 @@ def explain_backward(node, g, sent, before, final):
     fmt = viz.format_value
     received = before.received.get(node)
     if received is None:
-        arriving = f"{fmt(g)}   (the seed: d {node.name} / d {node.name} = 1)"
+        arriving = f"{node.name}.grad = {fmt(g)}   (the seed: d {node.name} / d {node.name} = 1)"
     elif len(received) == 1:
-        arriving = f"{fmt(g)}   (from {received[0][0].name})"
-    lines = [f"backward {node.name} = {formula(node, names(node))}",
-             f"  {sum_text(node, received, g)}" if received and len(received) > 1 else
-             f"  {node.name}.grad = {arriving}"]
+        arriving = f"{node.name}.grad = {fmt(g)}   (from {received[0][0].name})"
+    else:
+        arriving = sum_text(node, received, g)
+    lines = [f"backward {node.name} = {formula(node, names(node))}", f"  {arriving}"]
     args = [before.value(p) for p in node.inputs]
     for k, (parent, gi) in enumerate(zip(node.inputs, sent)):
         if gi is None:

@@ -135,7 +135,7 @@ def test_feed_by_name_and_lookup():
     x = mg.Input("x")
     g = mg.Graph(2 * x)
     assert g.forward({"x": 3.0}) == 6.0
-    assert g.node("x") is x
+    assert g.node("x") is x and g.node(x) is x
 
 
 # -- incremental recompute --------------------------------------------------------------------

@@ -207,3 +207,12 @@ def test_live_drawing_swaps_numbers_without_moving_anything(small):
     lit = live.render(highlight={small.node("h")})
     assert re.search(r'id="mg-node-h" class="[^"]*mg-hl', lit.replace("&#45;", "-"))
     assert not re.search(r'class="[^"]*mg-hl', first)
+
+
+def test_live_drawing_reserves_room_for_the_longest_number():
+    """A live drawing's boxes are laid out once, so each placeholder must be as wide as any
+    number of that shape can print (a tiny number prints as 0: it cannot be the widest)."""
+    for shape in ((), (3,), (2, 3)):
+        room = len(viz.widest_text(np.zeros(shape)))
+        for x in (-1.2345e-11, -1.2345e+100, -0.12345, 12345678.0):
+            assert len(viz.format_value(np.full(shape, x))) <= room, (shape, x)

@@ -14,11 +14,13 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+KEYS = ("tests", "failures", "errors", "skipped")      # the counts a <testsuite> carries
+
 
 def count(path: Path) -> dict[str, int]:
     root = ET.parse(path).getroot()
     suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    totals = dict.fromkeys(KEYS, 0)
     for suite in suites:
         for key in totals:
             totals[key] += int(suite.get(key, 0))
@@ -26,7 +28,7 @@ def count(path: Path) -> dict[str, int]:
 
 
 def main(argv: list[str]) -> int:
-    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    totals = dict.fromkeys(KEYS, 0)
     for name in argv:
         path = Path(name)
         if not path.exists():

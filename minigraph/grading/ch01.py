@@ -87,9 +87,9 @@ def kinds_of(spec):
 
 def formula(spec, output):
     """``out = f·two, f = d + e, ...``: the graph as equations, output first (for tables)."""
-    parts = []
+    parts, above = [], set(ancestors(spec, output))
     for name, what, *args in reversed(spec):
-        if what in LEAVES or name not in ancestors(spec, output):
+        if what in LEAVES or name not in above:
             continue
         if what in SYMBOLS:
             parts.append(f"{name}={args[0]}{SYMBOLS[what]}{args[1]}")
@@ -235,11 +235,11 @@ def _run_consumers(answer, case):
 def _judge_consumers(case, got):
     if got.get("problem"):
         return Verdict(False, "a list of nodes", "?", f"returned {got['problem']}")
-    node = case["node"]
-    consumers = [n for n, ins in inputs_of(SHARED).items() if node in ins]
+    node, parents = case["node"], inputs_of(SHARED)
+    consumers = [n for n, ins in parents.items() if node in ins]
     names = [str(n) for n in got["names"]]
     return compare_sets(consumers, names, "consumer",
-                        lambda n: f"does not use '{node}' as an input" if n in inputs_of(SHARED)
+                        lambda n: f"does not use '{node}' as an input" if n in parents
                         else "is not a node of this graph")
 
 

@@ -7,6 +7,8 @@ against one particular order. As in ``ch01``, ``run`` builds graphs with the lea
 of the engine (``engine_for``).
 """
 
+from collections import Counter
+
 import numpy as np
 
 import minigraph as mg
@@ -84,15 +86,14 @@ def judge_order(spec, output, names):
     unknown = [n for n in names if n not in parents]
     if unknown:
         return Verdict(False, expected, short, f"'{unknown[0]}' is not a node of this graph")
-    seen = {}
-    for n in names:
-        seen[n] = seen.get(n, 0) + 1
+    seen = Counter(names)
     repeated = [n for n in names if seen[n] > 1]
     if repeated:
         return Verdict(False, expected, short,
                        f"node {repeated[0]} appears {seen[repeated[0]]} times; each node must appear "
                        "exactly once (remember which nodes you have already placed)")
-    outside = [n for n in names if n not in needed]
+    needed_set = set(needed)
+    outside = [n for n in names if n not in needed_set]
     if outside:
         return Verdict(False, expected, short,
                        f"node {outside[0]} is not needed: {output} does not depend on it")
@@ -221,11 +222,11 @@ waves = Exercise(
 
 def downstream(spec, output, changed):
     """The op nodes of ``output``'s graph that depend on ``changed`` (in spec order)."""
-    parents, hit = inputs_of(spec), {changed}
-    for n in ancestors(spec, output):
+    parents, hit, above = inputs_of(spec), {changed}, ancestors(spec, output)
+    for n in above:
         if any(p in hit for p in parents[n]):
             hit.add(n)
-    return [n for n in ancestors(spec, output) if n in hit and n != changed]
+    return [n for n in above if n in hit and n != changed]
 
 
 def _run_recompute(answer, case):
@@ -306,9 +307,9 @@ def _judge_evaluate(case, got):
     verdict = compare(expected, decode(got["value"]))
     if not verdict.passed:
         return verdict
-    counts = got["counts"]
+    counts, kinds = got["counts"], kinds_of(spec)
     for n in ancestors(spec, output):
-        if kinds_of(spec)[n] == "op" and counts.get(n, 0) != 1:
+        if kinds[n] == "op" and counts.get(n, 0) != 1:
             times = counts.get(n, 0)
             return Verdict(False, "each op computed once", f"{n}: {times} times",
                            f"the value is right, but op {n} was computed {times} times; compute each "

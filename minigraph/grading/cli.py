@@ -76,8 +76,11 @@ def main(argv=None):
 
 
 def _prepare(args):
-    if args.chapter and args.chapter not in registry.CHAPTERS:
-        raise CannotRun(f"no chapter '{args.chapter}'; chapters with exercises: {', '.join(registry.CHAPTERS)}")
+    if args.chapter:
+        try:
+            registry.exercises(args.chapter)
+        except registry.UnknownExercise as error:
+            raise CannotRun(str(error)) from None
     try:
         KernelSpecManager().get_kernel_spec(args.kernel)
     except NoSuchKernel:

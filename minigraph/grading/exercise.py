@@ -28,9 +28,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .values import Unreadable, decode, encode, number, shape_text, show
+from .values import Unreadable, decode, encode, number, shape_text, shorten, show
 
 CASE_TIME_LIMIT = 2.0        # seconds one case may run before it counts as "timed out"
+RTOL, ATOL = 1e-6, 1e-9      # how close an answer must be to the reference (np.isclose)
 MAX_MESSAGE = 300            # characters of an error message kept in a result
 
 
@@ -75,10 +76,6 @@ class Exercise:
     hint: str = ""
     describe: Callable[[dict], str] = describe_inputs
 
-    @property
-    def chapter(self):
-        return self.id.split(".")[0]
-
 
 def case(hint="", **inputs):
     """One case: named inputs (numbers or nested lists) and, if you like, a hint of its own.
@@ -93,7 +90,7 @@ def arrays(case):
     return [np.asarray(value, dtype=float) for value in case["inputs"].values()]
 
 
-def compare(expected, got, rtol=1e-6, atol=1e-9, reveal=True):
+def compare(expected, got, rtol=RTOL, atol=ATOL, reveal=True):
     """Verdict for an array answer: shape first, then values (naming the first wrong entry)."""
     shown = show(expected) if reveal else "(hidden)"
     if got is None:
@@ -132,7 +129,7 @@ def _expected_got(expected, got, rtol, atol):
 
 
 def function_exercise(id, name, reference, cases, points, hint="", title=None,
-                      rtol=1e-6, atol=1e-9, raise_on=()):
+                      rtol=RTOL, atol=ATOL, raise_on=()):
     """An exercise "write ``name(*inputs)``", checked against ``reference`` on each case.
 
     ``raise_on`` lists numpy floating-point errors (``"over"``, ``"invalid"``, ``"divide"``)
@@ -163,13 +160,12 @@ def value_exercise(id, name, expected, points, hint="", title=None, labels=None)
         return encode(answer)
 
     def judge(case, got):
-        want = np.asarray(expected, dtype=float)
-        verdict = compare(want, decode(got), reveal=False)
-        value = decode(got)
+        want, value = np.asarray(expected, dtype=float), decode(got)
+        verdict = compare(want, value, reveal=False)
         if (verdict.passed or labels is None or not isinstance(value, np.ndarray)
                 or value.shape != want.shape):
             return verdict
-        right = np.isclose(value, want, rtol=1e-6, atol=1e-9)
+        right = np.isclose(value, want, rtol=RTOL, atol=ATOL)
         good = [label for label, ok in zip(labels, right) if ok]
         bad = [label for label, ok in zip(labels, right) if not ok]
         return Verdict(False, verdict.expected, verdict.got,
@@ -231,12 +227,7 @@ def _run_one(exercise, answer, case, seconds):
     except CaseTimeout:
         return {"status": "timeout", "seconds": seconds}
     except Exception as error:
-        return {"status": "error", "message": _short(f"{type(error).__name__}: {error}")}
-
-
-def _short(text):
-    text = " ".join(str(text).split())
-    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE - 1] + "…"
+        return {"status": "error", "message": shorten(f"{type(error).__name__}: {error}", MAX_MESSAGE)}
 
 
 # -- judging (where the reference lives) ----------------------------------------------------
@@ -289,9 +280,9 @@ def grade(exercise, records):
     return _result(exercise, status, cases, _summary(status, cases))
 
 
-def missing(exercise, message=None):
+def missing(exercise):
     """The result for an exercise whose answer the notebook never defined."""
-    return _result(exercise, "missing", [], message or f"no `{exercise.name}` defined in the notebook")
+    return _result(exercise, "missing", [], f"no `{exercise.name}` defined in the notebook")
 
 
 def failed_to_run(exercise, message):
@@ -313,7 +304,8 @@ def _grade_case(exercise, index, case, record):
         try:
             verdict = exercise.judge(case, record.get("got"))
         except Exception as error:
-            verdict = Verdict(False, message=_short(f"the result could not be read ({type(error).__name__}: {error})"))
+            why = f"the result could not be read ({type(error).__name__}: {error})"
+            verdict = Verdict(False, message=shorten(why, MAX_MESSAGE))
         row.status = "pass" if verdict.passed else "fail"
         row.expected, row.got, row.message = verdict.expected, verdict.got, verdict.message
     elif status == "not_done":
@@ -322,7 +314,7 @@ def _grade_case(exercise, index, case, record):
         row.status = "timeout"
         row.message = f"did not finish within {number(CASE_TIME_LIMIT)} s (an endless loop?)"
     elif status == "error":
-        row.status, row.message = "error", _short(record.get("message", "raised an error"))
+        row.status, row.message = "error", shorten(record.get("message", "raised an error"), MAX_MESSAGE)
     else:
         row.message = "no readable result for this case"
     if row.status not in ("pass", "not_done"):

@@ -36,6 +36,7 @@ from nbclient.exceptions import DeadKernelError
 from . import registry
 from .exercise import CASE_TIME_LIMIT, failed_to_run, grade, missing
 from .report import points
+from .values import shorten
 
 TIMED_OUT = "CellTimedOut"                 # the error name of a cell interrupted for time
 BIG_OUTPUT = 1_000_000                     # characters of output worth a note
@@ -147,12 +148,12 @@ def read_notebook(path):
         text = Path(path).read_bytes().decode("utf-8")
         json.loads(text)
     except ValueError as error:              # also UnicodeDecodeError
-        return f"not a valid notebook: the file is not JSON ({_short(error)})", None
+        return f"not a valid notebook: the file is not JSON ({shorten(error, MAX_NOTE)})", None
     try:
         notebook = nbformat.reads(text, as_version=4)
         nbformat.validate(notebook)
     except Exception as error:               # nbformat raises many kinds for many problems
-        return f"not a valid notebook: JSON, but not in Jupyter's format ({_short(error)})", None
+        return f"not a valid notebook: JSON, but not in Jupyter's format ({shorten(error, MAX_NOTE)})", None
     return None, notebook
 
 
@@ -169,7 +170,8 @@ def _grade_exercise(exercise, entry):
     if status == "missing":
         return missing(exercise)
     if status == "error":
-        return failed_to_run(exercise, f"its cases could not be run: {_short(entry.get('message'))}")
+        return failed_to_run(exercise, "its cases could not be run: "
+                             + shorten(entry.get("message"), MAX_NOTE))
     return failed_to_run(exercise, "no results: the grading cell stopped before this exercise")
 
 
@@ -230,8 +232,8 @@ class _Client(NotebookClient):
             self.notes.append(f"{self.where(cell_index)} did not finish within "
                               f"{points(self.settings.cell_timeout)} s and was interrupted")
         else:
-            self.notes.append(_short(f"{self.where(cell_index)} raised {content.get('ename')}: "
-                                     f"{content.get('evalue')}"))
+            self.notes.append(shorten(f"{self.where(cell_index)} raised {content.get('ename')}: "
+                                      f"{content.get('evalue')}", MAX_NOTE))
 
     def output(self, outs, msg, display_id, cell_index):
         content = msg.get("content", {})
@@ -266,7 +268,7 @@ async def _execute(notebook, chapter, exercises, work, results_file, settings):
         elif isinstance(task.exception(), DeadKernelError):
             client.notes.append(f"the kernel died while running {client.where(client.current)}")
         elif task.exception():
-            client.notes.append(_short(f"the notebook could not be run: {task.exception()}"))
+            client.notes.append(shorten(f"the notebook could not be run: {task.exception()}", MAX_NOTE))
     finally:
         await _shutdown(client, km)
     return client.notes + client.big_outputs()
@@ -287,8 +289,3 @@ async def _shutdown(client, km):
         client.kc.stop_channels()
     if km.has_kernel:
         await km.shutdown_kernel(now=True)          # also removes the connection file
-
-
-def _short(text):
-    text = " ".join(str(text).split())
-    return text if len(text) <= MAX_NOTE else text[:MAX_NOTE - 1] + "…"

@@ -64,6 +64,12 @@ def _rows(result):
     return [(str(c.index), CASE_WORDS[c.status], c.input, c.expected, c.got) for c in result.cases]
 
 
+def _notes(case):
+    """The lines under a case's row: what went wrong (unless it passed), and its hint."""
+    notes = [case.message] if case.status != "pass" and case.message else []
+    return notes + ([f"hint: {case.hint}"] if case.hint else [])
+
+
 def check_text(result):
     lines = [_headline(result)]
     rows = _rows(result)
@@ -71,13 +77,10 @@ def check_text(result):
         header = ("case", "result", "input", "expected", "got")
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
+        indent = "  " + " " * (widths[0] + 2)              # notes start under "result"
         for row, case in zip(rows, result.cases):
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
-            indent = "  " + " " * (widths[0] + 2)
-            if case.status != "pass" and case.message:
-                lines.append(indent + case.message)
-            if case.hint:
-                lines.append(indent + "hint: " + case.hint)
+            lines += [indent + note for note in _notes(case)]
     return "\n".join(lines)
 
 
@@ -92,8 +95,7 @@ def check_html(result):
             cells = [_e(row[0]), f"<span style=\"color:{colour}\">{_e(row[1])}</span>",
                      *(f"<code>{_e(v)}</code>" for v in row[2:])]
             parts.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-            notes = [case.message] if case.status != "pass" and case.message else []
-            notes += [f"hint: {case.hint}"] if case.hint else []
+            notes = _notes(case)
             if notes:
                 parts.append("<tr><td></td><td colspan=\"4\">" + "<br>".join(map(_e, notes))
                              + "</td></tr>")

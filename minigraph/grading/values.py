@@ -34,7 +34,7 @@ def encode(value):
         array = None
     if array is not None and array.dtype.kind in "biuf":
         return {"type": "array", "shape": list(array.shape), "data": array.astype(float).tolist()}
-    return {"type": "other", "type_name": type(value).__name__, "text": _short(repr(value))}
+    return {"type": "other", "type_name": type(value).__name__, "text": shorten(repr(value))}
 
 
 def decode(data):
@@ -49,25 +49,25 @@ def decode(data):
         return array
     if kind == "other":
         return Unreadable(str(data["type_name"]), str(data["text"]))
-    raise ValueError(f"not an encoded value: {_short(repr(data))}")
+    raise ValueError(f"not an encoded value: {shorten(repr(data))}")
 
 
 def show(value):
     """Short, deterministic text for a table cell: arrays, numbers, None, tuples, anything."""
     if isinstance(value, Unreadable):
-        return _short(f"{value.type_name} {value.text}")
+        return shorten(f"{value.type_name} {value.text}")
     if value is None:
         return "None"
     if isinstance(value, tuple) and not all(isinstance(v, (int, float)) for v in value):
-        return _short("(" + ", ".join(show(v) for v in value) + ")")
+        return shorten("(" + ", ".join(show(v) for v in value) + ")")
     array = np.asarray(value)
     if array.dtype.kind not in "biuf":
-        return _short(repr(value))
+        return shorten(repr(value))
     if array.ndim == 0:
         return number(float(array))
     text = np.array2string(array.astype(float), separator=", ", max_line_width=10**6,
                            threshold=12, edgeitems=3, formatter={"float_kind": number})
-    return _short(" ".join(text.split()))
+    return shorten(text)
 
 
 def number(x):
@@ -85,6 +85,7 @@ def shape_text(value):
     return f"shape {tuple(np.shape(value))}"
 
 
-def _short(text):
-    text = " ".join(text.split())
-    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1] + "…"
+def shorten(text, limit=MAX_TEXT):
+    """``text`` on one line (runs of whitespace become one space), cut to ``limit`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"

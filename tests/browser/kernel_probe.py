@@ -29,7 +29,7 @@ def _mg_expected(explorer, key, value):
     graph = explorer.graph
     node, index = key if isinstance(key, tuple) else (key, None)
     node = graph.node(node) if isinstance(node, str) else node
-    feed = {(graph.node(k) if isinstance(k, str) else k): v for k, v in explorer.feed.items()}
+    feed = dict(explorer.feed)                            # keyed by node (Explorer resolves names)
     current = feed.get(node) if node.kind == "input" else node.value
     if index is None:
         new = float(value)

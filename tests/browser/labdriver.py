@@ -18,6 +18,7 @@ JUPYTER_RUNTIME_DIR, IPYTHONDIR, MPLCONFIGDIR and XDG_{CACHE,CONFIG,DATA}_HOME i
 server's temporary folder (kernels inherit them); Chromium runs with HOME in it too.
 """
 
+import importlib
 import json
 import os
 import shutil
@@ -82,7 +83,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def isolated_env(base, extra_pythonpath=(REPO,)):
+def isolated_env(base):
     """os.environ with every per-user Jupyter/IPython/matplotlib/XDG dir inside ``base``."""
     base = Path(base)
     dirs = {
@@ -105,7 +106,7 @@ def isolated_env(base, extra_pythonpath=(REPO,)):
     # sys.executable of the server, and the server is started with sys.executable); the
     # package is imported from the repo even without an editable install.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    paths = [str(p) for p in extra_pythonpath] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    paths = [str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     env.pop("MPLBACKEND", None)                   # the kernel's inline backend, as for a learner
     return env
@@ -341,10 +342,11 @@ JS_HELPERS = r"""
       window.jupyterapp.shell.activateById(w.id);
       return window.jupyterapp.shell.currentWidget === w;
     },
-    runAll(path) {
+    // Run a notebook command (Run All, Run the active cell) in ``path``; runDone tells the end.
+    run(path, command) {
       window.__mg.activate(path);
       window.__mgRun = {done: false};
-      window.jupyterapp.commands.execute('notebook:run-all-cells').then(
+      window.jupyterapp.commands.execute(command).then(
         ok => { window.__mgRun = {done: true, ok}; },
         err => { window.__mgRun = {done: true, ok: false, error: String(err)}; });
     },
@@ -397,7 +399,7 @@ class Notebook:
     def run_all(self, timeout_ms=120_000):
         """Run every cell (JupyterLab's own Run All); returns when the run ended (all done, or
         stopped at an error) and the kernel is idle again."""
-        self.js("p => window.__mg.runAll(p)", self.path)
+        self.js("p => window.__mg.run(p, 'notebook:run-all-cells')", self.path)
         try:
             self.wait_js("p => window.__mg.runDone(p)", self.path, timeout_ms=timeout_ms, polling=100)
         except Exception as e:
@@ -423,14 +425,8 @@ class Notebook:
             model.sharedModel.insertCell(model.cells.length, {cell_type: 'code', source: src});
             return model.cells.length - 1; }""", [self.path, source])
         self.js("""([p, n]) => {
-            const w = window.__mg.panel(p);
-            window.__mg.activate(p);
-            w.content.activeCellIndex = n;
-            window.__mgRun = {done: false};
-            window.jupyterapp.commands.execute('notebook:run-cell').then(
-              ok => { window.__mgRun = {done: true, ok}; },
-              err => { window.__mgRun = {done: true, ok: false, error: String(err)}; }); }""",
-                [self.path, n])
+            window.__mg.panel(p).content.activeCellIndex = n;
+            window.__mg.run(p, 'notebook:run-cell'); }""", [self.path, n])
         self.wait_js("p => window.__mg.runDone(p)", self.path, timeout_ms=timeout_ms)
         return self.cells()[n]
 
@@ -448,7 +444,7 @@ class Browser:
         if not (os.path.isfile(CHROMIUM) and os.access(CHROMIUM, os.X_OK)):
             raise BrowserUnavailable(f"{CHROMIUM} not found.\n{INSTALL_HINT}")
         try:
-            import playwright.sync_api  # noqa: F401
+            importlib.import_module("playwright.sync_api")
         except ImportError as e:
             raise BrowserUnavailable(f"the Python package playwright is missing ({e}): "
                                      f"pip install -e '.[dev]' (or pip install playwright).\n"
@@ -485,22 +481,21 @@ class Browser:
                 shutil.rmtree(self.home, ignore_errors=True)
 
 
-def copy_notebooks(dest, folders=("chapters",)):
-    """Copy the course's notebooks (only the .ipynb files) into ``dest``; returns their
-    paths relative to ``dest``. A ``minigraph`` symlink next to the copies lets a chapter that
-    checks "is this the course's copy of the package?" see the repo's package."""
-    dest = Path(dest)
-    copied = []
-    for folder in folders:
-        for nb in sorted((REPO / folder).glob("*.ipynb")):
-            target = dest / folder / nb.name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(nb, target)
-            copied.append(target.relative_to(dest).as_posix())
-    link = dest / "minigraph"
+def copy_notebooks(dest):
+    """Copy the course's chapters (only the .ipynb files) into ``dest``/chapters, and link the
+    package beside them (``link_package``)."""
+    (Path(dest) / "chapters").mkdir(parents=True, exist_ok=True)
+    for nb in sorted((REPO / "chapters").glob("*.ipynb")):
+        shutil.copyfile(nb, Path(dest) / "chapters" / nb.name)
+    link_package(dest)
+
+
+def link_package(dest):
+    """A ``minigraph`` symlink in ``dest`` to the repo's package, so a chapter that checks "is
+    this the course's copy of the package?" sees the repo's."""
+    link = Path(dest) / "minigraph"
     if not link.exists():
         link.symlink_to(REPO / "minigraph", target_is_directory=True)
-    return copied
 
 
 def trust(paths, data_dir):
@@ -677,13 +672,13 @@ class NotebookView(Notebook):
         panel_id = self.page_js("node.id")
         return self.page.locator(f'[id="{panel_id}"]')
 
-    def move_slider(self, explore_index=0, slider_index=0, key=None, timeout_ms=30_000):
+    def move_slider(self, explore_index=0, slider_index=0, timeout_ms=30_000):
         """Focus a slider of an explore widget and press an arrow key once (ArrowRight, or
-        ArrowLeft at the top end); wait until the drawing changed. Returns (key, before, after)."""
+        ArrowLeft at the top end); wait until the drawing changed. Returns (key, the widget as
+        the page showed it before)."""
         before = self.explore(explore_index)
         s = before["sliders"][slider_index]
-        if key is None:
-            key = "ArrowLeft" if s["max"] is not None and s["now"] is not None and s["now"] >= s["max"] else "ArrowRight"
+        key = "ArrowLeft" if s["max"] is not None and s["now"] is not None and s["now"] >= s["max"] else "ArrowRight"
         handle = self.slider_handle(explore_index, slider_index)
         handle.focus()
         handle.press(key)
@@ -695,7 +690,7 @@ class NotebookView(Notebook):
             raise AssertionError(f"after {key} on slider {s['description']!r} (readout {s['readout']} -> "
                                  f"{now['readout']}) the drawing did not change within "
                                  f"{timeout_ms / 1000:.0f} s") from e
-        return key, before, self.explore(explore_index)
+        return key, before
 
 
 class LabSession:

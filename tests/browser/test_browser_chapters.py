@@ -164,17 +164,22 @@ def same_as_readout(value, shown, digits=3):
     return float(f"{value:.{digits}g}") == shown or abs(value - shown) <= 1e-9
 
 
+def probe(nb, moved=None):
+    """Run kernel_probe's cell at the end of the notebook; its report (see kernel_probe.py)."""
+    return kernel_probe.parse(nb.append_and_run(kernel_probe.cell_source(moved))["outputs"])
+
+
 def check_explore(nb):
     """Move the first slider of the first explore widget one step with the keyboard; the
     drawing must then show exactly the engine's numbers for the new slider value."""
     nb.session.focus = ".mg-explore"
     description = nb.explore(0)["sliders"][0]["description"]
-    key, before, _ = nb.move_slider(0, 0)          # returns once the drawing changed
+    key, before = nb.move_slider(0, 0)             # returns once the drawing changed
     # The probe runs after every message the key press caused: the kernel handles the slider's
     # update before this execute request (one shell channel, in order), and its redraw reaches
     # the page before the probe's output (one iopub channel, in order). So the page read after
     # the probe shows the final drawing, not an intermediate one.
-    probe = kernel_probe.parse(nb.append_and_run(kernel_probe.cell_source({"description": description}))["outputs"])
+    report = probe(nb, {"description": description})
     after = nb.explore(0)
     moved_before, moved_after = before["sliders"][0], after["sliders"][0]
     shown = slider_value(moved_after)
@@ -184,17 +189,16 @@ def check_explore(nb):
         return {k: (v["value"], v["grad"]) for k, v in d["numbers"]["nodes"].items()}
 
     assert numbers(after) != numbers(before), "the drawing's numbers did not change"
-    candidates = [e for e in probe["explorers"]
+    candidates = [e for e in report["explorers"]
                   if e["expected"] is not None
                   and sorted(after["numbers"]["nodes"]) == e["nodes"]
                   and same_as_readout(e["sliders"][description], shown)]
     assert candidates, (f"no explore widget in the kernel has a slider {description!r} at {shown} "
-                        f"(as the browser shows it) over the drawn nodes; kernel: {probe['explorers']}")
+                        f"(as the browser shows it) over the drawn nodes; kernel: {report['explorers']}")
     results = [compare_numbers(after["numbers"], c["expected"]) for c in candidates]
     assert any(not r for r in results), (
         f"after {key} on slider {description!r} ({moved_before['readout']} -> {moved_after['readout']}), "
         f"the drawing disagrees with the engine:\n  " + "\n  ".join(min(results, key=len)))
-    return probe
 
 
 def click_step(nb):
@@ -217,7 +221,7 @@ def check_step_through(nb):
     if not nb.step_through(0)["highlighted"]:
         click_step(nb)
     before = click_step(nb)
-    probe = kernel_probe.parse(nb.append_and_run(kernel_probe.cell_source())["outputs"])
+    report = probe(nb)
     after = nb.step_through(0)                     # read after the probe: see check_explore
     assert before["highlighted"] and after["highlighted"] and after["highlighted"] != before["highlighted"], (
         f"the highlight did not move: {before['highlighted']} -> {after['highlighted']}")
@@ -226,7 +230,7 @@ def check_step_through(nb):
     assert m_before and m_after and int(m_after.group(1)) == int(m_before.group(1)) + 1, (
         f"the explanation did not advance one step: {before['text'][:80]!r} -> {after['text'][:80]!r}")
     position = int(m_after.group(1))
-    currents = {s["current"] for s in probe["steppers"] if s["position"] == position}
+    currents = {s["current"] for s in report["steppers"] if s["position"] == position}
     assert set(after["highlighted"]) & currents, (
         f"highlighted {after['highlighted']} but the kernel's step_through at step {position} is at {currents}")
 
@@ -247,10 +251,10 @@ def test_chapter_in_jupyterlab(request, artifacts, chapter):
         if "step_through(" in source:
             assert report["stepThrough"] >= 1, "the chapter calls step_through() but no .mg-step-through shows"
             check_step_through(nb)
-        probe = kernel_probe.parse(nb.append_and_run(kernel_probe.cell_source())["outputs"])
-        assert (probe["python"], probe["prefix"]) == (os.path.realpath(sys.executable), os.path.realpath(sys.prefix)), (
-            f"the notebook's kernel runs {probe['python']} in {probe['prefix']}, "
+        kernel = probe(nb)
+        assert (kernel["python"], kernel["prefix"]) == (os.path.realpath(sys.executable), os.path.realpath(sys.prefix)), (
+            f"the notebook's kernel runs {kernel['python']} in {kernel['prefix']}, "
             f"not pytest's Python {sys.executable} in {sys.prefix}")
-        assert probe["minigraph"] == str((REPO / "minigraph").resolve()), (
-            f"the kernel imported minigraph from {probe['minigraph']}, not from the repo")
+        assert kernel["minigraph"] == str((REPO / "minigraph").resolve()), (
+            f"the kernel imported minigraph from {kernel['minigraph']}, not from the repo")
     session.close(nb)
