@@ -366,9 +366,7 @@ class Graph:
             raise _op_failure(node, args, error, f"backward (the gradient for input '{parent.name}')") from None
         if gi is None:
             return None
-        value = parent._value
-        fits = gi.shape == value.shape if type(gi) is type(value) is np.ndarray else same_shape(gi, value)
-        if not fits:
+        if not same_shape(gi, parent._value):
             raise ShapeError(
                 f"the backward of '{node.name}' ({node.op.name}) returned a gradient "
                 f"({shape_text(gi)}) for its input {describe(parent)}. A gradient must have the shape of "
@@ -380,6 +378,8 @@ class Graph:
 
 def same_shape(grad, value):
     """Does a gradient fit its value? (Element by element for a multi-output op's tuple.)"""
+    if type(grad) is type(value) is np.ndarray:          # the common case, checked on every edge
+        return grad.shape == value.shape
     if isinstance(value, tuple):
         return isinstance(grad, tuple) and all(
             g is None or np.shape(g) == np.shape(v) for g, v in zip(grad, value))

@@ -44,7 +44,7 @@ def defop(name, forward, vjps, symbol=None, n_outputs=1):
     def build(*args, name=None, **attrs):
         inputs, extra = args[:n_inputs], args[n_inputs:]
         if extra:
-            attrs.update(zip(list(inspect.signature(forward).parameters)[n_inputs:], extra))
+            attrs.update(_positional_attributes(opdef, extra))
         node = Op(opdef, [as_node(x) for x in inputs], attrs, name)
         if n_outputs == 1:
             return node
@@ -53,6 +53,23 @@ def defop(name, forward, vjps, symbol=None, n_outputs=1):
     build.opdef = opdef
     build.__name__ = name
     return build
+
+
+def _positional_attributes(opdef, extra):
+    """``{"axis": 0}`` for ``sum(x, 0)``: name the arguments after the inputs by ``forward``'s
+    parameters; more arguments than that is a mistake worth saying so."""
+    n_inputs = len(opdef.vjps)
+    try:
+        parameters = list(inspect.signature(opdef.forward).parameters.values())[n_inputs:]
+    except ValueError:                               # a builtin without a signature: inputs only
+        parameters = []
+    names = [p.name for p in parameters if p.name not in ("out", "dtype")
+             and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(extra) > len(names):
+        raise TypeError(f"{opdef.name} takes {n_inputs} input(s)"
+                        + (f" and then the attributes {', '.join(names)}" if names else "")
+                        + f"; it was given {n_inputs + len(extra)} positional arguments")
+    return dict(zip(names, extra))
 
 
 def unbroadcast(g, shape):
