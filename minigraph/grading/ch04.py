@@ -81,6 +81,12 @@ def _momentum_reference(value, grad, state, lr, momentum=0.9):
     return value + state["v"]
 
 
+def _optimizer_exercise(id, cls, points, cases, reference, hint):
+    """An exercise asking for an optimizer class ``cls`` whose ``update`` follows ``reference``."""
+    return Exercise(id, cls, points, cases, _optimizer_run, _optimizer_judge(reference),
+                    title=f"{cls}.update(value, grad, state)", hint=hint, describe=_describe_optimizer)
+
+
 def _optimizer_case(cls, settings, values, grads, hint=""):
     c = {"cls": cls, "settings": settings, "inputs": {"values": values, "grads": grads}}
     if hint:
@@ -88,7 +94,7 @@ def _optimizer_case(cls, settings, values, grads, hint=""):
     return c
 
 
-gd = Exercise(
+gd = _optimizer_exercise(
     "04.gd", "MyGD", 2,
     (
         _optimizer_case("MyGD", {"lr": 0.1}, [[1.0, -2.0], 3.0], [[[0.5, 1.0], 2.0]]),
@@ -99,12 +105,11 @@ gd = Exercise(
                         [[2.0, [1.0, -1.0, 0.0]], [-3.0, [0.0, 2.0, 4.0]], [4.0, [1.0, 1.0, 1.0]]],
                         hint="Use self.lr, the learning rate the optimizer was made with."),
     ),
-    _optimizer_run, _optimizer_judge(_gd_reference), title="MyGD.update(value, grad, state)",
+    _gd_reference,
     hint="Gradient descent steps against the gradient: return value - self.lr * grad (a new "
-         "array: a Parameter's value is read-only, so `value -= ...` fails).",
-    describe=_describe_optimizer)
+         "array: a Parameter's value is read-only, so `value -= ...` fails).")
 
-momentum = Exercise(
+momentum = _optimizer_exercise(
     "04.momentum", "MyMomentum", 3,
     (
         _optimizer_case("MyMomentum", {"lr": 0.1, "momentum": 0.9}, [[1.0, -1.0], 0.0],
@@ -119,10 +124,9 @@ momentum = Exercise(
                         [[[[1.0, 0.0]], 2.0], [[[-1.0, 2.0]], -2.0], [[[0.5, 0.5]], 0.0]],
                         hint="Use self.momentum and self.lr, the values the optimizer was made with."),
     ),
-    _optimizer_run, _optimizer_judge(_momentum_reference), title="MyMomentum.update(value, grad, state)",
+    _momentum_reference,
     hint="v = self.momentum * v_previous - self.lr * grad (v_previous = 0 at first); remember v "
-         "in state; return value + v.",
-    describe=_describe_optimizer)
+         "in state; return value + v.")
 
 
 # -- 04.bce -----------------------------------------------------------------------------------
