@@ -75,14 +75,6 @@ $(STAMP_DEV): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
 	@touch $(STAMP) $@
 
-# The editable install maps the top-level package `minigraph` when it is installed; if
-# minigraph/ did not exist yet at that time, map it now (cheap check, no import).
-define map_package
-	@if [ -f minigraph/__init__.py ] && ! (cd / && $(PY) -c \
-		'import importlib.util, sys; sys.exit(importlib.util.find_spec("minigraph") is None)'); then \
-		echo "Registering minigraph/ in $(VENV)..."; $(PY) -m pip install -q --no-deps -e .; fi
-endef
-
 dot: | $(PY)
 	@bash tools/ensure_dot.sh $(VENV)
 
@@ -92,10 +84,8 @@ warm: | $(PY)
 	@$(PY) -c 'import matplotlib.font_manager' 2>/dev/null || true
 
 setup: $(STAMP) dot warm
-	$(map_package)
 
 setup-dev: $(STAMP_DEV) dot warm
-	$(map_package)
 
 # Untrusted notebooks open with their stored SVG and widgets shown as plain text; the
 # course's own notebooks are trusted so they open as they were saved.
