@@ -47,7 +47,7 @@ def auto_name(prefix):
 def _frozen(array):
     """Mark an array read-only: a value changes only by assignment (which updates its stamp),
     never in place behind the engine's back."""
-    array.flags.writeable = False
+    array.setflags(write=False)
     return array
 
 
@@ -111,12 +111,20 @@ class Input(Node):
     def __init__(self, name=None, dtype=float):
         super().__init__(name or auto_name("input"))
         self.dtype = dtype
+        self._fed = None                           # (dtype, shape, bytes) of the value fed last
 
     def feed(self, value):
-        """Take a fed value; the stamp changes only if the value really differs from the last one."""
-        new, old = np.asarray(value, dtype=self.dtype), self._value
-        if old is None or old.shape != new.shape or not (old == new).all():
-            self._set(np.array(new))                 # a copy: later edits by the caller can't leak in
+        """Take a fed value; the stamp changes only if the value really differs from the last one.
+
+        The bytes of the value are both the Input's private copy (later edits by the caller
+        can't leak in) and what the next feed is compared with.
+        """
+        new = np.asarray(value, dtype=self.dtype)
+        fed = (new.dtype, new.shape, new.tobytes())
+        if fed != self._fed:
+            self._fed = fed
+            self._value = np.frombuffer(fed[2], new.dtype).reshape(new.shape)   # read-only
+            self.stamp = next(_clock)
 
 
 class Parameter(Node):
@@ -210,13 +218,13 @@ class Graph:
         self._ops = [n for n in self.nodes if n.op is not None]
         self.inputs = [n for n in self.nodes if n.kind == "input"]
         self.parameters = [n for n in self.nodes if n.kind == "parameter"]
-        self._members, self._by_name = set(self.nodes), {}
+        self._by_name, self._plans = {}, {}
+        self._feedable = {key: n for n in self.inputs for key in (n, n.name)}   # node or its name
         for n in self.nodes:
             if self._by_name.setdefault(n.name, n) is not n:
                 raise GraphError(f"two different nodes are named '{n.name}' in this graph. Names must "
                                  "be unique; did you re-run the cell that creates it but not the cells "
                                  "that use it?")
-        self._needs_cache = {}
         self._forward_hooks, self._backward_hooks = {}, {}
 
     def node(self, name):
@@ -246,6 +254,7 @@ class Graph:
     def forward(self, feed=None):
         """Feed the Inputs, compute every stale op, return the output value(s)."""
         self._feed(feed or {})
+        watched = self._forward_hooks or _anomaly[0]
         for node in self._ops:
             stamp = node.stamp
             for parent in node.inputs:
@@ -254,17 +263,21 @@ class Graph:
             else:
                 if node._value is not None:
                     continue                              # nothing it depends on changed
-            self._compute(node)
+            args = [parent._value for parent in node.inputs]
+            try:
+                out = node.op.forward(*args, **node.attrs)
+            except Exception as error:                    # turn numpy's complaint into ours
+                raise _op_failure(node, args, error, "forward") from None
+            if watched or node._forward_hooks:
+                out = self._watch(node, args, out)
+            node._value = _frozen(out) if type(out) is np.ndarray else _as_value(out)
+            node.stamp = next(_clock)
         values = [n._value for n in self.outputs]
         return values[0] if len(values) == 1 else values
 
     def _feed(self, feed):
         for key, value in feed.items():
-            node = self.node(key)
-            if node not in self._members or node.kind != "input":
-                what = "not part of this graph" if node.kind == "input" else f"a {node.kind}, not an Input"
-                raise GraphError(f"the feed has a value for {describe(node)}, which is {what}. "
-                                 f"Feed only this graph's Inputs: {', '.join(n.name for n in self.inputs)}")
+            node = self._feedable.get(key) or self._not_feedable(key)
             node.feed(value)
             if _anomaly[0]:
                 _check_finite(node, node._value, "was fed")
@@ -275,20 +288,21 @@ class Graph:
                     f"graph.forward({{{node.name}: ...}}); this graph's Inputs are: "
                     f"{', '.join(n.name for n in self.inputs)}.")
 
-    def _compute(self, node):
-        args = [parent._value for parent in node.inputs]
-        try:
-            out = node.op.forward(*args, **node.attrs)
-        except Exception as error:                      # turn numpy's complaint into ours
-            raise _op_failure(node, args, error, "forward") from None
-        if node._forward_hooks or self._forward_hooks:          # no hooks: no cost
-            for hook in [*node._forward_hooks.values(), *self._forward_hooks.values()]:
-                replaced = hook(node, tuple(args), out)
-                out = out if replaced is None else replaced
+    def _not_feedable(self, key):
+        node = self.node(key)                             # raises if there is no such name
+        what = "not part of this graph" if node.kind == "input" else f"a {node.kind}, not an Input"
+        raise GraphError(f"the feed has a value for {describe(node)}, which is {what}. "
+                         f"Feed only this graph's Inputs: {', '.join(n.name for n in self.inputs)}")
+
+    def _watch(self, node, args, out):
+        """Run the forward hooks on a freshly computed op (one may replace ``out``), then, inside
+        detect_anomaly, check it for NaN/inf."""
+        for hook in [*node._forward_hooks.values(), *self._forward_hooks.values()]:
+            replaced = hook(node, tuple(args), out)
+            out = out if replaced is None else replaced
         if _anomaly[0]:
             _check_finite(node, out, "produced", args)
-        node._value = _frozen(out) if type(out) is np.ndarray else out
-        node.stamp = next(_clock)
+        return out
 
     # -- backward --------------------------------------------------------------------------
 
@@ -303,50 +317,48 @@ class Graph:
                              f"{len(self.outputs)}. Build Graph(loss) for the one you mean.")
         out = self.outputs[0]
         value = self.forward(feed)
+        steps, graded = self._plan(wrt)
+        for node in self.nodes:                       # fresh gradients: forget the last call's
+            node.grad = None
         grads = {out: self._seed(out, value, seed)}
-        needs = self._needs(wrt)
-        for node in reversed(self._ops):
+        for node, wanted in steps:
             g = grads.get(node)
-            if g is None or node not in needs:
+            if g is None:                             # no gradient reached this op
                 continue
-            if node.op.n_outputs > 1:
+            if node.op.n_outputs > 1:                 # an output nobody used: zero gradient
                 g = tuple(np.zeros_like(v) if gi is None else gi for gi, v in zip(g, node._value))
             args = [parent._value for parent in node.inputs]
-            grad_inputs = tuple([self._vjp(node, k, g, args) if parent in needs else None
-                                 for k, parent in enumerate(node.inputs)])
+            vjps, ans, attrs = node.op.vjps, node._value, node.attrs
+            sent = []
+            for k in wanted:
+                try:
+                    gi = vjps[k](g, ans, *args, **attrs)
+                except Exception as error:
+                    raise _op_failure(node, args, error, f"backward (the gradient for input "
+                                      f"'{node.inputs[k].name}')") from None
+                fits = type(gi) is type(args[k]) is np.ndarray and gi.shape == args[k].shape
+                if not fits or _anomaly[0]:               # None, numbers, tuples, a wrong shape
+                    gi = _checked_gradient(node, k, gi, args)
+                sent.append((k, gi))
             if node._backward_hooks or self._backward_hooks:
-                for hook in [*node._backward_hooks.values(), *self._backward_hooks.values()]:
-                    replaced = hook(node, g, grad_inputs)
-                    grad_inputs = grad_inputs if replaced is None else tuple(replaced)
-            for parent, gi in zip(node.inputs, grad_inputs):
-                if gi is not None:
-                    grads[parent] = gi if parent not in grads else _add(grads[parent], gi)
-        for node in self.nodes:
-            node.grad = grads.get(node) if node in needs else None
+                sent = self._apply_backward_hooks(node, g, sent)
+            for k, gi in sent:
+                if gi is not None:                    # sum what each consumer sends back
+                    parent = node.inputs[k]
+                    old = grads.get(parent)
+                    grads[parent] = gi if old is None else _add(old, gi)
+        for node in graded:
+            node.grad = grads.get(node)
         return value
 
-    def _seed(self, out, value, seed):
-        if seed is None:
-            value = np.asarray(value)
-            if value.size != 1:
-                raise GraphError(
-                    f"backward starts from a scalar, but the output {describe(out)} is not one. "
-                    f"Reduce it to a scalar first (e.g. mg.sum(...) or a loss), or pass "
-                    f"seed=np.ones({np.shape(value)}) to get a vector-Jacobian product.")
-            return np.ones(value.shape)
-        seed = np.asarray(seed, dtype=float)
-        if seed.shape != np.shape(value):
-            raise ShapeError(f"the seed gradient has shape {seed.shape}, but the output "
-                             f"{describe(out)} has shape {np.shape(value)}; they must match.")
-        return seed
-
-    def _needs(self, wrt):
-        """Nodes that need a gradient: the ``wrt`` nodes and every op downstream of one.
-
-        By default every node that can have a gradient: not Constants, not integer Inputs.
+    def _plan(self, wrt):
+        """What ``backward(wrt=...)`` walks, worked out once per ``wrt``: each op that needs a
+        gradient, outputs first, with the positions of its inputs that need one; and every node
+        that needs one. By default that is every node that can have a gradient (not Constants,
+        not integer Inputs); with ``wrt``, the ``wrt`` nodes and the ops downstream of one.
         """
         key = None if wrt is None else tuple(map(id, wrt))
-        if key not in self._needs_cache:
+        if key not in self._plans:
             if wrt is None:
                 needs = {n for n in self.nodes if n.kind != "constant"
                          and not (n.kind == "input" and np.dtype(n.dtype).kind in "biu")}
@@ -355,25 +367,57 @@ class Graph:
                 for n in self._ops:
                     if any(parent in needs for parent in n.inputs):
                         needs.add(n)
-            self._needs_cache[key] = needs
-        return self._needs_cache[key]
+            steps = [(n, [k for k, parent in enumerate(n.inputs) if parent in needs])
+                     for n in reversed(self._ops) if n in needs]
+            self._plans[key] = steps, [n for n in self.nodes if n in needs]
+        return self._plans[key]
 
-    def _vjp(self, node, k, g, args):
-        parent = node.inputs[k]
-        try:
-            gi = node.op.vjps[k](g, node._value, *args, **node.attrs)
-        except Exception as error:
-            raise _op_failure(node, args, error, f"backward (the gradient for input '{parent.name}')") from None
-        if gi is None:
-            return None
-        if not same_shape(gi, parent._value):
-            raise ShapeError(
-                f"the backward of '{node.name}' ({node.op.name}) returned a gradient "
-                f"({shape_text(gi)}) for its input {describe(parent)}. A gradient must have the shape of "
-                f"its input: sum over the broadcast axes (mg.unbroadcast does this).")
-        if _anomaly[0]:
-            _check_finite(node, gi, f"sent a gradient to '{parent.name}' that is", args)
-        return gi
+    def _seed(self, out, value, seed):
+        if seed is None:
+            if getattr(value, "size", None) != 1:
+                raise GraphError(
+                    f"backward starts from a scalar, but the output {describe(out)} is not one. "
+                    f"Reduce it to a scalar first (e.g. mg.sum(...) or a loss), or pass "
+                    f"seed=np.ones({np.shape(value)}) to get a vector-Jacobian product.")
+            return np.ones(value.shape) if value.shape else np.array(1.0)
+        seed = np.asarray(seed, dtype=float)
+        if seed.shape != np.shape(value):
+            raise ShapeError(f"the seed gradient has shape {seed.shape}, but the output "
+                             f"{describe(out)} has shape {np.shape(value)}; they must match.")
+        return seed
+
+    def _apply_backward_hooks(self, node, g, sent):
+        """Show each hook ``(node, g, grad_inputs)``, one entry per input (None if not wanted);
+        a hook that returns something replaces grad_inputs."""
+        grad_inputs = [None] * len(node.inputs)
+        for k, gi in sent:
+            grad_inputs[k] = gi
+        for hook in [*node._backward_hooks.values(), *self._backward_hooks.values()]:
+            replaced = hook(node, g, tuple(grad_inputs))
+            grad_inputs = grad_inputs if replaced is None else tuple(replaced)
+        return list(enumerate(grad_inputs))
+
+
+def _checked_gradient(node, k, gi, args):
+    """A gradient from ``node``'s VJP for its input ``k``, checked: it has the input's shape (and,
+    inside detect_anomaly, no NaN/inf). A plain Python number becomes a numpy value."""
+    if gi is None:
+        return None
+    gi = _as_value(gi)
+    if not same_shape(gi, args[k]):
+        raise ShapeError(
+            f"the backward of '{node.name}' ({node.op.name}) returned a gradient ({shape_text(gi)}) "
+            f"for its input {describe(node.inputs[k])}. A gradient must have the shape of "
+            f"its input: sum over the broadcast axes (mg.unbroadcast does this).")
+    if _anomaly[0]:
+        _check_finite(node, gi, f"sent a gradient to '{node.inputs[k].name}' that is", args)
+    return gi
+
+
+def _as_value(x):
+    """Values and gradients are numpy arrays or scalars (or tuples, for multi-output ops): a plain
+    Python number from a learner's op becomes a 0-d array, so every value has ``.shape``."""
+    return x if isinstance(x, (np.ndarray, np.generic, tuple)) else np.asarray(x)
 
 
 def same_shape(grad, value):

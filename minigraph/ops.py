@@ -2,8 +2,9 @@
 
 A VJP answers: "if the output's gradient is ``g``, what is the gradient of this input?" It is
 called as ``vjp(g, ans, *inputs, **attrs)`` where ``ans`` is the op's output, and returns an
-array with the input's shape (or ``None``: no gradient flows to that input). Reading down this
-file is reading the local derivatives of deep learning, one or two lines each.
+array with the input's shape (or ``None``: no gradient flows to that input). The engine hands
+every function here numpy arrays (or numpy scalars), so ``x.shape`` and ``x.size`` always work.
+Reading down this file is reading the local derivatives of deep learning, one or two lines each.
 
 Broadcasting (``x + b`` with ``x`` of shape (n, 3) and ``b`` of shape (3,)) copies ``b`` along
 an axis in the forward pass, so its gradient must be *summed* along that axis in the backward
@@ -74,12 +75,14 @@ def _positional_attributes(opdef, extra):
 
 def unbroadcast(g, shape):
     """Sum ``g`` over the axes that broadcasting added or stretched, so it has ``shape``."""
-    g = np.asarray(g)
+    g = g if type(g) is np.ndarray else np.asarray(g)
     if g.shape == shape:
         return g
     added = g.ndim - len(shape)                      # leading axes broadcasting added
-    stretched = [added + i for i, size in enumerate(shape) if size == 1 and g.shape[added + i] != 1]
-    return g.sum(axis=tuple(range(added)) + tuple(stretched)).reshape(shape)
+    stretched = () if 1 not in shape else tuple(     # axes of size 1 that broadcasting stretched
+        i for i, size in enumerate(shape, added) if size == 1 and g.shape[i] != 1)
+    g = g.sum(axis=tuple(range(added)) + stretched)
+    return g.reshape(shape) if stretched else g
 
 
 def _sum_back(g, x, axis, keepdims):
@@ -87,8 +90,8 @@ def _sum_back(g, x, axis, keepdims):
     if axis is not None and not keepdims:
         g = np.expand_dims(g, axis)
     elif axis is None and not keepdims:
-        g = np.reshape(g, (1,) * np.ndim(x))
-    return np.broadcast_to(g, np.shape(x))
+        g = np.reshape(g, (1,) * x.ndim)
+    return np.broadcast_to(g, x.shape)
 
 
 def _as_matrices(g, x, y):
@@ -120,6 +123,16 @@ def _matmul_vjp_y(g, ans, x, y):
     return (X.T @ G).reshape(y.shape)
 
 
+def _linear(x, W, b):
+    """x @ W + b, with b added in place into the fresh product (one temporary array fewer)."""
+    out = x @ W
+    try:
+        out += b
+    except (TypeError, ValueError):          # b stretches the product, or needs another dtype
+        out = out + b
+    return out
+
+
 def _sigmoid(x):
     """1 / (1 + exp(-x)), written so that no exp overflows for large |x|."""
     e = np.exp(-np.abs(x))
@@ -127,7 +140,7 @@ def _sigmoid(x):
 
 
 def _getitem_vjp(g, ans, x, index):
-    out = np.zeros(np.shape(x))
+    out = np.zeros(x.shape)
     np.add.at(out, index, g)                      # repeated indices add up
     return out
 
@@ -139,9 +152,9 @@ def _max_vjp(g, ans, x, axis=None, keepdims=False):
 
 
 def _same_shape(a, b, what):
-    if np.shape(a) != np.shape(b):
-        raise ValueError(f"{what} needs predictions and targets of the same shape, got {np.shape(a)} "
-                         f"and {np.shape(b)} (a (n, 1) vs (n,) mismatch would silently broadcast to (n, n))")
+    if a.shape != b.shape:
+        raise ValueError(f"{what} needs predictions and targets of the same shape, got {a.shape} "
+                         f"and {b.shape} (a (n, 1) vs (n,) mismatch would silently broadcast to (n, n))")
 
 
 def _log_softmax(x, axis=-1):
@@ -195,7 +208,9 @@ def _softmax_ce_vjp_logits(g, ans, logits, labels):
         p[np.arange(len(p)), labels] -= 1
     else:
         p = p * np.sum(labels, axis=-1, keepdims=True) - labels
-    return g * p / len(logits)
+    p /= len(p)                                    # p is a fresh array: update it in place
+    p *= g
+    return p
 
 
 def _softmax_ce_vjp_labels(g, ans, logits, labels):
@@ -233,20 +248,20 @@ def _concat_op(k):
 # -- the table ------------------------------------------------------------------------------
 #                forward                                 VJP for each input: g -> gradient
 add = defop("add", np.add,
-            [lambda g, ans, x, y: unbroadcast(g, np.shape(x)),
-             lambda g, ans, x, y: unbroadcast(g, np.shape(y))], "+")
+            [lambda g, ans, x, y: unbroadcast(g, x.shape),
+             lambda g, ans, x, y: unbroadcast(g, y.shape)], "+")
 sub = defop("sub", np.subtract,
-            [lambda g, ans, x, y: unbroadcast(g, np.shape(x)),
-             lambda g, ans, x, y: unbroadcast(-g, np.shape(y))], "−")
+            [lambda g, ans, x, y: unbroadcast(g, x.shape),
+             lambda g, ans, x, y: unbroadcast(-g, y.shape)], "−")
 mul = defop("mul", np.multiply,
-            [lambda g, ans, x, y: unbroadcast(g * y, np.shape(x)),
-             lambda g, ans, x, y: unbroadcast(g * x, np.shape(y))], "×")
+            [lambda g, ans, x, y: unbroadcast(g * y, x.shape),
+             lambda g, ans, x, y: unbroadcast(g * x, y.shape)], "×")
 div = defop("div", np.divide,
-            [lambda g, ans, x, y: unbroadcast(g / y, np.shape(x)),
-             lambda g, ans, x, y: unbroadcast(-g * x / y ** 2, np.shape(y))], "÷")
+            [lambda g, ans, x, y: unbroadcast(g / y, x.shape),
+             lambda g, ans, x, y: unbroadcast(-g * x / y ** 2, y.shape)], "÷")
 power = defop("pow", np.power,
-              [lambda g, ans, x, y: unbroadcast(g * y * x ** (y - 1), np.shape(x)),
-               lambda g, ans, x, y: unbroadcast(g * ans * np.log(x), np.shape(y))], "^")
+              [lambda g, ans, x, y: unbroadcast(g * y * x ** (y - 1), x.shape),
+               lambda g, ans, x, y: unbroadcast(g * ans * np.log(x), y.shape)], "^")
 neg = defop("neg", np.negative, [lambda g, ans, x: -g], "−")
 matmul = defop("matmul", _matmul, [_matmul_vjp_x, _matmul_vjp_y], "@")
 
@@ -262,11 +277,11 @@ sum = defop("sum", np.sum,
             [lambda g, ans, x, axis=None, keepdims=False: _sum_back(g, x, axis, keepdims)], "Σ")
 mean = defop("mean", np.mean,
              [lambda g, ans, x, axis=None, keepdims=False:
-              _sum_back(g, x, axis, keepdims) * (np.size(ans) / np.size(x))], "mean")
+              _sum_back(g, x, axis, keepdims) * (ans.size / x.size)], "mean")
 max = defop("max", np.max, [_max_vjp], "max")
 
 reshape = defop("reshape", lambda x, shape: np.reshape(x, shape),
-                [lambda g, ans, x, shape: np.reshape(g, np.shape(x))], "reshape")
+                [lambda g, ans, x, shape: np.reshape(g, x.shape)], "reshape")
 transpose = defop("transpose", lambda x, axes=None: np.transpose(x, axes),
                   [lambda g, ans, x, axes=None: np.transpose(g, None if axes is None else np.argsort(axes))], "ᵀ")
 getitem = defop("getitem", lambda x, index: x[index], [_getitem_vjp], "[ ]")
@@ -278,16 +293,16 @@ log_softmax = defop("log_softmax", _log_softmax,
                     "log_softmax")
 
 # fused ops: one node instead of several, for speed and numerical stability
-linear = defop("linear", lambda x, W, b: x @ W + b,
+linear = defop("linear", _linear,
                [lambda g, ans, x, W, b: _matmul_vjp_x(g, ans, x, W),
                 lambda g, ans, x, W, b: _matmul_vjp_y(g, ans, x, W),
-                lambda g, ans, x, W, b: unbroadcast(g, np.shape(b))], "linear")
+                lambda g, ans, x, W, b: unbroadcast(g, b.shape)], "linear")
 mse = defop("mse", _mse,
-            [lambda g, ans, p, t: g * 2 * (p - t) / np.size(p),
-             lambda g, ans, p, t: g * 2 * (t - p) / np.size(p)], "MSE")
+            [lambda g, ans, p, t: g * 2 * (p - t) / p.size,
+             lambda g, ans, p, t: g * 2 * (t - p) / p.size], "MSE")
 bce_with_logits = defop("bce_with_logits", _bce_with_logits,
-                        [lambda g, ans, z, y: g * (_sigmoid(z) - y) / np.size(z),
-                         lambda g, ans, z, y: -g * z / np.size(z)], "BCE")
+                        [lambda g, ans, z, y: g * (_sigmoid(z) - y) / z.size,
+                         lambda g, ans, z, y: -g * z / z.size], "BCE")
 softmax_cross_entropy = defop("softmax_cross_entropy", _softmax_ce,
                               [_softmax_ce_vjp_logits, _softmax_ce_vjp_labels], "CE")
 

@@ -205,6 +205,42 @@ def test_feeding_then_mutating_the_callers_array_does_not_leak_in():
     assert np.allclose(g.forward({x: data}), [200.0, 4.0])
 
 
+def test_a_feed_counts_as_changed_exactly_when_its_values_or_shape_change():
+    x = mg.Input("x")
+    g = mg.Graph(mg.sum(x * 2))
+    computed = counting(g)
+    g.forward({x: [1.0, 2.0, 3.0, 4.0]})
+    g.forward({x: np.array([1.0, 2.0, 3.0, 4.0])})        # a new object, equal values
+    assert len(computed) == 2                                 # mul and sum, once
+    g.forward({x: [[1.0, 2.0], [3.0, 4.0]]})                  # same numbers, another shape
+    assert len(computed) == 4 and x.value.shape == (2, 2)
+    assert not x.value.flags.writeable
+
+
+def test_wrt_plans_do_not_leak_into_each_other():
+    x, W = mg.Input("x"), mg.Parameter(np.ones((3, 2)), name="W")
+    b = mg.Parameter(np.zeros(2), name="b")
+    g = mg.Graph(mg.sum(mg.tanh(x @ W + b)))
+    feed = {x: np.arange(12.0).reshape(4, 3) / 10}
+    g.backward(feed)
+    everything = {n: n.grad for n in g.nodes}
+    g.backward(feed, wrt=[b])
+    assert W.grad is None and x.grad is None and np.allclose(b.grad, everything[b])
+    g.backward(feed)
+    assert all(np.allclose(n.grad, everything[n]) for n in g.nodes if everything[n] is not None)
+
+
+def test_plain_python_numbers_from_a_learners_op_become_numpy_values():
+    total = mg.defop("total", lambda x: float(np.sum(x)), [lambda g, ans, x: g * np.ones(x.shape)])
+    halve = mg.defop("halve", lambda s: s / 2, [lambda g, ans, s: float(g) / 2])
+    x = mg.Parameter([1.0, 2.0, 3.0], name="x")
+    t = total(x)
+    g = mg.Graph(halve(t) * 4)
+    assert g.backward() == 12.0
+    assert isinstance(t.value, np.ndarray) and t.value.shape == ()
+    assert np.allclose(x.grad, 2.0) and isinstance(t.grad, np.ndarray)
+
+
 # -- hooks ---------------------------------------------------------------------------------------
 
 def test_forward_hooks_fire_in_order_with_inputs_and_output():

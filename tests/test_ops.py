@@ -134,6 +134,15 @@ def test_linear_is_matmul_plus_bias(seed, n, bias_shape):
     assert_gradients_agree(projected(out, rng))
 
 
+def test_linear_forward_is_exactly_x_at_w_plus_b_even_when_b_cannot_be_added_in_place():
+    """The fused op adds b into the product in place; it must fall back when that cannot work."""
+    x, W = np.arange(3), np.arange(12).reshape(3, 4)            # integers: the product is int
+    for b in (np.full(4, 0.5), np.ones((2, 4)), np.ones(4)):     # float b; b stretching; plain
+        out = mg.linear(x, W, b)
+        mg.Graph(out).forward()
+        assert out.value.dtype == (x @ W + b).dtype and np.array_equal(out.value, x @ W + b)
+
+
 @pytest.mark.parametrize("axis", [0, 1])
 def test_concatenate_and_split(axis):
     rng = np.random.default_rng(3)
