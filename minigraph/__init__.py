@@ -11,8 +11,9 @@
 
 Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``ops`` (the op
 table: forward + backward of each op), ``nn`` (layers, losses), ``optim`` (optimizers),
-``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``) and
-``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``).
+``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``),
+``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``) and ``unrolled`` (backward
+written out as straight-line code, for speed: ``print(mg.unrolled.source(graph))``).
 """
 
 from . import data, gradcheck, nn, optim

@@ -87,6 +87,107 @@ def test_random_dags_match_central_differences(loss):
     assert report.ok, report
 
 
+# -- the unrolled backward (unrolled.py) must be the interpreter, only faster -------------------
+
+def take_the_interpreters_path(graph):
+    """Any hook sends Graph.backward to the interpreter (a hook that changes nothing here)."""
+    return graph.register_backward_hook(lambda node, grad_output, grad_inputs: None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(loss=random_dags())
+def test_unrolled_backward_matches_the_interpreter_bit_for_bit(loss):
+    g = mg.Graph(loss)
+    value = mg.unrolled.build(g)({}, None)            # called directly: no fallback can hide a bug
+    unrolled = {n: n.grad for n in g.nodes}
+    take_the_interpreters_path(g)
+    g.invalidate()
+    assert g.backward() == value
+    for n in g.nodes:
+        assert (n.grad is None) == (unrolled[n] is None)
+        assert n.grad is None or np.array_equal(n.grad, unrolled[n]), n.name
+
+
+def test_unrolled_backward_recomputes_only_what_changed():
+    calls = []
+    double = mg.defop("double", lambda x: calls.append(x) or 2 * x, [lambda g, ans, x: 2 * g])
+    x, w = mg.Input("x"), mg.Parameter(3.0, name="w")
+    g = mg.Graph(mg.sum(double(x) * w))
+    assert mg.unrolled.build(g) is not None
+    g.backward({x: [1.0, 2.0]})
+    g.backward({x: [1.0, 2.0]})                       # nothing changed
+    assert list(g._unrolled_runs.values()) != [None]  # the second call was the unrolled one
+    w.value = 4.0                                     # double(x) does not depend on w
+    assert g.backward({x: [1.0, 2.0]}) == 24.0 and len(calls) == 1
+    g.backward({x: [1.0, 3.0]})
+    assert len(calls) == 2 and np.allclose(x.grad, 8.0) and w.grad == 8.0
+
+
+def test_hooks_registered_after_an_unrolled_backward_still_fire():
+    x = mg.Parameter([1.0, -2.0], name="x")
+    t = mg.tanh(x, name="t")
+    g = mg.Graph(mg.sum(t))
+    g.backward()
+    seen = []
+    handle = t.register_backward_hook(lambda node, grad_output, grad_inputs: seen.append(node.name))
+    t.register_forward_hook(lambda node, inputs, out: seen.append("forward"))
+    x.value = [0.5, 0.5]
+    g.backward()
+    assert seen == ["forward", "t"]
+    handle.remove()
+    g.backward()
+    assert seen == ["forward", "t"]                   # the forward hook: nothing was stale
+
+
+def test_unrolled_source_is_one_call_per_op_and_per_gradient():
+    x, y = mg.Input("x"), mg.Input("y", dtype=int)
+    net = mg.nn.MLP([3, 4, 2], "relu", rng=0)
+    g = mg.Graph(mg.softmax_cross_entropy(net(x), y, name="loss"))
+    text = mg.unrolled.source(g, wrt=g.parameters)
+    assert [line.split("(")[0].split("= ")[1] for line in text.splitlines() if "_ = f_" in line] == \
+        ["f_mlp_fc1", "f_relu_1", "f_mlp_fc2", "f_loss"]
+    vjps = [line.split("(")[0].split("= ")[1] for line in text.splitlines() if "= vjp_" in line]
+    assert vjps == ["vjp_loss_0", "vjp_mlp_fc2_0", "vjp_mlp_fc2_1", "vjp_mlp_fc2_2", "vjp_relu_1_0",
+                    "vjp_mlp_fc1_1", "vjp_mlp_fc1_2"]   # none for the labels, none for the data
+
+
+@pytest.mark.parametrize("names", [("feed", "type", "next"), ("w", "g_w", "f_w"), ("a.b", "a_b", "if")])
+def test_unrolled_code_works_whatever_the_nodes_are_called(names):
+    first, second, third = names
+    a = mg.Parameter([0.5, -1.0], name=first)
+    b = mg.Parameter([2.0, 3.0], name=second)
+    loss = mg.sum(mg.tanh(a * b, name=third) * a)
+    g = mg.Graph(loss)
+    value = mg.unrolled.build(g)({}, None)
+    grads = [a.grad, b.grad]
+    take_the_interpreters_path(g)
+    assert g.backward() == value
+    assert np.array_equal(a.grad, grads[0]) and np.array_equal(b.grad, grads[1])
+
+
+def test_errors_on_the_unrolled_path_are_the_interpreters():
+    x, W = mg.Input("x"), mg.Parameter(np.ones((3, 2)), name="W")
+    g = mg.Graph(mg.sum(mg.matmul(x, W, name="xW")))
+    g.backward({x: np.ones((4, 3))})
+    g.backward({x: np.ones((4, 3))})                  # from now on, the unrolled code runs
+    with pytest.raises(mg.ShapeError, match="(?s)forward of 'xW' = matmul.*x \\(input\\) shape \\(4, 5\\)"):
+        g.backward({x: np.ones((4, 5))})
+    seed = np.full((4, 2), 0.5)
+    out = g.outputs[0].inputs[0]
+    h = mg.Graph(out)
+    h.backward({x: np.ones((4, 3))}, seed=seed)
+    h.backward({x: np.ones((4, 3))}, seed=seed)
+    assert np.allclose(W.grad, 2.0)
+    with pytest.raises(mg.GraphError, match="not one"):
+        h.backward({x: np.ones((4, 3))})
+
+
+def test_multi_output_graphs_are_left_to_the_interpreter():
+    a, b = mg.split(mg.Parameter([1.0, 2.0, 3.0, 4.0], name="v"), 2)
+    g = mg.Graph(mg.sum(a * b))
+    assert mg.unrolled.build(g) is None and g.backward() == 11.0
+
+
 # -- order, depth, names ----------------------------------------------------------------------
 
 def test_topological_order_puts_every_node_after_its_inputs():
@@ -294,6 +395,7 @@ def test_wrt_skips_gradients_nobody_asked_for():
     g = mg.Graph(loss)
     g.backward({x: np.ones((4, 3))}, wrt=[W])
     assert x.grad is None and np.allclose(W.grad, 4.0)
+    assert loss.grad is None and loss.inputs[0].grad is None      # only the wrt nodes get one
     g.backward({x: np.ones((4, 3))})
     assert np.allclose(x.grad, 2.0)
 
@@ -340,6 +442,10 @@ def test_anomaly_mode_names_the_node_that_made_nan():
         g.forward({x: [0.0, 1.0]})                 # outside: inf flows silently (numpy's way)
         with mg.detect_anomaly(), pytest.raises(mg.NonFiniteError, match="'logx' \\(log\\) produced"):
             g.forward({x: [0.0, 2.0]})
+        g.backward({x: [1.0, 2.0]})
+        g.backward({x: [1.0, 3.0]})                  # a second backward: the unrolled code
+        with mg.detect_anomaly(), pytest.raises(mg.NonFiniteError, match="'logx' \\(log\\) produced"):
+            g.backward({x: [0.0, 3.0]})
 
 
 def test_backward_before_any_forward_just_works():
