@@ -24,10 +24,11 @@ shows (abridged)::
         return y_
 
 ``Graph.backward`` runs that function from the second call with the same ``wrt`` on, when
-nothing unusual is going on: no hooks, no ``detect_anomaly``, no multi-output op. It calls the
-same op functions on the same arrays in the same order as the interpreter, so the numbers are
-identical (the tests check this bit for bit). If anything raises, the interpreter runs the call
-again, and its error message says what went wrong.
+nothing unusual is going on: no hooks, no ``detect_anomaly``, no multi-output op, at most
+``MAX_OPS`` ops. It calls the same op functions on the same arrays in the same order as the
+interpreter, so the numbers are identical (the tests check this bit for bit). If anything
+raises, the interpreter runs the call again (so an op that fails runs twice), and its error
+message says what went wrong.
 """
 
 import keyword
