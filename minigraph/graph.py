@@ -371,7 +371,7 @@ class Graph:
         """The straight-line form of this backward (see ``unrolled.py``), or None. It is written
         at the second call with the same ``wrt`` (a backward run once is not worth writing out),
         for graphs of up to ``unrolled.MAX_OPS`` ops (writing costs about 0.2 ms per op)."""
-        key = None if wrt is None else tuple(map(id, wrt))
+        key = None if wrt is None else tuple(wrt)         # nodes hash by identity
         if key not in self._unrolled_runs:
             calls = self._backward_calls[key] = self._backward_calls.get(key, 0) + 1
             if calls < 2 or len(self._ops) > unrolled.MAX_OPS:
@@ -386,7 +386,7 @@ class Graph:
         not integer Inputs) needs one and gets it. With ``wrt``, the ``wrt`` nodes and the ops
         downstream of one need one, and only the ``wrt`` nodes get it.
         """
-        key = None if wrt is None else tuple(map(id, wrt))
+        key = None if wrt is None else tuple(wrt)         # nodes hash by identity
         if key not in self._plans:
             if wrt is None:
                 needs = {n for n in self.nodes if n.kind != "constant"
