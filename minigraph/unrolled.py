@@ -84,7 +84,8 @@ def _write(graph, wrt):
 
     # backward: one VJP call per edge that needs a gradient; what a node receives is summed
     steps, graded = graph._plan(wrt)
-    receiving = {node for node, _ in steps} | {node.inputs[k] for node, wanted in steps for k in wanted}
+    receiving = ({graph.outputs[0]} | {node for node, _ in steps} |
+                 {node.inputs[k] for node, wanted in steps for k in wanted})
     lines += [f"    {name[n]}.grad = None" for n in graph.nodes]
     lines += [f"    g_{name[n]} = None" for n in graph.nodes if n in receiving and name[n] != out]
     lines += [f"    g_{out} = _seed_for({out}, {out}_, _seed)"]

@@ -95,17 +95,24 @@ def take_the_interpreters_path(graph):
 
 
 @settings(max_examples=300, deadline=None)
-@given(loss=random_dags())
-def test_unrolled_backward_matches_the_interpreter_bit_for_bit(loss):
+@given(loss=random_dags(), some=st.booleans())
+def test_unrolled_backward_matches_the_interpreter_bit_for_bit(loss, some):
     g = mg.Graph(loss)
-    value = mg.unrolled.build(g)({}, None)            # called directly: no fallback can hide a bug
+    wrt = g.parameters[:1] if some else None
+    value = mg.unrolled.build(g, wrt)({}, None)       # called directly: no fallback can hide a bug
     unrolled = {n: n.grad for n in g.nodes}
     take_the_interpreters_path(g)
     g.invalidate()
-    assert g.backward() == value
+    assert g.backward(wrt=wrt) == value
     for n in g.nodes:
         assert (n.grad is None) == (unrolled[n] is None)
         assert n.grad is None or np.array_equal(n.grad, unrolled[n]), n.name
+
+
+def test_a_graph_that_is_just_a_leaf_has_gradient_one_every_time():
+    w = mg.Parameter(2.0, name="w")
+    g = mg.Graph(w)
+    assert [(g.backward(), float(w.grad)) for _ in range(3)] == [(2.0, 1.0)] * 3
 
 
 def test_unrolled_backward_recomputes_only_what_changed():
