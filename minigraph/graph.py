@@ -452,8 +452,6 @@ def _as_value(x):
 
 def same_shape(grad, value):
     """Does a gradient fit its value? (Element by element for a multi-output op's tuple.)"""
-    if type(grad) is type(value) is np.ndarray:          # the common case, checked on every edge
-        return grad.shape == value.shape
     if isinstance(value, tuple):
         return isinstance(grad, tuple) and all(
             g is None or np.shape(g) == np.shape(v) for g, v in zip(grad, value))
