@@ -25,8 +25,7 @@ class Optimizer:
             if p.grad is None:
                 raise GraphError(f"Parameter '{p.name}' has no gradient. Run graph.backward(feed) "
                                  "before opt.step(), on a graph that contains it.")
-            new = self.update(p._value, p.grad, self.state[p])
-            p._set(new if type(new) is np.ndarray else np.asarray(new, dtype=float))
+            p._set(np.asarray(self.update(p._value, p.grad, self.state[p]), dtype=float))
 
     def update(self, value, grad, state):
         raise NotImplementedError("an optimizer must say how a value moves: write update()")
