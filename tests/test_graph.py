@@ -89,24 +89,24 @@ def test_random_dags_match_central_differences(loss):
 
 # -- the unrolled backward (unrolled.py) must be the interpreter, only faster -------------------
 
-def take_the_interpreters_path(graph):
-    """Any hook sends Graph.backward to the interpreter (a hook that changes nothing here)."""
-    return graph.register_backward_hook(lambda node, grad_output, grad_inputs: None)
+def assert_unrolled_is_the_interpreter(g, wrt=None):
+    """Run the unrolled backward, then the interpreter, and compare value and every .grad bit
+    for bit."""
+    value = mg.unrolled.build(g, wrt)({}, None)       # called directly: no fallback can hide a bug
+    unrolled = {n: n.grad for n in g.nodes}
+    g.register_backward_hook(lambda node, grad_output, grad_inputs: None)   # any hook: interpreter
+    g.invalidate()
+    assert g.backward(wrt=wrt) == value
+    for n in g.nodes:
+        assert (n.grad is None) == (unrolled[n] is None)
+        assert n.grad is None or np.array_equal(n.grad, unrolled[n]), n.name
 
 
 @settings(max_examples=300, deadline=None)
 @given(loss=random_dags(), some=st.booleans())
 def test_unrolled_backward_matches_the_interpreter_bit_for_bit(loss, some):
     g = mg.Graph(loss)
-    wrt = g.parameters[:1] if some else None
-    value = mg.unrolled.build(g, wrt)({}, None)       # called directly: no fallback can hide a bug
-    unrolled = {n: n.grad for n in g.nodes}
-    take_the_interpreters_path(g)
-    g.invalidate()
-    assert g.backward(wrt=wrt) == value
-    for n in g.nodes:
-        assert (n.grad is None) == (unrolled[n] is None)
-        assert n.grad is None or np.array_equal(n.grad, unrolled[n]), n.name
+    assert_unrolled_is_the_interpreter(g, g.parameters[:1] if some else None)
 
 
 def test_a_graph_that_is_just_a_leaf_has_gradient_one_every_time():
@@ -163,13 +163,7 @@ def test_unrolled_code_works_whatever_the_nodes_are_called(names):
     first, second, third = names
     a = mg.Parameter([0.5, -1.0], name=first)
     b = mg.Parameter([2.0, 3.0], name=second)
-    loss = mg.sum(mg.tanh(a * b, name=third) * a)
-    g = mg.Graph(loss)
-    value = mg.unrolled.build(g)({}, None)
-    grads = [a.grad, b.grad]
-    take_the_interpreters_path(g)
-    assert g.backward() == value
-    assert np.array_equal(a.grad, grads[0]) and np.array_equal(b.grad, grads[1])
+    assert_unrolled_is_the_interpreter(mg.Graph(mg.sum(mg.tanh(a * b, name=third) * a)))
 
 
 def test_errors_on_the_unrolled_path_are_the_interpreters():
