@@ -12,8 +12,9 @@
 Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``ops`` (the op
 table: forward + backward of each op), ``nn`` (layers, losses), ``optim`` (optimizers),
 ``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``),
-``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``) and ``unrolled`` (backward
-written out as straight-line code, for speed: ``print(mg.unrolled.source(graph))``).
+``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``digits`` (pictures and a
+browser of handwritten digits, chapter 05) and ``unrolled`` (backward written out as
+straight-line code, for speed: ``print(mg.unrolled.source(graph))``).
 """
 
 from . import data, gradcheck, nn, optim
@@ -31,8 +32,9 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    """``mg.widgets`` is imported on first use: ipywidgets and matplotlib are slow to import."""
-    if name == "widgets":
+    """``mg.widgets`` and ``mg.digits`` are imported on first use: ipywidgets and matplotlib are
+    slow to import."""
+    if name in ("widgets", "digits"):
         import importlib
-        return importlib.import_module(".widgets", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'minigraph' has no attribute '{name}'")

@@ -47,3 +47,19 @@ def grid(X, steps=100, margin=0.25):
     xs, ys = np.linspace(lo[0], hi[0], steps), np.linspace(lo[1], hi[1], steps)
     gx, gy = np.meshgrid(xs, ys)
     return gx, gy, np.stack([gx.ravel(), gy.ravel()], axis=1)
+
+
+# -- MNIST (chapter 05) ----------------------------------------------------------------------
+
+def mnist():
+    """5,000 real 28x28 MNIST digits shipped with minigraph (see minigraph/datasets/README.md).
+
+    Returns ``(X_train, y_train, X_test, y_test)``: images as rows of 784 pixels scaled to
+    [0, 1] (float64; ``X.reshape(-1, 28, 28)`` gives the pictures back) and int64 labels 0-9.
+    4,000 training images and 1,000 held-out test images, 10 % of each set per digit; the split
+    is fixed (made once with a seed), so every learner sees the same sets.
+    """
+    from importlib.resources import files
+    with np.load(files(__package__) / "datasets" / "mnist_5k.npz") as saved:
+        parts = [saved[k] for k in ("train_images", "train_labels", "test_images", "test_labels")]
+    return tuple(p.reshape(len(p), -1) / 255.0 if p.ndim == 3 else p.astype(np.int64) for p in parts)

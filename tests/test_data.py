@@ -36,3 +36,19 @@ def test_grid_covers_the_data():
     gx, gy, points = mg.data.grid(X, steps=5, margin=0.5)
     assert points.shape == (25, 2) and gx.shape == (5, 5)
     assert points.min(axis=0).tolist() == [-0.5, -0.5] and points.max(axis=0).tolist() == [1.5, 2.5]
+
+
+def test_mnist_is_the_shipped_stratified_split():
+    X_train, y_train, X_test, y_test = mg.data.mnist()
+    assert X_train.shape == (4000, 784) and X_test.shape == (1000, 784)
+    assert X_train.dtype == np.float64 and 0 <= X_train.min() and X_train.max() == 1.0
+    assert np.array_equal(np.bincount(y_train), [400] * 10) and np.array_equal(np.bincount(y_test), [100] * 10)
+    assert not np.array_equal(y_train[:400], np.zeros(400))           # shuffled, not sorted by digit
+    # no test image is also a training image (the split holds out whole images)
+    train_rows = {row.tobytes() for row in X_train}
+    assert not any(row.tobytes() in train_rows for row in X_test)
+    # every image has ink, and the top row is blank (MNIST centres each digit in its 28x28 box)
+    images = np.concatenate([X_train, X_test]).reshape(-1, 28, 28)
+    assert images.sum(axis=(1, 2)).min() > 10 and images[:, 0, :].max() == 0
+    again = mg.data.mnist()
+    assert all(np.array_equal(a, b) for a, b in zip(again, (X_train, y_train, X_test, y_test)))

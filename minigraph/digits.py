@@ -1,0 +1,173 @@
+"""Pictures and a widget for handwritten digits (chapter 05): images, a classifier's view of them.
+
+    mg.digits.show_images(images, titles)      # a grid of 28x28 images
+    mg.digits.show_confusion(matrix)           # rows: true digit, columns: predicted digit
+    mg.digits.browse(net, X_test, y_test)      # step through test digits: image, ten bars, drawing
+    mg.digits.text_bar(3, 10)                  # '██████··············': progress in plain text
+
+An image is a row of 784 numbers in [0, 1] (28 rows of 28 pixels, 0 = paper, 1 = ink); the
+pictures reshape rows back to 28x28. ``import minigraph`` does not import this module (ipywidgets
+and matplotlib are slow to import); ``mg.digits`` loads it on first use.
+"""
+
+import html
+import io
+
+import ipywidgets as W
+import numpy as np
+
+from . import viz
+from .graph import Graph, Input
+from .ops import getitem, softmax
+from .widgets import svg_view
+
+SIDE = 28                      # MNIST images are 28 x 28 pixels
+ZOOM = 5                       # the browser shows each pixel as a 5 x 5 square
+
+
+def as_images(rows):
+    """``(n, 784)`` rows (or ``(n, 28, 28)`` images) as ``(n, 28, 28)`` images."""
+    rows = np.asarray(rows, dtype=float)
+    return rows.reshape(len(rows), SIDE, SIDE)
+
+
+def text_bar(done, total, width=20):
+    """A progress bar as text, ``done`` of ``total`` filled: prints the same on every machine."""
+    filled = round(width * done / total)
+    return "█" * filled + "·" * (width - filled)
+
+
+# -- static pictures (matplotlib) ---------------------------------------------------------------
+
+def show_images(images, titles=None, columns=10, cmap="gray_r", symmetric=False, size=1.1):
+    """Draw images in a grid, each with an optional title; ``symmetric`` centres the colours on
+    0 (for weights: orange positive, purple negative)."""
+    import matplotlib.pyplot as plt
+    images = as_images(images)
+    rows = -(-len(images) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(columns * size, rows * size * 1.15), squeeze=False)
+    for i, ax in enumerate(axes.ravel()):
+        ax.set_axis_off()
+        if i >= len(images):
+            continue
+        limit = np.abs(images[i]).max() or 1.0
+        ax.imshow(images[i], cmap=cmap, vmin=-limit if symmetric else 0, vmax=limit if symmetric else 1)
+        if titles is not None:
+            ax.set_title(titles[i], fontsize=9)
+    plt.tight_layout(pad=0.3)
+    plt.show()
+
+
+def show_confusion(matrix, title="confusion matrix"):
+    """A 10 x 10 table of counts as a picture: row = true digit, column = the network's answer."""
+    import matplotlib.pyplot as plt
+    matrix = np.asarray(matrix)
+    off_diagonal = matrix * (1 - np.eye(len(matrix)))
+    fig, (ax_all, ax_off) = plt.subplots(1, 2, figsize=(11, 4.8))
+    for ax, shown, what in ((ax_all, matrix, "all answers"), (ax_off, off_diagonal, "mistakes only")):
+        ax.imshow(shown, cmap="Purples")
+        for (t, p), count in np.ndenumerate(matrix):
+            if count and (shown is matrix or t != p):
+                ax.text(p, t, str(count), ha="center", va="center", fontsize=8,
+                        color="white" if shown[t, p] > shown.max() / 2 else "black")
+        ax.set(xticks=range(len(matrix)), yticks=range(len(matrix)), xlabel="the network says",
+               ylabel="true digit", title=f"{title}: {what}")
+    plt.tight_layout()
+    plt.show()
+
+
+# -- the digit browser -------------------------------------------------------------------------------
+
+def png(image):
+    """A 28x28 image (0 = paper, 1 = ink) as PNG bytes, each pixel a ZOOM x ZOOM square."""
+    from matplotlib.image import imsave
+    big = np.kron(np.clip(image, 0, 1), np.ones((ZOOM, ZOOM)))
+    buffer = io.BytesIO()
+    imsave(buffer, big, cmap="gray_r", vmin=0, vmax=1, format="png")
+    return buffer.getvalue()
+
+
+def probability_bars(probabilities, label):
+    """Ten horizontal bars as inline SVG: the network's answer in violet, the true digit marked."""
+    best = int(np.argmax(probabilities))
+    rows = []
+    for digit, p in enumerate(probabilities):
+        y = 4 + 22 * digit
+        colour = viz.HIGHLIGHT if digit == best else viz.MUTED
+        mark = " ◀ true digit" if digit == label else ""
+        rows.append(f'<g class="mg-bar" data-digit="{digit}">'
+                    f'<text x="0" y="{y + 13}" font-size="13" font-family="monospace">{digit}</text>'
+                    f'<rect x="16" y="{y}" width="{max(200 * p, 0.5):.1f}" height="16" fill="{colour}"/>'
+                    f'<text x="222" y="{y + 13}" font-size="12" font-family="monospace">'
+                    f'{100 * p:5.1f} %{html.escape(mark)}</text></g>')
+    return f'<svg class="mg-bars" width="340" height="228">{"".join(rows)}</svg>'
+
+
+class DigitBrowser(W.VBox):
+    """Step through digits (slider or buttons) and see what a trained network makes of each.
+
+    Shows the image, the network's ten probabilities as bars and the network drawn as a graph
+    with the numbers of this image on every node: ``image -> ... -> logits -> softmax ->
+    p(0) ... p(9)``. ``net`` is anything that, called on a node, builds the logits (an
+    ``mg.nn.MLP`` or ``mg.nn.Linear``); its Parameters are shared, not copied.
+    """
+
+    def __init__(self, net, images, labels, index=0):
+        self.images = np.asarray(images, dtype=float).reshape(len(images), -1)
+        self.labels = np.asarray(labels)
+        self.image_input = Input("image")
+        self.probs = softmax(net(self.image_input), name="softmax")
+        self.graph = Graph([getitem(self.probs, index=k, name=f"p({k})") for k in range(10)])
+        self.all_probs = Graph(softmax(net(Input("images")))).forward({"images": self.images})
+        self.drawing = viz.LiveDrawing(self.graph, values=True, grads=False)
+        self.slider = W.IntSlider(value=index, min=0, max=len(self.images) - 1, description="test digit",
+                                  continuous_update=True)
+        self.buttons = {name: W.Button(description=name, layout=W.Layout(width="130px"))
+                        for name in ("◀ previous", "next ▶", "next mistake")}
+        self.buttons["◀ previous"].on_click(lambda _: self.previous())
+        self.buttons["next ▶"].on_click(lambda _: self.next())
+        self.buttons["next mistake"].on_click(lambda _: self.next_mistake())
+        self.caption = W.HTML().add_class("mg-caption")
+        self.picture = W.Image(format="png", layout=W.Layout(width=f"{SIDE * ZOOM}px"))
+        self.bars = W.HTML().add_class("mg-probabilities")
+        self.view = W.HTML().add_class("mg-view")
+        self.slider.observe(lambda _: self._show(), names="value")
+        self._show()
+        super().__init__([W.HBox([self.slider, *self.buttons.values()]), self.caption,
+                          W.HBox([self.picture, self.bars]), self.view])
+        self.add_class("mg-digit-browser")
+
+    @property
+    def index(self):
+        return self.slider.value
+
+    def previous(self):
+        self.slider.value = max(self.index - 1, 0)
+
+    def next(self):
+        self.slider.value = min(self.index + 1, len(self.images) - 1)
+
+    def next_mistake(self):
+        """Jump to the next digit (after the current one, wrapping around) the network gets wrong."""
+        wrong = np.flatnonzero(self.all_probs.argmax(axis=1) != self.labels)
+        if len(wrong):
+            later = wrong[wrong > self.index]
+            self.slider.value = int(later[0] if len(later) else wrong[0])
+
+    def _show(self):
+        i = self.index
+        self.probabilities = np.array(self.graph.forward({self.image_input: self.images[i]}))
+        label, guess = int(self.labels[i]), int(np.argmax(self.probabilities))
+        verdict = "right" if guess == label else "wrong"
+        self.caption.value = (f"test digit <b>{i}</b> of {len(self.images)} · true digit <b>{label}</b> · "
+                              f"the network says <b>{guess}</b> ({100 * self.probabilities[guess]:.1f} %): "
+                              f"<b>{verdict}</b>")
+        self.picture.value = png(self.images[i].reshape(SIDE, SIDE))
+        self.bars.value = probability_bars(self.probabilities, label)
+        self.view.value = svg_view(self.drawing.render())
+
+
+def browse(net, images, labels, index=0):
+    """A widget to step through ``images`` (rows of 784 pixels) with their ``labels``: the image,
+    the ten probabilities ``net`` gives it, and ``net`` drawn with this image's numbers."""
+    return DigitBrowser(net, images, labels, index)
