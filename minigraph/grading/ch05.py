@@ -235,6 +235,10 @@ def _read(sent):
     return [b.astype(int) for b in batches], ""
 
 
+def _batches(count):
+    return f"{count} batch{'' if count == 1 else 'es'}"
+
+
 def _judge_batches(case, got):
     n, size, seed = (case["inputs"][k] for k in ("n", "batch_size", "seed"))
     if not isinstance(got, dict) or not all(isinstance(got.get(k), list) for k in ("first", "again", "other")):
@@ -245,10 +249,10 @@ def _judge_batches(case, got):
         if problem:
             return Verdict(False, "index arrays", "something else", problem)
     batches = runs["first"]
-    expected = f"{-(-n // size)} batches covering 0..{n - 1} once"
+    expected = f"{_batches(-(-n // size))} covering 0..{n - 1} once"
     everything = np.concatenate(batches) if batches else np.array([], dtype=int)
     sizes = [len(b) for b in batches]
-    shown = f"{len(batches)} batches of sizes {sizes}"
+    shown = f"{_batches(len(batches))} of sizes {sizes}"
     if everything.size and (everything.min() < 0 or everything.max() >= n):
         return Verdict(False, expected, shown, f"index {int(everything.max() if everything.max() >= n else everything.min())} "
                                                f"is out of range: examples are numbered 0 to {n - 1}")
