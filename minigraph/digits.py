@@ -102,31 +102,41 @@ def probability_bars(probabilities, label):
     for digit, p in enumerate(probabilities):
         y = 4 + 22 * digit
         colour = viz.HIGHLIGHT if digit == best else viz.MUTED
-        mark = " ◀ true digit" if digit == label else ""
+        mark = "◀ true digit" if digit == label else ""
         rows.append(f'<g class="mg-bar" data-digit="{digit}">'
                     f'<text x="0" y="{y + 13}" font-size="13" font-family="monospace">{digit}</text>'
                     f'<rect x="16" y="{y}" width="{max(200 * p, 0.5):.1f}" height="16" fill="{colour}"/>'
-                    f'<text x="222" y="{y + 13}" font-size="12" font-family="monospace">'
-                    f'{100 * p:5.1f} %{html.escape(mark)}</text></g>')
-    return f'<svg class="mg-bars" width="340" height="228">{"".join(rows)}</svg>'
+                    f'<text class="mg-p" x="222" y="{y + 13}" font-size="12" font-family="monospace">'
+                    f'{100 * p:.1f} %</text>'
+                    f'<text x="282" y="{y + 13}" font-size="12">{html.escape(mark)}</text></g>')
+    return f'<svg class="mg-bars" width="360" height="228">{"".join(rows)}</svg>'
 
 
 class DigitBrowser(W.VBox):
     """Step through digits (slider or buttons) and see what a trained network makes of each.
 
-    Shows the image, the network's ten probabilities as bars and the network drawn as a graph
-    with the numbers of this image on every node: ``image -> ... -> logits -> softmax ->
-    p(0) ... p(9)``. ``net`` is anything that, called on a node, builds the logits (an
-    ``mg.nn.MLP`` or ``mg.nn.Linear``); its Parameters are shared, not copied.
+    Shows the image, the network's ten probabilities as bars and the network's last layer drawn
+    as a graph with this image's numbers: what the layer reads (the hidden values ``h``, or the
+    image itself for a softmax classifier) as an Input, its Parameters, the ten logits
+    ``z(0)`` ... ``z(9)`` and the ten probabilities ``p(0)`` ... ``p(9)``. ``net`` is an
+    ``mg.nn.MLP`` or an ``mg.nn.Linear``; its Parameters are shared, not copied.
     """
 
     def __init__(self, net, images, labels, index=0):
         self.images = np.asarray(images, dtype=float).reshape(len(images), -1)
         self.labels = np.asarray(labels)
-        self.image_input = Input("image")
-        self.probs = softmax(net(self.image_input), name="softmax")
-        self.graph = Graph([getitem(self.probs, index=k, name=f"p({k})") for k in range(10)])
-        self.all_probs = Graph(softmax(net(Input("images")))).forward({"images": self.images})
+        layers = getattr(net, "layers", [net])
+        pixels = Input("pixels")
+        h = pixels
+        for layer in layers[:-1]:                      # everything before the last layer
+            h = net.activation(layer(h))
+        self.hidden = Graph(h)
+        self.last_input = Input("h" if len(layers) > 1 else "image")
+        logits = layers[-1](self.last_input)
+        probs = softmax(logits, name="softmax")
+        self.graph = Graph([getitem(logits, index=k, name=f"z({k})") for k in range(10)]
+                           + [getitem(probs, index=k, name=f"p({k})") for k in range(10)])
+        self.all_probs = Graph(softmax(layers[-1](h))).forward({pixels: self.images})
         self.drawing = viz.LiveDrawing(self.graph, values=True, grads=False)
         self.slider = W.IntSlider(value=index, min=0, max=len(self.images) - 1, description="test digit",
                                   continuous_update=True)
@@ -164,7 +174,8 @@ class DigitBrowser(W.VBox):
 
     def _show(self):
         i = self.index
-        self.probabilities = np.array(self.graph.forward({self.image_input: self.images[i]}))
+        feed = {self.last_input: self.hidden.forward({"pixels": self.images[i]})}
+        self.probabilities = np.array(self.graph.forward(feed)[10:])
         label, guess = int(self.labels[i]), int(np.argmax(self.probabilities))
         verdict = "right" if guess == label else "wrong"
         self.caption.value = (f"test digit <b>{i}</b> of {len(self.images)} · true digit <b>{label}</b> · "
