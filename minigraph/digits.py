@@ -140,11 +140,10 @@ class DigitBrowser(W.VBox):
         self.drawing = viz.LiveDrawing(self.graph, values=True, grads=False)
         self.slider = W.IntSlider(value=index, min=0, max=len(self.images) - 1, description="test digit",
                                   continuous_update=True)
-        self.buttons = {name: W.Button(description=name, layout=W.Layout(width="130px"))
-                        for name in ("◀ previous", "next ▶", "next mistake")}
-        self.buttons["◀ previous"].on_click(lambda _: self.previous())
-        self.buttons["next ▶"].on_click(lambda _: self.next())
-        self.buttons["next mistake"].on_click(lambda _: self.next_mistake())
+        actions = {"◀ previous": self.previous, "next ▶": self.next, "next mistake": self.next_mistake}
+        self.buttons = {name: W.Button(description=name, layout=W.Layout(width="130px")) for name in actions}
+        for name, action in actions.items():
+            self.buttons[name].on_click(lambda _, action=action: action())
         self.caption = W.HTML().add_class("mg-caption")
         self.picture = W.Image(format="png", layout=W.Layout(width=f"{SIDE * ZOOM}px"))
         self.bars = W.HTML().add_class("mg-probabilities")

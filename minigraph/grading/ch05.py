@@ -23,7 +23,7 @@ import numpy as np
 import minigraph as mg
 
 from .exercise import Exercise, Verdict, case, compare
-from .values import Unreadable, decode, encode
+from .values import Unreadable, decode, encode, shape_text
 
 TITLE = "Handwritten digits"
 
@@ -202,7 +202,8 @@ confusion_matrix = _exercise(
     ],
     hint="Entry [t, p] counts the examples whose true class is t and whose predicted class is p. "
          "Start from a square array of zeros and add 1 for every example: a plain loop is fine.",
-    title="confusion_matrix(labels, predictions, n_classes) -> counts", integers=("labels", "predictions", "n_classes"))
+    title="confusion_matrix(labels, predictions, n_classes) -> counts",
+    integers=("labels", "predictions", "n_classes"))
 
 
 # -- 05.minibatches -------------------------------------------------------------------------------
@@ -229,7 +230,7 @@ def _read(sent):
     batches = [decode(b) for b in sent]
     for i, batch in enumerate(batches):
         if isinstance(batch, Unreadable) or batch is None or batch.ndim != 1:
-            return None, f"batch {i} is {'None' if batch is None else batch.type_name if isinstance(batch, Unreadable) else f'shape {batch.shape}'}, not a 1-D array of indices"
+            return None, f"batch {i} is {shape_text(batch)}, not a 1-D array of indices"
         if not np.array_equal(batch, np.round(batch)):
             return None, f"batch {i} holds non-integer numbers: a batch is an array of example indices"
     return [b.astype(int) for b in batches], ""
@@ -253,9 +254,10 @@ def _judge_batches(case, got):
     everything = np.concatenate(batches) if batches else np.array([], dtype=int)
     sizes = [len(b) for b in batches]
     shown = f"{_batches(len(batches))} of sizes {sizes}"
-    if everything.size and (everything.min() < 0 or everything.max() >= n):
-        return Verdict(False, expected, shown, f"index {int(everything.max() if everything.max() >= n else everything.min())} "
-                                               f"is out of range: examples are numbered 0 to {n - 1}")
+    outside = everything[(everything < 0) | (everything >= n)]
+    if outside.size:
+        return Verdict(False, expected, shown,
+                       f"index {outside[0]} is out of range: examples are numbered 0 to {n - 1}")
     counts = np.bincount(everything, minlength=n)
     if counts.max(initial=0) > 1:
         twice, never = np.flatnonzero(counts > 1), np.flatnonzero(counts == 0)
@@ -301,38 +303,40 @@ RECIPE_KEYS = ("hidden", "activation", "optimizer", "lr", "epochs", "batch_size"
 EXAMPLE = "{'hidden': [64], 'activation': 'tanh', 'optimizer': 'gd', 'lr': 0.1, 'epochs': 2, 'batch_size': 100}"
 
 
+NAMED = {"activation": mg.nn.ACTIVATIONS, "optimizer": mg.optim.OPTIMIZERS}
+DEFAULTS = {"hidden": [], "activation": "relu", "optimizer": "gd"}
+NUMBERS = {"lr": (float, 0, 100, "a number between 0 and 100"),             # type, above, at most
+           "epochs": (int, 0, MAX_EPOCHS, f"a whole number from 1 to {MAX_EPOCHS} (the budget)"),
+           "batch_size": (int, 0, 4000, "a whole number from 1 to 4000")}
+
+
 def _recipe(answer):
     """Validate a recipe; returns a clean dict or raises ValueError saying what is wrong."""
     if not isinstance(answer, dict):
         raise ValueError(f"digits_recipe must be a dict such as {EXAMPLE}, not {type(answer).__name__}")
-    unknown = set(answer) - set(RECIPE_KEYS)
-    missing = set(RECIPE_KEYS[3:]) - set(answer)
+    unknown, missing = set(answer) - set(RECIPE_KEYS), set(NUMBERS) - set(answer)
     if unknown or missing:
-        raise ValueError(f"unknown key(s) {sorted(unknown)}" if unknown else f"missing key(s) {sorted(missing)}"
-                         f"; a recipe has the keys {', '.join(RECIPE_KEYS)}")
-    hidden = answer.get("hidden", [])
-    hidden = [hidden] if isinstance(hidden, int) else hidden
+        problem = f"unknown key(s) {sorted(unknown)}" if unknown else f"missing key(s) {sorted(missing)}"
+        raise ValueError(f"{problem}; a recipe has the keys {', '.join(RECIPE_KEYS)}")
+    recipe = {**DEFAULTS, **answer}
+    hidden = recipe["hidden"] = [recipe["hidden"]] if isinstance(recipe["hidden"], int) else recipe["hidden"]
     if (not isinstance(hidden, (list, tuple)) or len(hidden) > MAX_LAYERS
             or not all(isinstance(h, (int, np.integer)) and h >= 1 for h in hidden)):
         raise ValueError(f"'hidden' must be a list of at most {MAX_LAYERS} layer sizes (positive integers), "
                          f"such as [64], or [] for no hidden layer; got {hidden!r}")
     if sum(hidden) > MAX_UNITS:
         raise ValueError(f"at most {MAX_UNITS} hidden units in all, please; got {sum(hidden)}")
-    activation = answer.get("activation", "relu")
-    if activation not in mg.nn.ACTIVATIONS:
-        raise ValueError(f"'activation' must be one of {sorted(mg.nn.ACTIVATIONS)}; got {activation!r}")
-    optimizer = answer.get("optimizer", "gd")
-    if optimizer not in mg.optim.OPTIMIZERS:
-        raise ValueError(f"'optimizer' must be one of {sorted(mg.optim.OPTIMIZERS)}; got {optimizer!r}")
-    lr, epochs, size = answer["lr"], answer["epochs"], answer["batch_size"]
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr <= 100:
-        raise ValueError(f"'lr' must be a number between 0 and 100; got {lr!r}")
-    if isinstance(epochs, bool) or not isinstance(epochs, (int, np.integer)) or not 1 <= epochs <= MAX_EPOCHS:
-        raise ValueError(f"'epochs' must be a whole number from 1 to {MAX_EPOCHS} (the budget); got {epochs!r}")
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not 1 <= size <= 4000:
-        raise ValueError(f"'batch_size' must be a whole number from 1 to 4000; got {size!r}")
-    return {"hidden": [int(h) for h in hidden], "activation": activation, "optimizer": optimizer,
-            "lr": float(lr), "epochs": int(epochs), "batch_size": int(size)}
+    for key, table in NAMED.items():
+        if recipe[key] not in table:
+            raise ValueError(f"'{key}' must be one of {sorted(table)}; got {recipe[key]!r}")
+    for key, (kind, above, at_most, what) in NUMBERS.items():
+        value = recipe[key]
+        allowed = (int, np.integer) if kind is int else (int, float, np.integer, np.floating)
+        if isinstance(value, bool) or not isinstance(value, allowed) or not above < value <= at_most:
+            raise ValueError(f"'{key}' must be {what}; got {value!r}")
+        recipe[key] = kind(value)
+    recipe["hidden"] = [int(h) for h in hidden]
+    return recipe
 
 
 def try_recipe(recipe):
@@ -371,13 +375,9 @@ def try_recipe(recipe):
     return train, test, losses
 
 
-def _run_recipe(answer, case):
-    return _recipe(answer)                 # only the choices travel; the judge trains
-
-
 def _judge_recipe(case, got):
     try:
-        recipe = _recipe(got)
+        recipe = _recipe(got)              # a recipe the budget allows, or what is wrong with it
     except ValueError as error:
         return Verdict(False, message=str(error))
     train, test, losses = try_recipe(recipe)
@@ -408,7 +408,8 @@ def _judge_recipe(case, got):
 
 
 digits_recipe = Exercise(
-    "05.digits_recipe", "digits_recipe", 3, ({"inputs": {}},), _run_recipe, _judge_recipe,
+    "05.digits_recipe", "digits_recipe", 3, ({"inputs": {}},),
+    lambda answer, case: _recipe(answer), _judge_recipe,          # only the choices travel: the judge trains
     title=f"digits_recipe: >= {TARGET:.0%} held-out accuracy in at most {MAX_EPOCHS} epochs",
     hint="A hidden layer of ReLU units helps; each epoch has 4000 / batch_size steps, so smaller "
          "batches mean more steps; Adam or momentum usually need fewer of them than plain gd. "
