@@ -1,7 +1,7 @@
 """Chapter 07's Reber study over several seeds: an LSTM and a simple RNN of about the same size.
 
 For each seed, train each model on embedded Reber strings (batches of 16, Adam, lr 0.03,
-gradients clipped to norm 1) and, every 1,000 sequences, measure both accuracies of
+gradients clipped to norm 1) and, every 2,000 sequences, measure both accuracies of
 ``recurrent.reber_accuracy`` (local, long-range) on 300 fresh test strings and on 200 long
 ones (20 symbols or more). Prints one line per seed and model: the sequences seen when both
 accuracies first reached 100 %, and the accuracies at the end.
@@ -18,6 +18,7 @@ from minigraph import recurrent
 
 SEEDS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 SEQUENCES = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000
+EVERY = 2000
 MODELS = {"LSTM, 8 units": lambda rng: recurrent.LSTMCell(7, 8, rng),
           "RNN, 18 units": lambda rng: recurrent.RNNCell(7, 18, rng)}
 
@@ -31,14 +32,10 @@ def study(make_cell, seed):
     rng = np.random.default_rng(seed)
     model = recurrent.SequenceModel(make_cell(rng), 7, rng)
     test, longer = mg.data.reber_strings(300, seed=10_000 + seed), long_strings(200, 20_000 + seed)
-    strings = mg.data.reber_strings(SEQUENCES, seed=seed)
-    learned = None
-    for start in range(0, SEQUENCES, 1000):
-        recurrent.train_reber(model, 1000, batch=16, lr=0.03, strings=strings[start:start + 1000])
-        accuracy = recurrent.reber_accuracy(model, test)
-        if learned is None and accuracy == (1.0, 1.0):
-            learned = start + 1000
-    return model.size, learned, accuracy, recurrent.reber_accuracy(model, longer)
+    curve = recurrent.reber_learning_curve(model, mg.data.reber_strings(SEQUENCES, seed=seed), test,
+                                           every=EVERY, batch=16, lr=0.03, clip=1.0)
+    learned = next((seen for seen, local, far in curve if local == far == 1.0), None)
+    return model.size, learned, curve[-1][1:], recurrent.reber_accuracy(model, longer)
 
 
 if __name__ == "__main__":

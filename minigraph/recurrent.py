@@ -10,8 +10,8 @@ that is backpropagation through time (BPTT), with nothing new to implement.
     cell = LSTMCell(7, 8, rng=0)             # (h_t, c_t) from four gates
     model = SequenceModel(cell, n_out=7)     # a linear readout y_t = h_t W_hy + b_y at every step
     net = model.unroll(T=4)                  # Inputs x1..x4, targets; net.graph is the loss
-    history = train_reber(model, 4000, seed=0)
-    reber_accuracy(model, mg.data.reber_strings(500, seed=1))
+    ReberTraining(model).train(mg.data.reber_strings(4000, seed=0))
+    reber_accuracy(model, mg.data.reber_strings(300, seed=1))   # (local, long-range)
 
 Names: the nodes of step t are called ``t3.h``, ``t3.c``, ``t3.f`` ..., so ``mg.draw`` frames
 each time step; the shared Parameters (``W_hh``, ...) stand outside the frames, one box each,
@@ -69,11 +69,11 @@ class LSTMCell:
     ``forget_bias`` starts f near 1 (σ(1) ≈ 0.73): remember by default.
     """
 
-    def __init__(self, n_in, n_hidden, rng=None, forget_bias=1.0):
+    def __init__(self, n_in, n_hidden, rng=None, forget_bias=1.0, init_scale=1.0):
         rng = nn.as_rng(rng)
         self.n_in, self.n_hidden = n_in, n_hidden
         self.W_x = Parameter(nn.xavier_uniform(rng, n_in, 4 * n_hidden), name="W_x")
-        self.W_h = Parameter(np.hstack([orthogonal(rng, n_hidden) for _ in range(4)]), name="W_h")
+        self.W_h = Parameter(init_scale * np.hstack([orthogonal(rng, n_hidden) for _ in range(4)]), name="W_h")
         bias = np.zeros(4 * n_hidden)
         bias[n_hidden:2 * n_hidden] = forget_bias          # the order of the gates: i, f, g, o
         self.b = Parameter(bias, name="b")
@@ -206,27 +206,50 @@ def reber_targets(strings, length=None):
     return X, np.divide(legal, counts, out=np.zeros_like(legal), where=counts > 0), mask
 
 
-def train_reber(model, n_sequences, batch=32, lr=0.01, seed=0, clip=1.0, strings=None):
-    """Train ``model`` on ``n_sequences`` embedded Reber strings, ``batch`` at a time, with Adam.
+class ReberTraining:
+    """Train a SequenceModel on embedded Reber strings with Adam, a batch at a time.
 
     Each batch is padded to its longest string (padding rows have no target, hence no loss);
     the graph of each length is built once and reused. Gradients are clipped to global norm
-    ``clip``. Returns the loss of each batch.
+    ``clip`` before each step. The optimizer keeps its state from one ``train`` call to the next.
     """
-    strings = strings or data.reber_strings(n_sequences, seed=seed)
-    opt = optim.Adam(model.parameters, lr=lr)
-    history = []
-    for start in range(0, len(strings), batch):
-        chunk = strings[start:start + batch]
-        X, targets, mask = reber_targets(chunk)
-        net = model.unroll(X.shape[1])
-        loss = net.graph.backward(net.feed(X, targets), wrt=model.parameters)
-        clipped, _ = clip_by_global_norm([p.grad for p in model.parameters], clip)
-        for p, g in zip(model.parameters, clipped):
-            p.grad = g
-        opt.step()
-        history.append(float(loss) * mask.size / mask.sum())     # per real step, not per row
-    return history
+
+    def __init__(self, model, batch=16, lr=0.03, clip=1.0):
+        self.model, self.batch, self.clip = model, batch, clip
+        self.optimizer = optim.Adam(model.parameters, lr=lr)
+        self.seen, self.losses = 0, []
+
+    def train(self, strings):
+        """One optimizer step per batch of ``strings``; returns the loss of each batch."""
+        params = self.model.parameters
+        losses = []
+        for start in range(0, len(strings), self.batch):
+            X, targets, mask = reber_targets(strings[start:start + self.batch])
+            net = self.model.unroll(X.shape[1])
+            loss = net.graph.backward(net.feed(X, targets), wrt=params)
+            clipped, _ = clip_by_global_norm([p.grad for p in params], self.clip)
+            for p, g in zip(params, clipped):
+                p.grad = g
+            self.optimizer.step()
+            losses.append(float(loss) * mask.size / mask.sum())     # per real step, not per row
+        self.seen += len(strings)
+        self.losses += losses
+        return losses
+
+
+def reber_learning_curve(model, strings, test, every=2000, **training):
+    """Train ``model`` on ``strings`` (``ReberTraining(model, **training)``) and measure
+    ``reber_accuracy`` on ``test`` after every ``every`` strings.
+
+    Returns ``[(strings seen, local, long-range), ...]``. Keep ``every`` a multiple of the batch
+    size, and the batches are those of one training run over all the strings.
+    """
+    run = ReberTraining(model, **training)
+    curve = []
+    for start in range(0, len(strings), every):
+        run.train(strings[start:start + every])
+        curve.append((run.seen, *reber_accuracy(model, test)))
+    return curve
 
 
 def predicted_sets(model, strings):

@@ -68,7 +68,8 @@ STEP_MISTAKES = [
     ("It looks like the bias b was left out.", lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + h @ W_hh)),
     ("It looks like the previous state h was left out: the recurrence is the h W_hh term.",
      lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + b)),
-    ("It looks like W_hh was transposed: rows are batch entries, so the state is multiplied as h @ W_hh.",
+    ("It looks like W_hh was transposed: rows are batch entries, so the state (a row) multiplies W_hh "
+     "from the left, untransposed.",
      lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + h @ W_hh.T + b)),
     ("It looks like a sigmoid was used; the simple RNN squashes with tanh.",
      lambda x, h, W_xh, W_hh, b: _sigmoid(x @ W_xh + h @ W_hh + b)),
@@ -86,7 +87,7 @@ rnn_step = naming_mistakes(function_exercise(
              hint="A batch of two rows: every row steps on its own, with the same weights."),
         case(x=[[0.5, -1.0]], h=[[0.2, -0.3, 0.4]], W_xh=[[1.0, -0.5, 0.3], [0.2, 0.8, -1.1]],
              W_hh=[[0.1, 0.9, -0.4], [-0.7, 0.2, 0.5], [0.3, -0.6, 0.8]], b=[0.0, 0.2, -0.3],
-             hint="Three hidden units: W_hh is (3, 3) and h @ W_hh keeps h's shape."),
+             hint="Three hidden units: W_hh is (3, 3), and the new state has the shape of h."),
     ],
     hint="A step adds three parts, the input times W_xh, the previous state times W_hh and the "
          "bias b, and squashes the sum with tanh.",
@@ -110,14 +111,14 @@ def _two_steps(x1, x2, h0, W_xh, W_hh, b, u, *, tanh_slope=True, through=True, t
 TWO_STEP_MISTAKES = [
     ("It looks like only the last step's use of W_hh counts: step 1 used W_hh too, and its "
      "gradient adds to step 2's.", lambda *a: _two_steps(*a, first=False)),
-    ("It looks like only the first step's use of W_hh counts: add step 2's h1ᵀ dz2 too.",
+    ("It looks like only the first step's use of W_hh counts: add step 2's share too.",
      lambda *a: _two_steps(*a, last=False)),
     ("It looks like the tanh's slope (1 − h²) is missing from dz.", lambda *a: _two_steps(*a, tanh_slope=False)),
-    ("It looks like the gradient reached h1 without going back through W_hh (dh1 = dz2 @ W_hhᵀ).",
+    ("It looks like the gradient reached h1 without going back through the matmul with W_hh.",
      lambda *a: _two_steps(*a, through=False)),
     ("It looks like W_hh instead of W_hhᵀ carried the gradient back to h1.",
      lambda *a: _two_steps(*a, transposed=True)),
-    ("It looks like the gradient is transposed: for z = h @ W_hh it is hᵀ @ dz, of W_hh's shape.",
+    ("It looks like the gradient is transposed: entry [i, j] belongs to unit i of h and unit j of z.",
      lambda *a: _two_steps(*a).T),
 ]
 
@@ -190,8 +191,9 @@ gate_vjp = naming_mistakes(vjp_exercise(
         case(g=[[1.0, -0.5], [0.2, 2.0]], z=[[0.5, -0.5], [3.0, -3.0]], c=[[2.0, 1.0], [-1.0, 0.5]]),
         graph_case(x=[0.7, -1.1, 1.8]),
     ],
-    hint="ans = σ(z)·c is a product: each input gets g times the other factor's part. "
-         "grad_c = g·σ(z); grad_z = g·c·σ'(z), and σ'(z) = σ(z)(1 − σ(z))."),
+    hint="ans = σ(z)·c is a product of two factors: each input's gradient is g times the "
+         "derivative of the product with respect to that input. The slope of σ is σ·(1 − σ), "
+         "and ans is not σ(z) here."),
     GATE_MISTAKES)
 
 
@@ -264,7 +266,8 @@ clip_global_norm = Exercise(
       "hint": "One big entry must not be cut on its own: every entry shrinks by the same factor."}),
     _run_clip, _judge_clip, title="clip_by_global_norm(grads, max_norm) -> list of arrays",
     hint="Compute one norm over all arrays together (square root of the sum of every squared "
-         "entry); if it is above max_norm, multiply every array by max_norm / norm.",
+         "entry); if it is above max_norm, scale every array by the one factor that brings that "
+         "norm down to max_norm.",
     describe=lambda case: f"grads={show(tuple(np.asarray(g) for g in case['inputs']['grads']))}, "
                           f"max_norm={case['inputs']['max_norm']}")
 
