@@ -206,6 +206,8 @@ class Plan:
     ``folds``   the ``Fold``s: each hides some repeats behind one box
     ``refs``    drawn leaves also drawn as a small ref box at each use
     ``caption`` sentences saying what was folded or left out (empty when nothing was)
+
+    ``fold`` None folds repeats when more than ``fold_above`` nodes would be drawn.
     """
 
     def __init__(self, graph, around=None, depth=2, fold=None, keep=2, fold_above=60):
@@ -221,9 +223,8 @@ class Plan:
             inside = part_around(graph, graph.node(around), depth)
         order = [n for n in order if n in inside]
         self.total = len(graph.nodes)
-        if fold is None:
-            fold = len(order) > fold_above
-        self.folds = find_folds(order, inside, keep) if fold else []
+        self.folding = len(order) > fold_above if fold is None else fold
+        self.folds = find_folds(order, inside, keep) if self.folding else []
         self.fold_of = {n: f for f in self.folds for n in f.hidden}
         self.unit_of = {n: (f, k) for f in self.folds for k in f.drawn for n in f.units[k]}
         self.nodes = [n for n in graph.nodes if n in inside and n not in self.fold_of]

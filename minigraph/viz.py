@@ -18,6 +18,13 @@ with the gradient that op sends to that input: its vector-Jacobian product (VJP)
 op's own gradient. Where a node feeds several ops, the labels on its incoming dashed edges add
 up to its ``grad`` -- the sum rule of backpropagation, visible.
 
+Big graphs (``layout.py`` decides what to draw): above 60 nodes, repeated structure -- layers,
+an RNN's time steps -- is folded, its first repeats and its last drawn in full and one box for
+the ones between; a leaf used by many ops is drawn again, small, at each use;
+``around=node, depth=d`` draws only the part near one node. A caption says what was left out.
+``dot`` runs with a time limit, and a drawing of more than ``MAX_BOXES`` boxes is refused: both
+give a ``DrawingError`` that says how to draw less.
+
 Widgets redraw a graph on every slider move. Running ``dot`` each time would be slow and would
 move the boxes around as the numbers change width, so ``LiveDrawing`` lays the graph out once
 with a fixed-width placeholder where each number goes and afterwards only swaps the numbers
@@ -172,14 +179,14 @@ def refuse_if_too_big(graph, plan):
     boxes = plan.boxes()
     if boxes <= MAX_BOXES:
         return
-    folded = " even with its repeats folded," if plan.folds else ""
-    centre = graph.outputs[0].name
+    folded = (" (even with its repeats folded)" if plan.folds else
+              " (it has no repeats to fold)" if plan.folding else "")
+    refold = "" if plan.folding else ", and fold=True folds repeated layers or time steps"
     raise DrawingError(
-        f"this drawing would have {boxes:,} boxes ({len(graph.nodes):,} nodes in the graph;{folded} "
-        f"{len(plan.nodes):,} of them to draw), more than the {MAX_BOXES} mg.draw lays out: "
-        f"Graphviz's dot takes minutes or crashes on drawings this big. Draw a part: "
-        f"mg.draw(g, around='{centre}', depth=2) shows the nodes near one node, mg.draw(node) "
-        f"only what computes that node, and fold=True folds repeated layers or time steps.")
+        f"this drawing would have {boxes:,} boxes for the {len(graph.nodes):,} nodes of the graph{folded}, "
+        f"more than the {MAX_BOXES} mg.draw lays out: Graphviz's dot takes minutes or crashes on "
+        f"drawings this big. Draw a part: mg.draw(g, around='{graph.outputs[0].name}', depth=2) shows "
+        f"the nodes near one node, mg.draw(node) only what computes that node{refold}.")
 
 
 # -- DOT -------------------------------------------------------------------------------------------
