@@ -6,9 +6,9 @@ deep-learning graph is mostly big because it repeats itself -- fifty identical l
 unrolled for a thousand steps -- so a drawing can show the first repeats and the last one in
 full and *fold* the ones between into a single box::
 
-    [step 1] -> [repeat 1] -> [repeat 2] -> [ 995 more repeats ] -> [repeat 998] -> loss
+    [repeat 1] -> [repeat 2] -> [ 997 more repeats ] -> [repeat 1000] -> loss
 
-``plan(graph, ...)`` decides which nodes get a box; ``viz.py`` then draws the plan. It works in
+``Plan(graph, ...)`` decides which nodes get a box; ``viz.py`` then draws the plan. It works in
 three steps.
 
 1. **Order.** List the leaves used more than once, then the other nodes depth-first from the
@@ -166,7 +166,10 @@ def copy_runs(nodes, inside, keep):
 
 def named_automatically(node):
     """Whether a node has a name minigraph gave it (``tanh_7``, ``param_2``), not its author."""
-    prefix = node.op.name if node.op is not None else {"input": "input", "parameter": "param"}.get(node.kind, "const")
+    if node.op is not None:
+        prefix = node.op.name
+    else:
+        prefix = {"input": "input", "parameter": "param", "constant": "const"}[node.kind]
     return re.fullmatch(rf"{re.escape(prefix)}_\d+", node.name) is not None
 
 
@@ -218,17 +221,16 @@ class Plan:
         inside = set(order)
         if around is not None:
             if graph.node(around) not in inside:
-                raise DrawingError(f"cannot draw around {graph.node(around)!r}: it is not a node of this graph. "
-                                   "Draw around one of its nodes (or draw the graph that node belongs to).")
+                raise DrawingError(f"cannot draw around {graph.node(around)!r}: it is not a node of this "
+                                   "graph. Draw around one of its nodes (or draw the graph it belongs to).")
             inside = part_around(graph, graph.node(around), depth)
         order = [n for n in order if n in inside]
-        self.total = len(graph.nodes)
+        self.inside, self.total = inside, len(graph.nodes)
         self.folding = len(order) > fold_above if fold is None else fold
         self.folds = find_folds(order, inside, keep) if self.folding else []
         self.fold_of = {n: f for f in self.folds for n in f.hidden}
         self.unit_of = {n: (f, k) for f in self.folds for k in f.drawn for n in f.units[k]}
         self.nodes = [n for n in graph.nodes if n in inside and n not in self.fold_of]
-        self.inside = inside
         self.refs = self.shared_leaves()
         self.caption = [f"{f.describe()}." for f in self.folds]
         if around is not None:

@@ -367,8 +367,6 @@ def dot_source(graph, opts, fill):
     plan = opts["plan"]
     if plan.boxes() > DETAILED_NODES:                      # fewer layout passes: 3-5 times faster
         lines.append("  graph [nslimit=1 nslimit1=1]")
-    if plan.caption:
-        lines.append(caption(plan))
     for name, (label, statements) in clusters_of(graph, opts, fill).items():
         if name is None or len(statements) < 2 and label == name:
             lines += ["  " + s for s in statements]
@@ -389,6 +387,8 @@ def dot_source(graph, opts, fill):
             if fold is not None:
                 drawn_folds.add(fold)
     lines += ["  " + edge for edge in fold_edges(plan)]
+    if plan.caption:                                       # last: the frames keep their own style
+        lines.append(caption(plan))
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -183,6 +183,27 @@ def test_only_true_copies_are_folded(seed):
     assert all(is_copy(layout.drawing_order(tangled), f) for f in plan.folds)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_every_way_of_drawing_a_random_cell_is_complete(seed):
+    """Folded, kept, around a node, backward: every drawn node has its box and summary line, every
+    fold its box, and every edge starts at a box that exists."""
+    rng = np.random.default_rng(seed)
+    g = random_cell(steps=int(rng.integers(3, 30)), seed=seed)
+    with np.errstate(all="ignore"):
+        g.backward({n: rng.normal(size=2) for n in g.inputs})
+    for options in (dict(), dict(fold=True, keep=int(rng.integers(0, 4))), dict(backward=True, fold=True),
+                    dict(around=g.nodes[int(rng.integers(len(g.nodes)))], depth=int(rng.integers(0, 4)))):
+        drawing = mg.draw(g, **options)
+        plan, source = drawing.options["plan"], drawing.source
+        declared = set(re.findall(r'^\s*("[^"]*") \[', source, re.MULTILINE))
+        assert {viz.quote(n.name) for n in plan.nodes} | {viz.quote(f.box) for f in plan.folds} <= declared
+        tails = re.findall(r'^\s*("[^"]*")(?::\S+)? -> ("[^"]*")', source, re.MULTILINE)
+        assert {end for edge in tails for end in edge} <= declared
+        lines = repr(drawing).splitlines()
+        assert len(lines) == 1 + len(plan.nodes) + len(plan.caption) and lines[len(plan.nodes) + 1:] == plan.caption
+        assert "<svg" in drawing.svg()
+
+
 def test_a_part_around_a_node():
     g = rnn(1000)
     centre = g.node("h_500")
