@@ -183,9 +183,9 @@ def refuse_if_too_big(graph, plan):
               " (it has no repeats to fold)" if plan.folding else "")
     refold = "" if plan.folding else ", and fold=True folds repeated layers or time steps"
     raise DrawingError(
-        f"this drawing would have {boxes:,} boxes for the {len(graph.nodes):,} nodes of the graph{folded}, "
-        f"more than the {MAX_BOXES} mg.draw lays out: Graphviz's dot takes minutes or crashes on "
-        f"drawings this big. Draw a part: mg.draw(g, around='{graph.outputs[0].name}', depth=2) shows "
+        f"this drawing would have {boxes:,} boxes for the {len(graph.nodes):,} nodes of the "
+        f"graph{folded}, more than the {MAX_BOXES} mg.draw lays out: Graphviz's dot takes minutes "
+        f"or crashes on drawings this big. Draw a part: mg.draw(g, around='{graph.outputs[0].name}', depth=2) shows "
         f"the nodes near one node, mg.draw(node) only what computes that node{refold}.")
 
 
@@ -260,24 +260,25 @@ def ref_statement(node, k, fill):
     leaf = node.inputs[k]
     fillcolor, line = KIND_COLOURS[leaf.kind]
     attrs = {"id": f"mg-ref-{node.name}-{k}", "class": f"mg-ref mg-{leaf.kind} {fill(('class', leaf))}",
-             "style": "rounded,filled,dashed",
-             "fillcolor": fillcolor, "color": line, "fontsize": "9", "margin": "0.04,0.02",
-             "height": "0.2", "label": leaf.name}
+             "style": "rounded,filled,dashed", "fillcolor": fillcolor, "color": line,
+             "fontsize": "9", "margin": "0.04,0.02", "height": "0.2", "label": leaf.name}
     return f"{quote(ref_name(node, k))} [{attributes(attrs)}]"
 
 
 def ref_name(node, k):
+    """The DOT name of the ref box drawn for ``node``'s k-th input."""
     return f"ref {k} of {node.name}"
 
 
 def fold_statement(fold):
     """The box that stands for the hidden repeats of a fold."""
     hidden = len(fold.units) - len(fold.drawn)
-    label = (f'<<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="1"><TR><TD><B>⋯ {hidden:,} more repeats ⋯</B></TD></TR>'
+    label = (f'<<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="1">'
+             f'<TR><TD><B>⋯ {hidden:,} more repeats ⋯</B></TD></TR>'
              f'<TR><TD><FONT POINT-SIZE="9" COLOR="{MUTED}">{len(fold.hidden):,} nodes, each repeat: '
              f'{html.escape(fold.ops_in_a_unit())}</FONT></TD></TR></TABLE>>')
-    attrs = {"id": fold.box, "class": "mg-fold", "style": "rounded,filled,dashed", "fillcolor": "#f8f9fa",
-             "color": MUTED}
+    attrs = {"id": fold.box, "class": "mg-fold", "style": "rounded,filled,dashed",
+             "fillcolor": "#f8f9fa", "color": MUTED}
     return f"{quote(fold.box)} [{attributes(attrs)} label={label}]"
 
 
@@ -295,7 +296,7 @@ def edge_tail(node, k, plan):
 
 
 def fold_edges(plan):
-    """Edges into the fold boxes: from each drawn node (or other fold) that feeds hidden nodes."""
+    """Edges into the fold boxes: one from each drawn node (or other fold) that feeds its nodes."""
     edges = {}
     for fold in plan.folds:
         for n in fold.hidden:
@@ -316,7 +317,7 @@ def edge_statement(node, k, opts, fill):
         attrs.update(dir="back", style="dashed", color=GRADIENT, fontcolor=GRADIENT)
         if parent.grad is None:                            # no gradient flows to a constant
             attrs.update(dir="none", style="dotted", color=MUTED)
-        elif parent not in opts["plan"].fold_of:           # (what goes into a fold box: not shown)
+        elif parent not in opts["plan"].fold_of:           # (sent to a folded node: not shown)
             attrs["label"] = fill(("edge", node, k))
     if {node, parent} <= opts["highlight"]:
         attrs.update(color=HIGHLIGHT, penwidth="2.5")

@@ -132,7 +132,8 @@ def test_a_chain_shows_its_first_repeats_and_its_last():
     g = chain(5000)
     drawing = mg.draw(g, keep=3)
     tanhs = [n for n in g.nodes if n.op is not None]
-    assert [n.name for n in drawing.options["plan"].nodes] == ["start"] + [n.name for n in tanhs[:3] + tanhs[-1:]]
+    drawn = [n.name for n in drawing.options["plan"].nodes]
+    assert drawn == ["start"] + [n.name for n in tanhs[:3] + tanhs[-1:]]
     assert repr(drawing).splitlines()[-1] == (
         f"Repeats 4-4999 of 5000 (each 1 node: tanh), from '{tanhs[3].name}' to '{tanhs[-2].name}': "
         "4,996 nodes folded into one box.")
@@ -200,7 +201,8 @@ def test_every_way_of_drawing_a_random_cell_is_complete(seed):
         tails = re.findall(r'^\s*("[^"]*")(?::\S+)? -> ("[^"]*")', source, re.MULTILINE)
         assert {end for edge in tails for end in edge} <= declared
         lines = repr(drawing).splitlines()
-        assert len(lines) == 1 + len(plan.nodes) + len(plan.caption) and lines[len(plan.nodes) + 1:] == plan.caption
+        assert len(lines) == 1 + len(plan.nodes) + len(plan.caption)
+        assert lines[len(plan.nodes) + 1:] == plan.caption
         assert "<svg" in drawing.svg()
 
 
@@ -244,7 +246,8 @@ def test_too_big_to_draw_is_refused_with_a_way_out():
 
 
 @pytest.mark.parametrize("options, message", [
-    (dict(around=mg.Parameter(1.0, name="elsewhere")), "cannot draw around Parameter('elsewhere', scalar): it is not"),
+    (dict(around=mg.Parameter(1.0, name="elsewhere")),
+     "cannot draw around Parameter('elsewhere', scalar): it is not a node of this graph"),
     (dict(around="nowhere"), "no node named 'nowhere' in this graph"),
     (dict(around="h_1", depth=-1), "depth=-1: give a whole number"),
     (dict(keep=1.5), "keep=1.5: give a whole number"),
@@ -264,13 +267,13 @@ def fake_dot(tmp_path, monkeypatch, script):
 
 def test_dot_crashing_is_a_clear_error(tmp_path, monkeypatch):
     fake_dot(tmp_path, monkeypatch, "kill -SEGV $$")
-    with pytest.raises(mg.DrawingError, match=r"dot crashed \(SIGSEGV\) while laying out 2 boxes\. Draw less"):
+    with pytest.raises(mg.DrawingError, match=r"dot crashed \(SIGSEGV\) while laying out 2 boxes\. Draw"):
         mg.draw(mg.exp(mg.Parameter(1.0))).svg()
 
 
 def test_dot_failing_is_a_clear_error(tmp_path, monkeypatch):
     fake_dot(tmp_path, monkeypatch, "echo 'Error: <stdin>: syntax error in line 1' >&2; exit 1")
-    with pytest.raises(mg.DrawingError, match=r"dot failed \(exit status 1\) .* saying: Error: <stdin>: syntax"):
+    with pytest.raises(mg.DrawingError, match=r"dot failed \(exit status 1\) .* saying: Error: <stdin>"):
         mg.draw(mg.exp(mg.Parameter(1.0))).svg()
 
 
@@ -294,5 +297,6 @@ def test_a_live_drawing_of_a_folded_rnn_lights_every_use_of_a_weight():
     svg = live.render(highlight={g.node("W_hh")}).replace("&#45;", "-")
     assert "@@" not in svg and "⋯ 197 more repeats ⋯" in svg
     lit = re.findall(r'<g id="(mg-(?:node|ref)-[^"]*)" class="[^"]*mg-hl', svg)
-    uses = [f"mg-ref-{n.name}-0" for n in live.options["plan"].nodes if n.inputs and n.inputs[0].name == "W_hh"]
+    uses = [f"mg-ref-{n.name}-0" for n in live.options["plan"].nodes
+            if n.inputs and n.inputs[0].name == "W_hh"]
     assert sorted(lit) == sorted(["mg-node-W_hh"] + uses) and len(uses) == 3
