@@ -18,8 +18,7 @@ import numpy as np
 from . import data, viz
 from .recurrent import (LSTMCell, RNNCell, SequenceModel, clip_by_global_norm, last_step_gradients,
                         set_spectral_radius)
-
-WIDE = {"description_width": "initial"}
+from .widgets import WIDE, svg_view
 
 
 # -- the unrolled graph, for a T you choose -----------------------------------------------------
@@ -58,7 +57,7 @@ class UnrolledView(W.VBox):
         self.readout.value = (f"T = {T}: <b>{len(graph.nodes)}</b> nodes; each Parameter is one node, "
                               f"used at every step ({html.escape(shared)})")
         svg = self.drawing(T).svg()
-        self.view.value = f'<div class="mg-graph" style="overflow-x:auto">{svg[svg.index("<svg"):]}</div>'
+        self.view.value = svg_view(svg[svg.index("<svg"):])
 
 
 def unrolled_view(model, X, targets, T=2, **draw_options):
