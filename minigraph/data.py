@@ -63,3 +63,120 @@ def mnist():
     with np.load(files(__package__) / "datasets" / "mnist_5k.npz") as saved:
         parts = [saved[k] for k in ("train_images", "train_labels", "test_images", "test_labels")]
     return tuple(p.reshape(len(p), -1) / 255.0 if p.ndim == 3 else p.astype(np.int64) for p in parts)
+
+
+# -- the embedded Reber grammar (Hochreiter & Schmidhuber 1997, "Long short-term memory") ------
+#
+# A Reber string is a walk through a small automaton: it starts with B, each state offers two
+# symbols (a fair coin picks one), and the walk ends with E. The *embedded* grammar wraps a
+# Reber string as  B T <Reber string> T E  or  B P <Reber string> P E: the second-to-last
+# symbol must repeat the second one, however long the string in between. Predicting the local
+# symbols is easy; remembering T or P across the whole inner string is the test of memory.
+
+REBER_SYMBOLS = "BTSXPVE"
+REBER_AUTOMATON = {                # state -> the (symbol, next state) pairs it may emit
+    0: (("T", 1), ("P", 2)),       # B has just been read
+    1: (("S", 1), ("X", 3)),
+    2: (("T", 2), ("V", 4)),
+    3: (("X", 2), ("S", 5)),
+    4: (("P", 3), ("V", 5)),
+    5: (("E", None),),             # E ends the string
+}
+
+
+def reber_string(seed=None):
+    """One Reber string, e.g. ``'BTSSXXTVVE'``: a walk from state 0, coin flips at every fork."""
+    rng = _rng(seed)
+    symbols, state = ["B"], 0
+    while state is not None:
+        symbol, state = REBER_AUTOMATON[state][rng.integers(len(REBER_AUTOMATON[state]))]
+        symbols.append(symbol)
+    return "".join(symbols)
+
+
+def embedded_reber_string(seed=None):
+    """One embedded Reber string: ``B`` + T or P + a Reber string + the same T or P + ``E``."""
+    rng = _rng(seed)
+    outer = "TP"[rng.integers(2)]
+    return "B" + outer + reber_string(rng) + outer + "E"
+
+
+def reber_strings(n, seed=0, embedded=True):
+    """``n`` strings from one seeded generator (embedded Reber strings unless ``embedded=False``)."""
+    rng = _rng(seed)
+    make = embedded_reber_string if embedded else reber_string
+    return [make(rng) for _ in range(n)]
+
+
+def _reber():
+    """A Reber string as a coroutine: it yields the set of legal next symbols, and is sent the
+    symbol that was read."""
+    yield {"B"}
+    state = 0
+    while state is not None:
+        options = dict(REBER_AUTOMATON[state])
+        state = options[(yield set(options))]
+
+
+def _embedded_reber():
+    yield {"B"}
+    outer = yield {"T", "P"}                              # the symbol to remember
+    yield from _reber()
+    yield {outer}                                         # ... repeated after the inner string
+    yield {"E"}
+
+
+def reber_walk(string, embedded=True):
+    """The sets of legal next symbols after each prefix of ``string``, in one pass through the
+    automaton: ``len(string) + 1`` sets, the first for the empty prefix. A complete string ends
+    with the empty set; from an illegal symbol on, the sets are None.
+
+    >>> reber_walk("BTBTXSETE")[7]                        # after BTBTXSE: the long-range symbol
+    {'T'}
+    """
+    grammar = _embedded_reber() if embedded else _reber()
+    sets = [next(grammar)]
+    for symbol in string:
+        if sets[-1] is None or symbol not in sets[-1]:
+            sets.append(None)
+            continue
+        try:
+            sets.append(grammar.send(symbol))
+        except StopIteration:
+            sets.append(set())
+    return sets
+
+
+def reber_next(prefix, embedded=True):
+    """The set of symbols that may follow ``prefix`` (empty after the final E; None if illegal).
+
+    >>> sorted(reber_next("BT"))                          # the inner string starts
+    ['B']
+    >>> reber_next("BTBTXSE")                             # the long-range symbol
+    {'T'}
+    """
+    return reber_walk(prefix, embedded)[-1]
+
+
+def is_reber(string, embedded=True):
+    """Is ``string`` a complete, legal (embedded) Reber string?"""
+    return reber_walk(string, embedded)[-1] == set()
+
+
+def reber_arrays(strings, length=None, embedded=True):
+    """One-hot inputs, multi-hot targets and a mask for a batch of strings, padded to one length.
+
+    Step t reads symbol t of a string and must predict the *set* of legal next symbols.
+    Returns ``X`` (n, T, 7) one-hot, ``Y`` (n, T, 7) with 1 for each legal next symbol, and
+    ``mask`` (n, T) with 1 where the string has a step t (0 on the padding), where
+    T = ``length`` or the longest string's length minus 1.
+    """
+    T = length or max(len(s) for s in strings) - 1
+    X, Y, mask = np.zeros((len(strings), T, 7)), np.zeros((len(strings), T, 7)), np.zeros((len(strings), T))
+    for row, string in enumerate(strings):
+        legal = reber_walk(string, embedded)
+        for t, symbol in enumerate(string[:-1]):
+            X[row, t, REBER_SYMBOLS.index(symbol)] = 1
+            Y[row, t, [REBER_SYMBOLS.index(s) for s in legal[t + 1]]] = 1
+            mask[row, t] = 1
+    return X, Y, mask

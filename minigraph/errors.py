@@ -29,6 +29,10 @@ class OpError(GraphError):
     """An op's forward or backward function failed for a reason other than shapes."""
 
 
+class DrawingError(GraphError):
+    """A graph too big to draw in full, or Graphviz's ``dot`` missing, too slow or crashing."""
+
+
 def describe(node):
     """``name (kind, shape (2, 3))``: how error messages refer to a node."""
     return f"'{node.name}' ({node.kind}, {shape_text(node.value)})"

@@ -18,6 +18,13 @@ with the gradient that op sends to that input: its vector-Jacobian product (VJP)
 op's own gradient. Where a node feeds several ops, the labels on its incoming dashed edges add
 up to its ``grad`` -- the sum rule of backpropagation, visible.
 
+Big graphs (``layout.py`` decides what to draw): above 60 nodes, repeated structure -- layers,
+an RNN's time steps -- is folded, its first repeats and its last drawn in full and one box for
+the ones between; a leaf used by many ops is drawn again, small, at each use;
+``around=node, depth=d`` draws only the part near one node. A caption says what was left out.
+``dot`` runs with a time limit, and a drawing of more than ``MAX_BOXES`` boxes is refused: both
+give a ``DrawingError`` that says how to draw less.
+
 Widgets redraw a graph on every slider move. Running ``dot`` each time would be slow and would
 move the boxes around as the numbers change width, so ``LiveDrawing`` lays the graph out once
 with a fixed-width placeholder where each number goes and afterwards only swaps the numbers
@@ -26,8 +33,14 @@ into the SVG text: no ``dot``, no jumping boxes.
 
 import html
 import re
+import shutil
+import signal
+import subprocess
 
 import numpy as np
+
+from .errors import DrawingError
+from .layout import Plan
 
 # -- the colour table: one colour per kind of node, the same in every chapter -----------------
 #                 fill       line       what it means
@@ -41,7 +54,10 @@ HIGHLIGHT = "#7048e8"                      # violet: the node (or path) being po
 GRADIENT = "#c92a2a"                       # red: gradients flowing backward
 MUTED = "#868e96"                          # small print: names, row captions, cluster frames
 
-DETAILED_NODES = 60         # larger graphs hide values and gradients unless asked to show them
+DETAILED_NODES = 60         # larger drawings hide values and gradients, and fold their repeats
+MAX_BOXES = 500             # more boxes than this are refused: dot would take minutes, or crash
+DOT_SECONDS = 30            # dot gets this long to lay a drawing out
+DOT_COMMAND = "dot"         # Graphviz's layout program (a path, or a name looked up on PATH)
 ZERO = 1e-12                # numbers smaller than this print as 0 (rounding noise differs by machine)
 ROWS = [("value", "value", "#000000"), ("grad", "grad&#160;", GRADIENT)]   # captions equally wide
 
@@ -142,15 +158,35 @@ def as_graph(graph_or_node):
 
 
 def resolve(graph, values=None, grads=None, backward=False, highlight=(), legend=False,
-            groups=True):
-    """Turn draw()'s arguments into a dict of decisions (``None`` means: decide by the graph)."""
-    small = len(graph.nodes) <= DETAILED_NODES
-    has_grads = any(n.grad is not None for n in graph.nodes)
+            groups=True, around=None, depth=2, fold=None, keep=2):
+    """Turn draw()'s arguments into a dict of decisions (``None`` means: decide by the graph).
+
+    ``plan`` says which nodes get a box (``layout.Plan``); a plan with too many boxes is refused.
+    """
+    plan = Plan(graph, around=around, depth=depth, fold=fold, keep=keep, fold_above=DETAILED_NODES)
+    refuse_if_too_big(graph, plan)
+    small = len(plan.nodes) <= DETAILED_NODES
+    has_grads = any(n.grad is not None for n in plan.nodes)
     highlight = {graph.node(h) for h in highlight}
     return dict(values=small if values is None else values,
                 grads=(small and has_grads) if grads is None else grads,
-                backward=backward, highlight=highlight, legend=legend, groups=groups,
+                backward=backward, highlight=highlight, legend=legend, groups=groups, plan=plan,
                 summary_values=values is not False, summary_grads=grads is not False)
+
+
+def refuse_if_too_big(graph, plan):
+    """A ``DrawingError`` saying how to draw a part, if ``plan`` has more than ``MAX_BOXES`` boxes."""
+    boxes = plan.boxes()
+    if boxes <= MAX_BOXES:
+        return
+    folded = (" (even with its repeats folded)" if plan.folds else
+              " (it has no repeats to fold)" if plan.folding else "")
+    refold = "" if plan.folding else ", and fold=True folds repeated layers or time steps"
+    raise DrawingError(
+        f"this drawing would have {boxes:,} boxes for the {len(graph.nodes):,} nodes of the "
+        f"graph{folded}, more than the {MAX_BOXES} mg.draw lays out: Graphviz's dot takes minutes "
+        f"or crashes on drawings this big. Draw a part: mg.draw(g, around='{graph.outputs[0].name}', depth=2) shows "
+        f"the nodes near one node, mg.draw(node) only what computes that node{refold}.")
 
 
 # -- DOT -------------------------------------------------------------------------------------------
@@ -219,18 +255,70 @@ def node_statement(node, opts, fill):
     return f"{quote(node.name)} [{attributes(attrs)} label={node_label(node, opts, fill)}]"
 
 
-def edge_statement(node, k, opts, fill):
+def ref_statement(node, k, fill):
+    """A small box standing for a shared leaf (``node``'s k-th input) right where it is used."""
+    leaf = node.inputs[k]
+    fillcolor, line = KIND_COLOURS[leaf.kind]
+    attrs = {"id": f"mg-ref-{node.name}-{k}", "class": f"mg-ref mg-{leaf.kind} {fill(('class', leaf))}",
+             "style": "rounded,filled,dashed", "fillcolor": fillcolor, "color": line,
+             "fontsize": "9", "margin": "0.04,0.02", "height": "0.2", "label": leaf.name}
+    return f"{quote(ref_name(node, k))} [{attributes(attrs)}]"
+
+
+def ref_name(node, k):
+    """The DOT name of the ref box drawn for ``node``'s k-th input."""
+    return f"ref {k} of {node.name}"
+
+
+def fold_statement(fold):
+    """The box that stands for the hidden repeats of a fold."""
+    hidden = len(fold.units) - len(fold.drawn)
+    label = (f'<<TABLE BORDER="0" CELLSPACING="0" CELLPADDING="1">'
+             f'<TR><TD><B>⋯ {hidden:,} more repeats ⋯</B></TD></TR>'
+             f'<TR><TD><FONT POINT-SIZE="9" COLOR="{MUTED}">{len(fold.hidden):,} nodes, each repeat: '
+             f'{html.escape(fold.ops_in_a_unit())}</FONT></TD></TR></TABLE>>')
+    attrs = {"id": fold.box, "class": "mg-fold", "style": "rounded,filled,dashed",
+             "fillcolor": "#f8f9fa", "color": MUTED}
+    return f"{quote(fold.box)} [{attributes(attrs)} label={label}]"
+
+
+def edge_tail(node, k, plan):
+    """Where the edge into ``node``'s k-th input starts: the input, its ref box or its fold's box."""
     parent = node.inputs[k]
+    if parent in plan.fold_of:
+        return quote(plan.fold_of[parent].box)
+    if parent in plan.refs:
+        return quote(ref_name(node, k))
     tail = quote(parent.name)
     if node.op.name == "output":                           # leave the multi-output box by its port
         tail += f":out{node.attrs['index']}:e"
+    return tail
+
+
+def fold_edges(plan):
+    """Edges into the fold boxes: one from each drawn node (or other fold) that feeds its nodes."""
+    edges = {}
+    for fold in plan.folds:
+        for n in fold.hidden:
+            for p in n.inputs:
+                if p in plan.fold_of and plan.fold_of[p] is not fold:
+                    edges[(plan.fold_of[p].box, fold.box)] = None
+                elif p in plan.inside and p not in plan.fold_of and p not in plan.refs:
+                    edges[(p.name, fold.box)] = None
+    return [f'{quote(tail)} -> {quote(head)} [class="mg-edge mg-fold-edge" color="{MUTED}"]'
+            for tail, head in edges]
+
+
+def edge_statement(node, k, opts, fill):
+    parent = node.inputs[k]
+    tail = edge_tail(node, k, opts["plan"])
     attrs = {"id": f"mg-edge-{node.name}-{k}", "class": f"mg-edge {fill(('class', node, k))}"}
     if opts["backward"]:
         attrs.update(dir="back", style="dashed", color=GRADIENT, fontcolor=GRADIENT)
-        if parent.grad is not None:
-            attrs["label"] = fill(("edge", node, k))
-        else:                                              # no gradient flows to a constant
+        if parent.grad is None:                            # no gradient flows to a constant
             attrs.update(dir="none", style="dotted", color=MUTED)
+        elif parent not in opts["plan"].fold_of:           # (sent to a folded node: not shown)
+            attrs["label"] = fill(("edge", node, k))
     if {node, parent} <= opts["highlight"]:
         attrs.update(color=HIGHLIGHT, penwidth="2.5")
     return f"{tail} -> {quote(node.name)} [{attributes(attrs)}]"
@@ -243,6 +331,32 @@ def legend_statement():
             f"<TR>{cells}</TR></TABLE>>]")
 
 
+def caption(plan):
+    """The drawing's caption, under it: what was folded or left out."""
+    lines = "".join(f'{html.escape(line)}<BR ALIGN="LEFT"/>' for line in plan.caption)
+    return f'  graph [labelloc=b labeljust=l fontcolor="{MUTED}" label=<{lines}>]'
+
+
+def clusters_of(graph, opts, fill):
+    """Frames of the drawing: name -> (label, DOT statements of its nodes and ref boxes).
+
+    A drawn repeat of a fold gets a frame (``repeat 2 of 1000``); other nodes are framed by
+    layer (``layer_groups``), and a layer of one node, or a node of no layer (name None), is not.
+    """
+    plan, clusters = opts["plan"], {}
+    group = layer_groups(graph) if opts["groups"] else {}
+    for node in plan.nodes:
+        if node in plan.unit_of:
+            fold, k = plan.unit_of[node]
+            name, label = f"fold{fold.number}.repeat{k + 1}", f"repeat {k + 1} of {len(fold.units)}"
+        else:
+            name = label = group.get(node)
+        statements = clusters.setdefault(name, (label, []))[1]
+        statements.append(node_statement(node, opts, fill))
+        statements += [ref_statement(node, k, fill) for k, p in enumerate(node.inputs) if p in plan.refs]
+    return clusters
+
+
 def dot_source(graph, opts, fill):
     """The DOT text of a graph. ``fill(slot)`` gives the text that goes where a number goes."""
     lines = ["digraph minigraph {",
@@ -251,22 +365,31 @@ def dot_source(graph, opts, fill):
              '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.7 color="#495057"]']
     if opts["legend"]:
         lines.append("  " + legend_statement())
-    clusters = {}
-    group = layer_groups(graph) if opts["groups"] else {}
-    for node in graph.nodes:
-        clusters.setdefault(group.get(node), []).append(node_statement(node, opts, fill))
-    for name, statements in clusters.items():
-        if name is None or len(statements) < 2:
+    plan = opts["plan"]
+    if plan.boxes() > DETAILED_NODES:                      # fewer layout passes: 3-5 times faster
+        lines.append("  graph [nslimit=1 nslimit1=1]")
+    for name, (label, statements) in clusters_of(graph, opts, fill).items():
+        if name is None or len(statements) < 2 and label == name:
             lines += ["  " + s for s in statements]
         else:
             lines += [f"  subgraph {quote('cluster_' + name)} {{",
-                      f'    graph [id={quote("mg-group-" + name)} label={quote(name)} style="rounded,dashed" '
+                      f'    graph [id={quote("mg-group-" + name)} label={quote(label)} style="rounded,dashed" '
                       f'color="{MUTED}" fontcolor="{MUTED}"]']
             lines += ["    " + s for s in statements]
             lines.append("  }")
-    for node in graph.nodes:
-        for k in range(len(node.inputs)):
+    lines += ["  " + fold_statement(fold) for fold in plan.folds]
+    for node in plan.nodes:
+        drawn_folds = set()                                # one edge from each fold box is enough
+        for k, parent in enumerate(node.inputs):
+            fold = plan.fold_of.get(parent)
+            if parent not in plan.inside or fold in drawn_folds:
+                continue
             lines.append("  " + edge_statement(node, k, opts, fill))
+            if fold is not None:
+                drawn_folds.add(fold)
+    lines += ["  " + edge for edge in fold_edges(plan)]
+    if plan.caption:                                       # last: the frames keep their own style
+        lines.append(caption(plan))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -276,26 +399,55 @@ def static_fill(slot):
     return "" if slot[0] == "class" else html.escape(slot_text(slot))
 
 
-def render_svg(source):
-    """Run ``dot`` on DOT text; returns the SVG document as a string."""
-    import graphviz                                        # imported when first needed
-    return graphviz.pipe("dot", "svg", source.encode("utf-8")).decode("utf-8")
+def render_svg(source, seconds=None):
+    """Run Graphviz's ``dot`` on DOT text; returns the SVG document as a string.
+
+    ``dot`` gets ``seconds`` (default ``DOT_SECONDS``) to finish. When it is missing, takes
+    longer, crashes or fails, the result is a ``DrawingError`` saying so and what to do.
+    """
+    seconds = DOT_SECONDS if seconds is None else seconds
+    program = shutil.which(DOT_COMMAND)
+    if program is None:
+        raise DrawingError(f"cannot find Graphviz's '{DOT_COMMAND}' program, which lays drawings out. "
+                           "Install Graphviz: `make lab` does it, or `sudo apt-get install graphviz`, "
+                           "`brew install graphviz`, or conda's `python-graphviz`.")
+    boxes = sum(line.lstrip().startswith('"') and " -> " not in line for line in source.splitlines())
+    advice = ("Draw less of the graph: mg.draw(g, around=node, depth=2), mg.draw(node), or "
+              "fold=True to fold repeated layers or time steps.")
+    try:
+        done = subprocess.run([program, "-Tsvg"], input=source.encode("utf-8"), capture_output=True,
+                              timeout=seconds)
+    except subprocess.TimeoutExpired:
+        raise DrawingError(f"Graphviz's dot did not finish laying out {boxes:,} boxes in {seconds} s "
+                           f"and was stopped. {advice}") from None
+    if done.returncode != 0:
+        why = (f"crashed ({signal.Signals(-done.returncode).name})" if done.returncode < 0
+               else f"failed (exit status {done.returncode})")
+        said = done.stderr.decode("utf-8", "replace").strip()[:300]
+        raise DrawingError(f"Graphviz's dot {why} while laying out {boxes:,} boxes"
+                           + (f", saying: {said}" if said else "") + f". {advice}")
+    return done.stdout.decode("utf-8")
 
 
 # -- the text summary ---------------------------------------------------------------------------------
 
 def summary(graph, opts):
-    """One line per node: name, kind (or op), value, grad -- stable text for notebook tests."""
-    rows = []
-    for n in graph.nodes:
+    """One line per drawn node: name, kind (or op), value, grad -- stable text for notebook tests.
+
+    When the drawing leaves nodes out, the first line says how many are drawn and the last
+    lines are its caption: what was folded or left out.
+    """
+    plan, rows = opts["plan"], []
+    for n in plan.nodes:
         what = n.kind if n.op is None else n.op.name
         value = format_value(n.value) if opts["summary_values"] else ""
         grad = f"grad {format_value(n.grad)}" if opts["summary_grads"] and n.grad is not None else ""
         rows.append((n.name, what, value, grad))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    lines = [f"Drawing of {len(rows)} nodes" + (", backward view" if opts["backward"] else "")]
+    drawn = f"{len(rows)} nodes" if plan.complete() else f"{len(rows):,} of {plan.total:,} nodes"
+    lines = [f"Drawing of {drawn}" + (", backward view" if opts["backward"] else "")]
     lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths + [0])).rstrip() for r in rows]
-    return "\n".join(lines)
+    return "\n".join(lines + plan.caption)
 
 
 class Drawing:
@@ -326,19 +478,33 @@ class Drawing:
 
 
 def draw(graph_or_node, values=None, grads=None, backward=False, highlight=(), legend=False,
-         groups=True):
+         groups=True, around=None, depth=2, fold=None, keep=2):
     """Draw a graph (or the graph of a node) with every node's value and gradient.
 
-    values, grads  show the numbers on each box (default: yes, unless the graph has more
-                   than 60 nodes; gradients only once a backward pass has run)
+    values, grads  show the numbers on each box (default: yes, unless more than 60 nodes are
+                   drawn; gradients only once a backward pass has run)
     backward       draw the backward pass: dashed edges from each op back to its inputs,
                    labelled with the gradient sent along them
     highlight      nodes (or names) to outline; edges between two of them are outlined too
     legend         add a key of the colours of the node kinds
     groups         frame the nodes of each layer (``mlp.fc1.W``, ``mlp.fc1.b``, ...) together
+    around, depth  draw only the part near one node (or name): the nodes at most ``depth``
+                   edges from it, either way
+    fold           fold repeated structure (layers, time steps): draw the first ``keep``
+                   repeats and the last one, and one box for the repeats between them.
+                   Default: fold when more than 60 nodes would be drawn; True or False to choose.
+
+    Big graphs: a leaf used by many ops (an RNN's weights) is drawn once with its numbers and
+    again as a small dashed box at each use. A caption under the drawing (and at the end of
+    its text summary) says what was folded or left out. A drawing of more than ``MAX_BOXES``
+    boxes is refused with a ``DrawingError``: draw a part with ``around=``, or draw a node.
+
+        mg.draw(g, fold=True, keep=3)          # an unrolled RNN: steps 1-3, a box, the last step
+        mg.draw(g, around="h_7", depth=2)      # the nodes within two edges of h_7
     """
     return Drawing(as_graph(graph_or_node), values=values, grads=grads, backward=backward,
-                   highlight=highlight, legend=legend, groups=groups)
+                   highlight=highlight, legend=legend, groups=groups, around=around, depth=depth,
+                   fold=fold, keep=keep)
 
 
 # -- live drawings: laid out once, numbers refilled -------------------------------------------------
