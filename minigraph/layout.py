@@ -256,6 +256,21 @@ class Plan:
         return [p for p in self.nodes if p in uses and
                 (uses[p] > MANY_USES or len(repeats[p] - {None}) > 1)]
 
+    def repeat_of(self, node):
+        """``(fold, k)`` for a node of a fold's drawn repeat k, ``(fold, None)`` for a hidden node."""
+        if node in self.fold_of:
+            return self.fold_of[node], None
+        return self.unit_of.get(node)
+
+    def across_repeats(self, tail, head):
+        """Whether an edge joins two different repeats (or a repeat and a fold's box).
+
+        Drawn without pulling its ends into order (``constraint=false`` in DOT), so each repeat
+        starts a new row, at the left, instead of all repeats making one very long row.
+        """
+        ends = self.repeat_of(tail), self.repeat_of(head)
+        return None not in ends and ends[0] != ends[1]
+
     def boxes(self):
         """How many boxes ``dot`` must lay out: nodes, fold boxes and ref boxes."""
         refs = set(self.refs)

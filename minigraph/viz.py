@@ -302,11 +302,12 @@ def fold_edges(plan):
         for n in fold.hidden:
             for p in n.inputs:
                 if p in plan.fold_of and plan.fold_of[p] is not fold:
-                    edges[(plan.fold_of[p].box, fold.box)] = None
+                    edges[(plan.fold_of[p].box, fold.box)] = True
                 elif p in plan.inside and p not in plan.fold_of and p not in plan.refs:
-                    edges[(p.name, fold.box)] = None
-    return [f'{quote(tail)} -> {quote(head)} [class="mg-edge mg-fold-edge" color="{MUTED}"]'
-            for tail, head in edges]
+                    edges[(p.name, fold.box)] = not plan.across_repeats(p, n)
+    return [f'{quote(tail)} -> {quote(head)} [class="mg-edge mg-fold-edge" color="{MUTED}"'
+            + ("" if constrained else ' constraint="false"') + "]"
+            for (tail, head), constrained in edges.items()]
 
 
 def edge_statement(node, k, opts, fill):
@@ -321,6 +322,8 @@ def edge_statement(node, k, opts, fill):
             attrs["label"] = fill(("edge", node, k))
     if {node, parent} <= opts["highlight"]:
         attrs.update(color=HIGHLIGHT, penwidth="2.5")
+    if opts["plan"].across_repeats(parent, node):
+        attrs["constraint"] = "false"
     return f"{tail} -> {quote(node.name)} [{attributes(attrs)}]"
 
 

@@ -155,6 +155,11 @@ def test_an_rnn_draws_steps_in_frames_and_its_weights_at_each_use():
         uses = sum(p.name == weight for n in plan.nodes for p in n.inputs)
         assert uses == 3 and len(re.findall(rf'class="mg-ref [^"]*" [^\]]*label="{weight}"', source)) == uses
     assert "drawn again (small, dashed) at each use: W_hh, W_xh, b." in repr(drawing)
+    unconstrained = re.findall(r'^\s*"([^"]*)" -> "([^"]*)" .*constraint="false"', source, re.MULTILINE)
+    into_repeat_2 = next(n.name for n in plan.nodes if g.node("h_1") in n.inputs)   # each repeat a row
+    assert ("h_1", into_repeat_2) in unconstrained and ("h_2", plan.folds[0].box) in unconstrained
+    inside_repeat_1 = g.node("h_1").inputs[0].name
+    assert not any(tail == inside_repeat_1 for tail, _ in unconstrained)
     h_last = g.node(f"h_{steps}")
     assert f">{viz.format_value(h_last.grad)}</FONT>" in source   # few boxes: numbers shown
     assert "<svg" in drawing.svg()
