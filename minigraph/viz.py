@@ -185,8 +185,8 @@ def refuse_if_too_big(graph, plan):
     raise DrawingError(
         f"this drawing would have {boxes:,} boxes for the {len(graph.nodes):,} nodes of the "
         f"graph{folded}, more than the {MAX_BOXES} mg.draw lays out: Graphviz's dot takes minutes "
-        f"or crashes on drawings this big. Draw a part: mg.draw(g, around='{graph.outputs[0].name}', depth=2) shows "
-        f"the nodes near one node, mg.draw(node) only what computes that node{refold}.")
+        f"or crashes on drawings this big. Draw a part: mg.draw(g, around='{graph.outputs[0].name}', "
+        f"depth=2) shows the nodes near one node, mg.draw(node) only what computes that node{refold}.")
 
 
 # -- DOT -------------------------------------------------------------------------------------------
@@ -494,8 +494,9 @@ def draw(graph_or_node, values=None, grads=None, backward=False, highlight=(), l
     around, depth  draw only the part near one node (or name): the nodes at most ``depth``
                    edges from it, either way
     fold           fold repeated structure (layers, time steps): draw the first ``keep``
-                   repeats and the last one, and one box for the repeats between them.
-                   Default: fold when more than 60 nodes would be drawn; True or False to choose.
+                   repeats and the last one, each in a frame of its own row, and one box
+                   for the repeats between them. Default: fold when more than 60 nodes
+                   would be drawn; True or False to choose.
 
     Big graphs: a leaf used by many ops (an RNN's weights) is drawn once with its numbers and
     again as a small dashed box at each use. A caption under the drawing (and at the end of
