@@ -55,7 +55,7 @@ GRADIENT = "#c92a2a"                       # red: gradients flowing backward
 MUTED = "#868e96"                          # small print: names, row captions, cluster frames
 
 DETAILED_NODES = 60         # larger drawings hide values and gradients, and fold their repeats
-MAX_BOXES = 500             # more boxes than this are refused: dot would take minutes, or crash
+MAX_BOXES = 400             # more boxes than this are refused: dot would take minutes, or crash
 DOT_SECONDS = 30            # dot gets this long to lay a drawing out
 DOT_COMMAND = "dot"         # Graphviz's layout program (a path, or a name looked up on PATH)
 ZERO = 1e-12                # numbers smaller than this print as 0 (rounding noise differs by machine)
