@@ -12,8 +12,9 @@ full and *fold* the ones between into a single box::
 three steps.
 
 1. **Order.** List the leaves used more than once, then the other nodes depth-first from the
-   outputs, each after its inputs, visiting the input with the longest history first. An
-   unrolled RNN then comes out one time step after another, each step's nodes in one order.
+   outputs, each after its inputs, visiting the input with the longest history first, and
+   each op as soon as its inputs are listed. An unrolled RNN then comes out one time step
+   after another (its output at each step too), each step's nodes in one order.
 2. **Repeats.** Node ``i + p`` *copies* node ``i`` when they have the same kind, op, shape and
    attributes, and each input of node ``i + p`` is either the same node as node ``i``'s (a
    weight every step shares) or node ``i``'s input moved on by ``p`` places (the previous
