@@ -12,8 +12,9 @@ full and *fold* the ones between into a single box::
 three steps.
 
 1. **Order.** List the leaves used more than once, then the other nodes depth-first from the
-   outputs, each after its inputs, visiting the input with the longest history first. An
-   unrolled RNN then comes out one time step after another, each step's nodes in one order.
+   outputs, each after its inputs, visiting the input with the longest history first, and
+   each op as soon as its inputs are listed. An unrolled RNN then comes out one time step
+   after another (its output at each step too), each step's nodes in one order.
 2. **Repeats.** Node ``i + p`` *copies* node ``i`` when they have the same kind, op, shape and
    attributes, and each input of node ``i + p`` is either the same node as node ``i``'s (a
    weight every step shares) or node ``i``'s input moved on by ``p`` places (the previous
@@ -44,14 +45,34 @@ OUTSIDE = -2 * 10 ** 9      # an input left out of the part being drawn
 
 
 def drawing_order(graph):
-    """The nodes, each after its inputs: leaves used more than once first (a weight shared by
-    every time step belongs to none of them), then depth-first from the outputs, visiting the
-    input with the longest history first."""
+    """The nodes, each after its inputs, in the order that lines repeats up one after another.
+
+    Leaves used more than once come first (a weight shared by every time step belongs to none
+    of them). Then depth-first from the outputs, visiting the input with the longest history
+    first; and as soon as a node is placed, so is each op it feeds whose other inputs are all
+    placed already (with that op's own leaves): an RNN's output at step t right after h_t,
+    not after the last step.
+    """
     height, users = {}, consumers_of(graph)
     for n in graph.nodes:                                  # graph.nodes: inputs come first
         height[n] = 1 + max((height[p] for p in n.inputs), default=0)
     order = [n for n in graph.nodes if n.op is None and len(users[n]) > 1]
-    seen = set(order)
+    seen = set(order)                                      # placed, or being visited
+    waiting = {n: sum(p.op is not None for p in n.inputs) for n in graph.nodes}   # unplaced ops
+
+    def place(node):
+        ready = [node]
+        while ready:
+            n = ready.pop()
+            order.append(n)
+            for user in users[n]:
+                waiting[user] -= n.op is not None
+                if user not in seen and waiting[user] == 0:
+                    leaves = [p for p in user.inputs if p not in seen]
+                    seen.update(leaves + [user])
+                    order.extend(leaves)
+                    ready.append(user)
+
     for root in graph.outputs:
         if root in seen:
             continue
@@ -66,7 +87,7 @@ def drawing_order(graph):
                     break
             else:
                 stack.pop()
-                order.append(node)
+                place(node)
     return order
 
 
@@ -176,14 +197,16 @@ def named_automatically(node):
 def best_phase(nodes, p, start, length, keep):
     """Where the units of a stretch begin: where the fewest edges cross into the next unit.
 
-    Ties go to the unit that ends with a node named by hand (``h_1``, not ``tanh_7``), then to
-    the unit that ends with what it passes on (an RNN step ends with its state).
+    Ties go to the unit whose nodes' names have the fewest dotted prefixes (``t2.hW``, ``t2.h``
+    are one step), then to the unit that ends with a node named by hand (``h_1``, not
+    ``tanh_7``), then to the unit that ends with what it passes on (an RNN step, its state).
     """
     def crossing(phase):
         cut = start + phase + keep * p                     # between the drawn units and the fold
-        before, after = set(nodes[cut - p:cut]), nodes[cut:cut + p]
-        tails = {q for n in after for q in n.inputs if q in before}
-        return len(tails), named_automatically(nodes[cut - 1]), nodes[cut - 1] not in tails
+        before, after = nodes[cut - p:cut], nodes[cut:cut + p]
+        tails = {q for n in after for q in n.inputs if q in set(before)}
+        prefixes = {n.name.rsplit(".", 1)[0] for n in before if "." in n.name}
+        return (len(tails), len(prefixes), named_automatically(before[-1]), before[-1] not in tails)
     phases = [f for f in range(p) if (length - f) // p >= keep + 3]
     return min(phases, key=crossing)
 
@@ -255,6 +278,21 @@ class Plan:
                     repeats.setdefault(p, set()).add(self.fold_of[n])
         return [p for p in self.nodes if p in uses and
                 (uses[p] > MANY_USES or len(repeats[p] - {None}) > 1)]
+
+    def repeat_of(self, node):
+        """``(fold, k)`` for a node of a fold's drawn repeat k, ``(fold, None)`` for a hidden node."""
+        if node in self.fold_of:
+            return self.fold_of[node], None
+        return self.unit_of.get(node)
+
+    def across_repeats(self, tail, head):
+        """Whether an edge joins two different repeats (or a repeat and a fold's box).
+
+        Drawn without pulling its ends into order (``constraint=false`` in DOT), so each repeat
+        starts a new row, at the left, instead of all repeats making one very long row.
+        """
+        ends = self.repeat_of(tail), self.repeat_of(head)
+        return None not in ends and ends[0] != ends[1]
 
     def boxes(self):
         """How many boxes ``dot`` must lay out: nodes, fold boxes and ref boxes."""

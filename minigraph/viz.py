@@ -55,7 +55,7 @@ GRADIENT = "#c92a2a"                       # red: gradients flowing backward
 MUTED = "#868e96"                          # small print: names, row captions, cluster frames
 
 DETAILED_NODES = 60         # larger drawings hide values and gradients, and fold their repeats
-MAX_BOXES = 500             # more boxes than this are refused: dot would take minutes, or crash
+MAX_BOXES = 400             # more boxes than this are refused: dot would take minutes, or crash
 DOT_SECONDS = 30            # dot gets this long to lay a drawing out
 DOT_COMMAND = "dot"         # Graphviz's layout program (a path, or a name looked up on PATH)
 ZERO = 1e-12                # numbers smaller than this print as 0 (rounding noise differs by machine)
@@ -185,8 +185,8 @@ def refuse_if_too_big(graph, plan):
     raise DrawingError(
         f"this drawing would have {boxes:,} boxes for the {len(graph.nodes):,} nodes of the "
         f"graph{folded}, more than the {MAX_BOXES} mg.draw lays out: Graphviz's dot takes minutes "
-        f"or crashes on drawings this big. Draw a part: mg.draw(g, around='{graph.outputs[0].name}', depth=2) shows "
-        f"the nodes near one node, mg.draw(node) only what computes that node{refold}.")
+        f"or crashes on drawings this big. Draw a part: mg.draw(g, around='{graph.outputs[0].name}', "
+        f"depth=2) shows the nodes near one node, mg.draw(node) only what computes that node{refold}.")
 
 
 # -- DOT -------------------------------------------------------------------------------------------
@@ -302,11 +302,12 @@ def fold_edges(plan):
         for n in fold.hidden:
             for p in n.inputs:
                 if p in plan.fold_of and plan.fold_of[p] is not fold:
-                    edges[(plan.fold_of[p].box, fold.box)] = None
+                    edges[(plan.fold_of[p].box, fold.box)] = True
                 elif p in plan.inside and p not in plan.fold_of and p not in plan.refs:
-                    edges[(p.name, fold.box)] = None
-    return [f'{quote(tail)} -> {quote(head)} [class="mg-edge mg-fold-edge" color="{MUTED}"]'
-            for tail, head in edges]
+                    edges[(p.name, fold.box)] = not plan.across_repeats(p, n)
+    return [f'{quote(tail)} -> {quote(head)} [class="mg-edge mg-fold-edge" color="{MUTED}"'
+            + ("" if constrained else ' constraint="false"') + "]"
+            for (tail, head), constrained in edges.items()]
 
 
 def edge_statement(node, k, opts, fill):
@@ -321,6 +322,8 @@ def edge_statement(node, k, opts, fill):
             attrs["label"] = fill(("edge", node, k))
     if {node, parent} <= opts["highlight"]:
         attrs.update(color=HIGHLIGHT, penwidth="2.5")
+    if opts["plan"].across_repeats(parent, node):
+        attrs["constraint"] = "false"
     return f"{tail} -> {quote(node.name)} [{attributes(attrs)}]"
 
 
@@ -491,8 +494,9 @@ def draw(graph_or_node, values=None, grads=None, backward=False, highlight=(), l
     around, depth  draw only the part near one node (or name): the nodes at most ``depth``
                    edges from it, either way
     fold           fold repeated structure (layers, time steps): draw the first ``keep``
-                   repeats and the last one, and one box for the repeats between them.
-                   Default: fold when more than 60 nodes would be drawn; True or False to choose.
+                   repeats and the last one, each in a frame of its own row, and one box
+                   for the repeats between them. Default: fold when more than 60 nodes
+                   would be drawn; True or False to choose.
 
     Big graphs: a leaf used by many ops (an RNN's weights) is drawn once with its numbers and
     again as a small dashed box at each use. A caption under the drawing (and at the end of

@@ -165,7 +165,7 @@ def scalar_mlp(sizes, seed=0):
 def test_a_big_graph_is_grouped_by_layer_and_hides_its_numbers():
     g = scalar_mlp([2, 7, 7, 1])
     assert len(g.nodes) >= 200
-    drawing = mg.draw(g, fold=False)                         # (its neurons repeat: see test_viz_big)
+    drawing = mg.draw(g, fold=False)                         # (its neurons repeat: folded by default)
     source = drawing.source
     assert ">value</FONT>" not in source and ">grad&#160;</FONT>" not in source
     clusters = re.findall(r'subgraph "cluster_([^"]*)" \{', source)

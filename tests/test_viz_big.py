@@ -31,16 +31,19 @@ def wide(n):
     return mg.Graph(mg.concatenate([mg.reshape(mg.tanh(mg.Input(f"x{i}") * w), (1,)) for i in range(n)]))
 
 
-def rnn(steps, size=3, seed=0):
-    """An RNN unrolled for ``steps``: W_hh, W_xh and b are shared by every step."""
+def rnn(steps, size=3, seed=0, outputs=False):
+    """An RNN unrolled for ``steps``: W_hh, W_xh and b are shared by every step. The loss is
+    that of the last state, or with ``outputs`` the sum of one output per step."""
     rng = np.random.default_rng(seed)
     W_hh = mg.Parameter(rng.normal(size=(size, size)) * 0.5, name="W_hh")
     W_xh = mg.Parameter(rng.normal(size=(size, 2)), name="W_xh")
     b = mg.Parameter(np.zeros(size), name="b")
-    h = mg.Constant(np.zeros(size), name="h0")
+    w_out = mg.Parameter(rng.normal(size=size), name="w_out")
+    h, ys = mg.Constant(np.zeros(size), name="h0"), []
     for t in range(1, steps + 1):
         h = mg.tanh(W_hh @ h + W_xh @ mg.Input(f"x_{t}") + b, name=f"h_{t}")
-    return mg.Graph(mg.sum(h * h, name="loss"))
+        ys.append(mg.reshape(mg.sum(h * w_out), (1,), name=f"y_{t}"))
+    return mg.Graph(mg.sum(mg.concatenate(ys) if outputs else h * h, name="loss"))
 
 
 def rnn_feed(steps, seed=1):
@@ -155,9 +158,23 @@ def test_an_rnn_draws_steps_in_frames_and_its_weights_at_each_use():
         uses = sum(p.name == weight for n in plan.nodes for p in n.inputs)
         assert uses == 3 and len(re.findall(rf'class="mg-ref [^"]*" [^\]]*label="{weight}"', source)) == uses
     assert "drawn again (small, dashed) at each use: W_hh, W_xh, b." in repr(drawing)
+    unconstrained = re.findall(r'^\s*"([^"]*)" -> "([^"]*)" .*constraint="false"', source, re.MULTILINE)
+    into_repeat_2 = next(n.name for n in plan.nodes if g.node("h_1") in n.inputs)   # each repeat a row
+    assert ("h_1", into_repeat_2) in unconstrained and ("h_2", plan.folds[0].box) in unconstrained
+    inside_repeat_1 = g.node("h_1").inputs[0].name
+    assert not any(tail == inside_repeat_1 for tail, _ in unconstrained)
     h_last = g.node(f"h_{steps}")
     assert f">{viz.format_value(h_last.grad)}</FONT>" in source   # few boxes: numbers shown
     assert "<svg" in drawing.svg()
+
+
+def test_an_output_at_every_step_is_folded_with_its_step():
+    g = rnn(300, outputs=True)
+    plan = mg.draw(g).options["plan"]
+    assert len(plan.folds) == 1 and len(plan.folds[0].hidden) >= 0.95 * len(g.nodes)
+    y_5 = g.node("y_5")
+    unit = next(u for u in plan.folds[0].units if y_5 in u)
+    assert {g.node("h_5"), g.node("h_6")} & set(unit)        # y_5 next to h_5, not 300 steps on
 
 
 def test_fold_can_be_asked_for_or_switched_off():
