@@ -65,7 +65,7 @@ def _judge_sequence(mistakes, where):
                 named = _diagnose(case, [v if isinstance(v, np.ndarray) else np.nan for v in values], mistakes)
                 message = f"{where(case, k)}: {verdict.message}" + (f". Looks like: {named}" if named else "")
                 return Verdict(False, verdict.expected, verdict.got, message)
-        return Verdict(True, f"{len(values)} values", "all right")
+        return Verdict(True, f"{len(values)} value{'s' if len(values) > 1 else ''}", "all right")
     return judge
 
 
@@ -148,8 +148,9 @@ adagrad = _optimizer_exercise(
         (lambda *a: _ada(*a, late=True), "the step divides by the sum before this step's g² is added: "
                                          "add g² first, then divide"),
     ],
-    hint="s = s_previous + grad² (s_previous = 0 at first, kept in state); return "
-         "value - lr · grad / (√s + eps). Everything is elementwise.")
+    hint="First add this step's squared gradient to the sum kept in state (which starts at 0), "
+         "then step downhill: lr times the gradient, divided by the sum's square root plus eps. "
+         "numpy works elementwise, so every coordinate gets its own sum.")
 
 
 def _rms(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, inside=False, root=np.sqrt):
@@ -187,8 +188,9 @@ rmsprop = _optimizer_exercise(
         (lambda *a: _rms(*a, root=lambda x: x), "no square root: divide by sqrt(s) + eps, not by s + eps"),
         (lambda *a: _rms(*a, whole=True), "g² is added whole: the new average is decay·s + (1 - decay)·g²"),
     ],
-    hint="s = decay · s_previous + (1 - decay) · grad² (s_previous = 0 at first, kept in state); "
-         "return value - lr · grad / (√s + eps).")
+    hint="Blend the average kept in state (0 at first) with this step's squared gradient, "
+         "weighted decay and 1 - decay; store it; then step downhill as AdaGrad does, dividing "
+         "by its square root plus eps.")
 
 
 def _adam(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, first_t=1, sign=-1,
@@ -236,9 +238,9 @@ adam = _optimizer_exercise(
         (lambda *a: _adam(*a, inside=True), "eps is inside the square root: divide by sqrt(ŝ) + eps"),
         (lambda *a: _adam(*a, sign=1), "a step uphill: subtract the step (value - ...), do not add it"),
     ],
-    hint="t = t_previous + 1; m = beta1·m + (1 - beta1)·grad; s = beta2·s + (1 - beta2)·grad²; "
-         "m̂ = m / (1 - beta1^t), ŝ = s / (1 - beta2^t); return value - lr·m̂ / (√ŝ + eps). "
-         "Keep t, m and s in state.")
+    hint="Three things live in state: the step count t (1 at the first step), the average m of "
+         "the gradient and the average s of its square (both 0 at first). Correct both averages "
+         "for their start at 0 before the step, which is lr · m̂ divided by (√ŝ + eps).")
 
 
 # -- 06.cosine ---------------------------------------------------------------------------------------
