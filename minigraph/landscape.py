@@ -31,6 +31,7 @@ COLOURS = {"gd": "#495057", "momentum": "#1971c2", "nesterov": "#7048e8",
 LABELS = {"gd": "gradient descent", "momentum": "momentum", "nesterov": "Nesterov",
           "adagrad": "AdaGrad", "rmsprop": "RMSProp", "adam": "Adam"}
 DIVERGED = 1e6          # a loss above this (or NaN) counts as diverged: the path stops there
+LOSS_RANGE = (1e-16, 1e4)   # the widget's loss plot, relative to the loss at the start
 
 
 # -- surfaces ------------------------------------------------------------------------------------
@@ -77,8 +78,8 @@ def quadratic(mu=1.0, L=25.0, angle=0.0, name="valley"):
     c, s = np.cos(np.radians(angle)), np.sin(np.radians(angle))
 
     def formula(x, y):
-        u, v = c * x + s * y, c * y - s * x
-        return 0.5 * (mu * u * u + L * v * v)
+        u, v = (x, y) if angle == 0 else (c * x + s * y, c * y - s * x)
+        return 0.5 * (mu * u ** 2 + L * v ** 2)
 
     return Surface(name, formula, extent=(-3.0, 3.0, -2.0, 2.0), start=(-2.5, 1.0),
                    minimum=(0.0, 0.0), curvatures=(mu, L))
@@ -88,7 +89,7 @@ def banana(a=1.0, b=10.0, name="banana"):
     """Rosenbrock's banana, f = (a - x)² + b (y - x²)²: a curved valley, minimum 0 at (a, a²)."""
 
     def formula(x, y):
-        return (a - x) ** 2 + b * (y - x * x) ** 2
+        return (a - x) ** 2 + b * (y - x ** 2) ** 2
 
     return Surface(name, formula, extent=(-2.0, 2.0, -1.0, 3.0), start=(-1.5, 2.5), minimum=(a, a * a))
 
@@ -292,18 +293,24 @@ class Race(W.VBox):
         self.redraw()
 
     def _figure(self):
-        """The parts of the picture that stay while sliders move: contours, minimum, rate map."""
+        """The parts of the picture that stay while sliders move (contours, axes, rate map) are
+        drawn once, into ``background``; a redraw pastes it and draws only the moving artists
+        (paths, loss curves, dots) over it. Text is what costs most to draw, and none moves."""
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
         self.fig = Figure(figsize=(12, 3.9), dpi=72)
+        self.canvas = FigureCanvasAgg(self.fig)
         self.fig.subplots_adjust(left=0.05, right=0.98, bottom=0.14, top=0.9, wspace=0.28)
         self.ax_map, self.ax_loss, self.ax_rate = self.fig.subplots(1, 3, width_ratios=[1.35, 1, 1])
         plot_surface(self.ax_map, self.surface)
         self.ax_map.set_title(f"{self.surface.name}: paths from the start (○)")
-        self.start_marker, = self.ax_map.plot([], [], "o", color="black", markerfacecolor="white", markersize=8)
-        self.lines = {name: self.ax_map.plot([], [], ".-", color=COLOURS[name], lw=1.5, markersize=3)[0]
+        moving = dict(animated=True)                    # left out of the background
+        self.start_marker, = self.ax_map.plot([], [], "o", color="black", markerfacecolor="white",
+                                              markersize=8, **moving)
+        self.lines = {name: self.ax_map.plot([], [], ".-", color=COLOURS[name], lw=1.5, markersize=3, **moving)[0]
                       for name in COLOURS}
-        self.curves = {name: self.ax_loss.plot([], [], color=COLOURS[name], lw=1.5)[0] for name in COLOURS}
-        self.ax_loss.set(yscale="log", xlabel="step", title="loss (log scale)")
+        self.curves = {name: self.ax_loss.plot([], [], color=COLOURS[name], lw=1.5, **moving)[0] for name in COLOURS}
+        self.ax_loss.set(yscale="log", ylim=LOSS_RANGE, xlabel="step", title="loss / loss at the start (log scale)")
         if self.surface.curvatures is None:
             self.ax_rate.text(0.5, 0.5, "no rate map:\nnot a quadratic", ha="center", va="center")
             self.ax_rate.set(xticks=[], yticks=[])
@@ -311,8 +318,30 @@ class Race(W.VBox):
         else:
             plot_rates(self.ax_rate, self.surface.curvatures, steps=100)
             self.rate_dot, = self.ax_rate.plot([], [], "o", color=COLOURS["momentum"],
-                                               markeredgecolor="white", markersize=8)
+                                               markeredgecolor="white", markersize=8, **moving)
             self.ax_rate.set_title("momentum's rate per step (★ fastest)")
+        self.background_steps = None
+
+    def _background(self, steps):
+        """The static picture for a loss axis of ``steps`` steps (drawn again when that changes)."""
+        if self.background_steps != steps:
+            self.ax_loss.set_xlim(0, steps)
+            self.canvas.draw()
+            self.background, self.background_steps = self.canvas.copy_from_bbox(self.fig.bbox), steps
+        return self.background
+
+    def _png(self, steps):
+        """The background with the moving artists drawn over it, as PNG bytes."""
+        from PIL import Image
+        self.canvas.restore_region(self._background(steps))
+        moving = [self.start_marker, *self.lines.values(), *self.curves.values()]
+        for artist in moving + ([self.rate_dot] if self.rate_dot is not None else []):
+            artist.axes.draw_artist(artist)
+        width, height = self.canvas.get_width_height()
+        buffer = io.BytesIO()
+        Image.frombuffer("RGBA", (width, height), self.canvas.buffer_rgba(), "raw", "RGBA", 0, 1).save(
+            buffer, format="png", compress_level=1)
+        return buffer.getvalue()
 
     def redraw(self):
         """Recompute the paths of the optimizers shown and redraw the picture and the readout."""
@@ -324,13 +353,10 @@ class Race(W.VBox):
                       for name, box in self.shown.items() if box.value}
         self.start_marker.set_data([start[0]], [start[1]])
         for name in COLOURS:
-            points, losses = self.paths.get(name, (np.empty((0, 2)), np.empty(0)))
+            points, losses = self.paths.get(name, (np.empty((0, 2)), np.ones(1)))
             self.lines[name].set_data(points[:, 0], points[:, 1])
-            self.curves[name].set_data(np.arange(len(losses)), np.maximum(losses, 1e-16))
-        losses = [loss for _, loss in self.paths.values()]            # the y axis: from the lowest
-        high = 10 * max((loss[0] for loss in losses), default=1.0)    # loss to 10x the start's
-        low = min((loss[np.isfinite(loss)].min() for loss in losses), default=high / 1e3)
-        self.ax_loss.set(xlim=(0, steps), ylim=(max(low, 1e-16) / 2, high))
+            relative = np.clip(losses / losses[0], *LOSS_RANGE) if losses[0] > 0 else np.full(len(losses), 1.0)
+            self.curves[name].set_data(np.arange(len(losses)), relative if len(points) else [])
         if self.rate_dot is not None:
             self.rate_dot.set_data([c["lr"].value], [c["momentum"].value])
         rows = "".join(f'<tr><td><b style="color:{COLOURS[n]}">■</b> {LABELS[n]}</td>'
@@ -338,9 +364,7 @@ class Race(W.VBox):
                        for n, (_, loss) in self.paths.items())
         self.readout.value = (f"<table><tr><th>optimizer</th><th>loss after {steps} steps</th></tr>"
                               f"{rows}</table>")
-        buffer = io.BytesIO()
-        self.fig.savefig(buffer, format="png")
-        self.image.value = buffer.getvalue()
+        self.image.value = self._png(steps)
 
     def losses_after(self):
         """The loss each optimizer shown reached at the last step (NaN if it diverged)."""

@@ -316,3 +316,15 @@ def test_an_unsolved_stub_is_not_done_and_a_non_optimizer_is_told_what_to_write(
     assert results("06.cosine", stub).status == "not_done"
     wrong_type = results("06.adam", lambda v: v)
     assert wrong_type.status == "failed" and "subclasses mg.optim.Optimizer" in wrong_type.cases[0].message
+
+
+def in_place(self, value, grad, state):
+    value -= self.lr * grad
+    return value
+
+
+@pytest.mark.parametrize("update, words", [(lambda self, v, g, s: None, "did you forget `return`"),
+                                           (in_place, "return a new array")])
+def test_an_update_that_returns_nothing_or_changes_its_input_is_told_so(update, words):
+    result = results("06.adagrad", optimizer(update, **ADAGRAD))
+    assert result.status == "failed" and all(words in c.message for c in result.cases)

@@ -71,22 +71,26 @@ def _judge_sequence(mistakes, where):
 
 # -- 06.adagrad, 06.rmsprop, 06.adam --------------------------------------------------------------
 
-def _frozen(value):
-    array = np.array(value, dtype=float)
-    array.flags.writeable = False
-    return array
-
-
 def _run_optimizer(answer, case):
-    """Make the learner's optimizer for one Parameter and call its update once per gradient."""
-    if not isinstance(answer, type) or not any(c.__name__ == "Optimizer" for c in answer.__mro__):
+    """Make the learner's optimizer for one Parameter and call its ``update`` once per gradient,
+    as ``step()`` does: the value and the gradient are the engine's read-only arrays."""
+    if not (isinstance(answer, type) and "Optimizer" in {c.__name__ for c in answer.__mro__}):
         raise TypeError(f"{case['cls']} must be a class that subclasses mg.optim.Optimizer, "
                         f"not {type(answer).__name__}")
-    optimizer = answer([mg.Parameter(case["inputs"]["value"], name="p")], **case["settings"])
-    value, state, out = _frozen(case["inputs"]["value"]), {}, []
+    p = mg.Parameter(case["inputs"]["value"], name="p")
+    optimizer, state, out = answer([p], **case["settings"]), {}, []
     for grad in case["inputs"]["grads"]:
-        value = _frozen(optimizer.update(value, _frozen(grad), state))
-        out.append(encode(value))
+        try:
+            new = optimizer.update(p.value, mg.Constant(grad).value, state)
+        except ValueError as error:
+            if "read-only" not in str(error):
+                raise
+            raise ValueError("update changed an array in place (value -= ...), but values and "
+                             "gradients are read-only: return a new array (value - ...)") from None
+        if new is None:
+            raise TypeError("update returned None: did you forget `return`?")
+        p.value = new
+        out.append(encode(p.value))
     return out
 
 
