@@ -21,7 +21,7 @@ import io
 import ipywidgets as W
 import numpy as np
 
-from . import optim
+from . import optim, viz
 from .graph import Graph, Input, Parameter
 from .widgets import WIDE
 
@@ -209,6 +209,58 @@ def plot_path(ax, points, name, label=None, ls="-"):
     ax.plot(points[:, 0], points[:, 1], marker=".", ls=ls, color=COLOURS[name], lw=1.5, markersize=3,
             label=LABELS[name] if label is None else label)
     ax.plot(*points[0], "o", color="black", markerfacecolor="white", markersize=7)
+
+
+# -- an optimizer's memory, drawn ----------------------------------------------------------------
+
+STATE_WORDS = {"v": "velocity", "s": "average of g²", "m": "average of g", "t": "step count"}
+
+
+def optimizer_key(optimizer):
+    """The key of ``COLOURS`` for an optimizer from ``mg.optim`` (``"nesterov"`` for Nesterov's)."""
+    if getattr(optimizer, "nesterov", False):
+        return "nesterov"
+    return {"GD": "gd"}.get(type(optimizer).__name__, type(optimizer).__name__.lower())
+
+
+class StateDrawing:
+    """An optimizer's memory next to the Parameters it belongs to: each Parameter (orange, with
+    its value and gradient) joined by dashed edges to the entries of its ``state`` dict (a
+    velocity, running averages, a step count), framed in the optimizer's colour. In Jupyter it
+    shows as SVG; its ``repr`` is one line per Parameter (stable text for notebook tests)."""
+
+    def __init__(self, optimizer):
+        key = optimizer_key(optimizer)
+        colour, (fill, line) = COLOURS.get(key, viz.MUTED), viz.KIND_COLOURS["parameter"]
+        fmt = viz.format_value
+        statements, self.rows = [], []
+        for i, p in enumerate(optimizer.params):
+            state = optimizer.state[p]
+            label = "\n".join([p.name, f"value {fmt(p.value)}", f"grad {fmt(p.grad)}"])
+            statements.append(f"p{i} [label={viz.quote(label)}, fillcolor={viz.quote(fill)}, color={viz.quote(line)}];")
+            for name, value in state.items():
+                label = "\n".join([f"{name}: {fmt(value)}"] + ([f"({STATE_WORDS[name]})"] if name in STATE_WORDS else []))
+                statements.append(f"p{i}_{name} [label={viz.quote(label)}, fillcolor=white, color={viz.quote(colour)}];")
+                statements.append(f"p{i} -> p{i}_{name} [style=dashed, color={viz.quote(colour)}, arrowhead=none];")
+            self.rows.append(f"  {p.name}: value {fmt(p.value)}, grad {fmt(p.grad)}; state "
+                             + (", ".join(f"{k} {fmt(v)}" for k, v in state.items()) or "empty"))
+        label = LABELS.get(key, type(optimizer).__name__)
+        self.title = f"{label[:1].upper() + label[1:]}: what it remembers per Parameter"
+        self.source = ("digraph {\nrankdir=LR; labelloc=t; fontname=Helvetica; fontsize=12;\n"
+                       f"label={viz.quote(self.title)};\n"
+                       "node [shape=box, style=\"rounded,filled\", fontname=Helvetica, fontsize=11];\n"
+                       + "\n".join(statements) + "\n}")
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return {"image/svg+xml": viz.render_svg(self.source), "text/plain": repr(self)}
+
+    def __repr__(self):
+        return "\n".join([self.title] + self.rows)
+
+
+def draw_state(optimizer):
+    """Draw ``optimizer``'s state next to its Parameters (see ``StateDrawing``)."""
+    return StateDrawing(optimizer)
 
 
 # -- the widget ----------------------------------------------------------------------------------

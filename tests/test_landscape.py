@@ -135,3 +135,25 @@ def test_a_new_surface_moves_the_start_into_its_window_and_drops_the_rate_map():
     assert (race.controls["x0"].value, race.controls["y0"].value) == banana.start
     assert (race.controls["y0"].min, race.controls["y0"].max) == banana.extent[2:]
     assert race.rate_dot is None and race.paths["gd"][0][0].tolist() == list(banana.start)
+
+
+def test_draw_state_shows_each_parameters_memory_next_to_it():
+    w, b = mg.Parameter([1.0, -2.0], name="w"), mg.Parameter(0.5, name="b")
+    graph = mg.Graph(mg.sum(w * w) + b * b)
+    adam, nesterov = mg.optim.Adam([w, b], lr=0.1), mg.optim.Momentum([w, b], lr=0.1, nesterov=True)
+    assert "state empty" in repr(landscape.draw_state(adam))          # before the first step
+    for _ in range(2):
+        graph.backward()
+        adam.step()
+    drawing = landscape.draw_state(adam)
+    text = repr(drawing).splitlines()
+    assert text[0] == "Adam: what it remembers per Parameter"
+    fmt = mg.viz.format_value
+    assert text[2] == (f"  b: value {fmt(b.value)}, grad {fmt(b.grad)}; state t 2, "
+                       f"m {fmt(adam.state[b]['m'])}, s {fmt(adam.state[b]['s'])}")
+    svg = drawing._repr_mimebundle_()["image/svg+xml"]
+    assert svg.count("<g id=\"node") == 2 + 2 * 3 and "average of g²" in svg and landscape.COLOURS["adam"] in svg
+    assert landscape.optimizer_key(nesterov) == "nesterov" and landscape.optimizer_key(mg.optim.GD([w])) == "gd"
+    nesterov.step()
+    assert landscape.COLOURS["nesterov"] in landscape.draw_state(nesterov).source
+    assert "velocity" in landscape.draw_state(nesterov).source
