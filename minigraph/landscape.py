@@ -306,10 +306,7 @@ class Race(W.VBox):
                       for name in COLOURS}
         self.readout = W.HTML().add_class("mg-readout")
         self.image = W.Image(format="png").add_class("mg-landscape")
-        self._quiet = True
-        self._start_sliders()
-        self.controls["x0"].value, self.controls["y0"].value = self.surface.start
-        self._quiet = False
+        self._place_start()
         self.controls["surface"].observe(lambda _: self._new_surface(), names="value")
         for name, control in self.controls.items():
             if name != "surface":
@@ -328,19 +325,20 @@ class Race(W.VBox):
     def settings(self):
         return {k: self.controls[k].value for k in SETTINGS}
 
-    def _start_sliders(self):
-        x_lo, x_hi, y_lo, y_hi = self.surface.extent
-        for key, lo, hi in (("x0", x_lo, x_hi), ("y0", y_lo, y_hi)):
+    def _place_start(self):
+        """Give the start sliders the surface's window and put them at its start (one redraw
+        at most: none while the two sliders move)."""
+        self._quiet = True
+        for key, (lo, hi), start in zip(("x0", "y0"), (self.surface.extent[:2], self.surface.extent[2:]),
+                                        self.surface.start):
             slider = self.controls[key]
-            slider.min, slider.max = min(lo, slider.max), max(hi, slider.min)   # never min > max midway
-            slider.min, slider.max = lo, hi
+            slider.min, slider.max = min(lo, slider.max), max(hi, slider.min)   # min stays below max
+            slider.min, slider.max, slider.value = lo, hi, start
+        self._quiet = False
 
     def _new_surface(self):
         self.surface = SURFACES[self.controls["surface"].value]
-        self._quiet = True
-        self._start_sliders()
-        self.controls["x0"].value, self.controls["y0"].value = self.surface.start
-        self._quiet = False
+        self._place_start()
         self._figure()
         self.redraw()
 
