@@ -4,7 +4,7 @@ with a message naming the mistake) and the different right answers they must acc
 The tables below are the whole test: WRONG maps an exercise id to answers a learner might
 write, each with words its message must contain; RIGHT maps it to different correct answers.
 The wrong answers are written as a learner would write them, independently of the checker's
-own list of typical mistakes (``ch06.MISTAKES`` would make the test circular).
+own lists of typical mistakes (reusing those would make the test circular).
 """
 
 import math

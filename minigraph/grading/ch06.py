@@ -5,9 +5,13 @@
   sequence of gradients for one parameter (its own ``state`` dict, its value read-only like a
   real Parameter's) and sends back every value. ``judge`` compares them with the sequence
   worked out by hand, stored in the case (``tests/test_grading_ch06.py`` checks that
-  ``mg.optim`` reproduces every one). When they differ, ``judge`` tries the typical wrong rules
-  (``MISTAKES``) and, if one of them gives exactly the learner's numbers, names that mistake.
+  ``mg.optim`` reproduces every one). When they differ, ``judge`` tries the exercise's list of
+  typical wrong rules (``mistakes``: a rule and a message each) and, if one of them gives
+  exactly the learner's numbers, names that mistake.
 * ``06.cosine``: a cosine learning-rate schedule, checked the same way on a list of steps.
+
+The settings of a case are listed in the order of the rules' parameters (``lr, eps`` ...):
+a wrong rule gets them positionally.
 * ``06.fastest_momentum``: the (learning rate, momentum) that makes momentum converge fastest
   on a given quadratic. ``judge`` measures the rate of the learner's pair with
   ``landscape.momentum_rate`` and accepts it if it needs at most ``STEPS_TOLERANCE`` times as
@@ -138,7 +142,7 @@ adagrad = _optimizer_exercise(
                         hint="Square the gradient before adding it up: the sum only grows."),
         # s = 9, 25; eps = 1 outside the square root: steps 0.5·3/4, 0.5·4/6
         _optimizer_case("MyAdaGrad", {"lr": 0.5, "eps": 1.0}, 1.0, [3.0, 4.0], [0.625, 0.625 - 1 / 3],
-                        hint="eps goes outside the square root: grad / (sqrt(s) + eps)."),
+                        hint="eps is added after taking the square root, not inside it."),
     ),
     mistakes=[
         (lambda *a: _ada(*a, sign=1), "a step uphill: subtract the step (value - ...), do not add it"),
@@ -180,7 +184,7 @@ rmsprop = _optimizer_exercise(
         # eps = 1 outside the root: s = 0.1·9 = 0.9 -> step 0.5·3/(√0.9 + 1)
         _optimizer_case("MyRMSProp", {"lr": 0.5, "decay": 0.9, "eps": 1.0}, 0.0, [3.0],
                         [-1.5 / (np.sqrt(0.9) + 1)],
-                        hint="eps goes outside the square root: grad / (sqrt(s) + eps)."),
+                        hint="eps is added after taking the square root, not inside it."),
     ),
     mistakes=[
         (lambda *a: _rms(*a, sign=1), "a step uphill: subtract the step (value - ...), do not add it"),
@@ -228,7 +232,7 @@ adam = _optimizer_exercise(
                         hint="Count steps from t = 1 and divide m by 1 - beta1^t and s by 1 - beta2^t."),
         # eps = 1 outside the root: m̂ = 3, ŝ = 9 -> step 0.5·3/(3 + 1)
         _optimizer_case("MyAdam", {"lr": 0.5, "beta1": 0.9, "beta2": 0.99, "eps": 1.0}, 0.0, [3.0],
-                        [-0.375], hint="eps goes outside the square root: m̂ / (sqrt(ŝ) + eps)."),
+                        [-0.375], hint="eps is added after taking the square root of ŝ, not inside it."),
     ),
     mistakes=[
         (lambda *a: _adam(*a, correct_m=False, correct_s=False),
