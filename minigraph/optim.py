@@ -97,3 +97,42 @@ class Adam(Optimizer):
 
 
 OPTIMIZERS = {"gd": GD, "momentum": Momentum, "adagrad": AdaGrad, "rmsprop": RMSProp, "adam": Adam}
+
+
+# -- learning-rate schedules --------------------------------------------------------------------
+# A schedule is a function of the step number t = 0, 1, 2, ... that returns the learning rate
+# for that step. ``Scheduled`` sets an optimizer's ``lr`` from one before every step.
+
+def step_decay(t, lr, factor=0.1, every=100):
+    """``lr`` for the first ``every`` steps, then ``lr * factor``, then ``lr * factor**2``, ..."""
+    return lr * factor ** (t // every)
+
+
+def cosine_decay(t, total, lr, lr_min=0.0):
+    """From ``lr`` at t = 0 down to ``lr_min`` at t = ``total`` along half a cosine wave:
+    ``lr_min + (lr - lr_min) * (1 + cos(pi * t / total)) / 2`` (``lr_min`` after ``total``)."""
+    t = np.minimum(t, total)
+    return lr_min + (lr - lr_min) * (1 + np.cos(np.pi * t / total)) / 2
+
+
+class Scheduled:
+    """An optimizer whose learning rate follows ``schedule(t)``; ``step()`` sets it, then steps.
+
+        opt = Scheduled(Momentum(params, lr=0.1), lambda t: cosine_decay(t, 1000, lr=0.1))
+    """
+
+    def __init__(self, optimizer, schedule):
+        self.optimizer, self.schedule, self.t = optimizer, schedule, 0
+
+    @property
+    def params(self):
+        return self.optimizer.params
+
+    @property
+    def lr(self):
+        return self.optimizer.lr
+
+    def step(self):
+        self.optimizer.lr = float(self.schedule(self.t))
+        self.optimizer.step()
+        self.t += 1

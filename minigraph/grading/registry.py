@@ -13,6 +13,7 @@ CHAPTERS = {
     "03": "minigraph.grading.ch03",
     "04": "minigraph.grading.ch04",
     "05": "minigraph.grading.ch05",
+    "06": "minigraph.grading.ch06",
     "07": "minigraph.grading.ch07",
 }
 
