@@ -70,10 +70,11 @@ def survivors():
 
 def outside_files():
     """What the attacks try to change outside their own folder (hashes, or existence)."""
-    site = Path(sys.prefix) / "lib"
+    import sysconfig
+    site = Path(sysconfig.get_paths()["purelib"])
     return {"fixtures": snapshot(FIXTURES), "package": snapshot(PACKAGE),
             "solution": SOLUTION.read_bytes(), "exercise": EXERCISE.read_bytes(),
-            "planted": sorted(p.name for p in site.rglob("*") if p.name in ("sitecustomize.py", "evil.pth")),
+            "planted": [p.name for p in [site / "sitecustomize.py", site / "evil.pth"] if p.exists()],
             "evil": [p for p in [ROOT / "evil.txt", Path("/etc/evil"), Path("/usr/evil"),
                                  Path(sys.prefix) / "evil.pth"] if p.exists()],
             "startup": sorted(str(p) for p in Path.home().glob(".ipython/profile_default/startup/*"))}
@@ -138,7 +139,7 @@ def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
     assert len(run["json"]["submissions"]) == 33
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
-    assert summary == "graded 33 notebooks (13 could not be run); 8 flagged for review"
+    assert summary == "graded 33 notebooks (13 could not be run); 7 flagged for review"
 
 
 def test_no_file_outside_the_submissions_own_folders_changes(run):
@@ -187,8 +188,8 @@ def test_honest_notebooks_keep_full_marks(run):
 # name -> (score, status, text in the message or the first exercise message, flagged?)
 ATTACKS = {
     "00_attack_kill_parent.ipynb": (0, "error", "the run ended early (exit status 137) while running cell 3", False),
-    "00_attack_outlive.ipynb": (7, "graded", "", True),
-    "00_attack_writes_everywhere.ipynb": (7, "graded", "", True),
+    "00_attack_outlive.ipynb": (7, "graded", "", False),
+    "00_attack_writes_everywhere.ipynb": (7, "graded", "", True),       # it names ch00.py
     "00_attack_rebind.ipynb": (4, "graded", "expected 0, got -2", False),
     "00_attack_reference_open.ipynb": (6, "graded", "FLAGGED, no points", True),
     "00_attack_reference_hidden.ipynb": (6, "graded", "FLAGGED, no points: the answer called "
@@ -277,7 +278,7 @@ def test_megabytes_of_output_are_counted_not_kept(run):
 def test_tampering_in_the_kernel_earns_nothing(run):
     sub = submission(run, "00_tampers.ipynb")
     assert sub["score"] == 0 and sub["notes"] == []
-    assert sub["flags"] == ["cell 3: uses minigraph's grading internals ('grading')"]
+    assert sub["flags"] == ["cell 3: uses minigraph's grading internals ('minigraph.grading')"]
     assert [e["status"] for e in sub["exercises"]] == ["failed"] * 4
     relu_cases = sub["exercises"][0]["cases"]        # its run() was replaced by the right answer
     assert relu_cases[0]["got"] == "[-2, -0.5, 0, 1.5, 3]"

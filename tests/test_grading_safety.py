@@ -208,7 +208,7 @@ def test_the_static_scan_flags_cells_using_grading_internals_and_their_answers()
              "from minigraph.grading import ch00\ndef relu(x):\n    return ch00._relu(x)",
              "import minigraph.grading as g\nsigmoid = g.ch00.sigmoid",
              "x = EXERCISES",
-             "def relu(x):\n    return x * (x > 0)"]
+             "def relu(x):  # as in ch01.relu\n    print('grading. done')\n    return x * (x > 0)"]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     found = [(number, names) for number, _, names in reference_uses(notebook, exercises)]
     assert found == [(3, ["relu"]), (4, ["sigmoid"]), (5, [])]

@@ -21,12 +21,14 @@ submission's error; the others are graded as usual.
 """
 
 import asyncio
+import io
 import json
 import os
 import re
 import signal
 import sys
 import tempfile
+import tokenize
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -219,7 +221,8 @@ def parse_notebook(data):
 ALLOWED_IMPORT = re.compile(r"^[ \t]*from[ \t]+minigraph\.grading[ \t]+import[ \t]+"
                             r"\(?[ \t]*(check|progress)([ \t]*,[ \t]*(check|progress))*[ \t]*,?\)?"
                             r"[ \t]*(#.*)?$", re.MULTILINE)
-GRADING_INTERNALS = re.compile(r"\bgrading\b|\b_?ch\d\d\b|\bEXERCISES\b|\b_minigraph_grader")
+GRADING_INTERNALS = re.compile(r"minigraph\s*\.\s*grading\b|\bgrading\.\w|\b_?ch\d\d\.\w"
+                               r"|\bEXERCISES\b|\b_minigraph_grader")
 
 
 def reference_uses(notebook, exercises):
@@ -233,7 +236,7 @@ def reference_uses(notebook, exercises):
     for number, cell in enumerate(notebook.cells, start=1):
         if cell.cell_type != "code":
             continue
-        use = GRADING_INTERNALS.search(ALLOWED_IMPORT.sub("", cell.source))
+        use = GRADING_INTERNALS.search(ALLOWED_IMPORT.sub("", _without_comments(cell.source)))
         if use is None:
             continue
         why = f"uses minigraph's grading internals ('{shorten(use.group(0), 40)}')"
@@ -241,6 +244,20 @@ def reference_uses(notebook, exercises):
             rf"^[ \t]*(def[ \t]+{e.name}\b|{e.name}[ \t]*=)", cell.source, re.MULTILINE)]
         found.append((number, why, names))
     return found
+
+
+def _without_comments(source):
+    """``source`` with its comments blanked out ("# as in ch01" is no use of ch01)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):       # IPython syntax (%magic) and the like
+        return source
+    lines = source.splitlines(keepends=True)
+    for token in reversed(tokens):
+        if token.type == tokenize.COMMENT:
+            (row, start), (_, end) = token.start, token.end
+            lines[row - 1] = lines[row - 1][:start] + lines[row - 1][end:]
+    return "".join(lines)
 
 
 def _reference_called(entry):
