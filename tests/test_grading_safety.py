@@ -79,11 +79,17 @@ def test_the_environment_holds_nothing_of_the_graders(monkeypatch, tmp_path):
 
 
 def test_limits_are_applied_to_a_child():
+    import functools
+    import resource
     limits = sandbox.Limits(memory_mb=512, processes=50, cpu_seconds=30, file_mb=1)
-    out = subprocess.run([sys.executable, "-c", "import resource as r; print([r.getrlimit(k)[0] for k in "
-                          "(r.RLIMIT_AS, r.RLIMIT_NPROC, r.RLIMIT_CPU, r.RLIMIT_FSIZE)])"],
-                         capture_output=True, text=True, preexec_fn=limits.apply, timeout=60)
+    probe = [sys.executable, "-c", "import resource as r; print([r.getrlimit(k)[0] for k in "
+             "(r.RLIMIT_AS, r.RLIMIT_NPROC, r.RLIMIT_CPU, r.RLIMIT_FSIZE)])"]
+    out = subprocess.run(probe, capture_output=True, text=True, preexec_fn=limits.apply, timeout=60)
     assert json.loads(out.stdout) == [512 * 2**20, 50, 30, 2**20]
+    ours = resource.getrlimit(resource.RLIMIT_NPROC)[0]            # without a sandbox: not counted
+    out = subprocess.run(probe, capture_output=True, text=True, timeout=60,
+                         preexec_fn=functools.partial(limits.apply, count_processes=False))
+    assert json.loads(out.stdout) == [512 * 2**20, ours, 30, 2**20]
 
 
 # -- reading untrusted files ----------------------------------------------------------------

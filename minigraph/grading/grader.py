@@ -21,6 +21,7 @@ submission's error; the others are graded as usual.
 """
 
 import asyncio
+import functools
 import io
 import json
 import os
@@ -332,7 +333,8 @@ async def _execute(notebook, data, chapter, exercises, home, settings, slot):
     with open(errors, "wb") as stderr:
         process = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=stderr, preexec_fn=settings.limits.apply, **options)
+            stderr=stderr, preexec_fn=functools.partial(settings.limits.apply, settings.sandbox),
+            **options)
     try:
         await asyncio.wait_for(process.wait(), settings.timeout)
         stopped = None

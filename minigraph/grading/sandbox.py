@@ -20,7 +20,8 @@ process those start -- inside Debian's ``bubblewrap`` (``bwrap``), one sandbox p
   a file written.
 
 ``unsandboxed_command`` is the same run without bubblewrap (``--no-sandbox``): the same
-environment and limits, nothing else.
+environment and limits (but for the number of processes, which would count yours), nothing
+else.
 """
 
 import functools
@@ -54,14 +55,18 @@ class Limits:
     cpu_seconds: int = 900          # CPU time of each process
     file_mb: int = 64               # largest file a process may write
 
-    def apply(self):
-        """Set the limits on the calling process (a child, just before it runs the command)."""
+    def apply(self, count_processes=True):
+        """Set the limits on the calling process (a child, just before it runs the command).
+
+        The process limit counts every process of the user: without a sandbox (where that
+        user is you, with your other programs) it is left alone (``count_processes=False``).
+        """
         mb = 1024 * 1024
-        for kind, value in ((resource.RLIMIT_AS, self.memory_mb * mb),
-                            (resource.RLIMIT_NPROC, self.processes),
-                            (resource.RLIMIT_CPU, self.cpu_seconds),
-                            (resource.RLIMIT_FSIZE, self.file_mb * mb),
-                            (resource.RLIMIT_CORE, 0)):
+        limits = [(resource.RLIMIT_AS, self.memory_mb * mb), (resource.RLIMIT_CPU, self.cpu_seconds),
+                  (resource.RLIMIT_FSIZE, self.file_mb * mb), (resource.RLIMIT_CORE, 0)]
+        if count_processes:
+            limits.append((resource.RLIMIT_NPROC, self.processes))
+        for kind, value in limits:
             resource.setrlimit(kind, (value, value))
 
 
