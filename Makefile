@@ -3,7 +3,8 @@
 #   make test    the same set-up (+ test tools), then every test and every notebook
 #
 # Other targets: notebooks (re-execute chapters/ and solutions/ in place, storing fresh
-# outputs), exercises (generate exercises/ from solutions/), bench, clean, help.
+# outputs), exercises (generate exercises/ from solutions/), autograder (Gradescope's zip),
+# bench, clean, help.
 #
 # Variables you can override:  make lab LAB_ARGS="--no-browser --port=8899"
 #   PYTHON        interpreter that creates the venv (default python3, must be >= 3.10)
@@ -12,6 +13,7 @@
 #   LAB_NOTEBOOK  the notebook JupyterLab opens (default chapters/00_setup_check.ipynb)
 #   PYTEST_ARGS   extra arguments for every pytest run of `make test` (e.g. -x, -k NAME)
 #   NOTEBOOKS     which notebooks `make notebooks` re-executes (default: chapters/ and solutions/)
+#   CHAPTER       the chapter `make autograder` grades (default 00)
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -47,13 +49,17 @@ NBVAL_STRICT := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sa
 NBVAL_LAX := --nbval-lax --nbval-current-env
 REPORTS := build/test-reports
 
-.PHONY: help lab test notebooks exercises bench clean setup setup-dev dot trust warm
+CHAPTER ?= 00
+AUTOGRADER := build/autograder
+
+.PHONY: help lab test notebooks exercises autograder bench clean setup setup-dev dot bwrap trust warm
 
 help:
 	@echo "make lab        set up .venv (first time) and open JupyterLab on chapters/"
 	@echo "make test       set up .venv with test tools and run every test and notebook"
 	@echo "make notebooks  re-execute chapters/ and solutions/ in place (fresh stored outputs)"
 	@echo "make exercises  generate exercises/ from solutions/"
+	@echo "make autograder build/autograder.zip for Gradescope (CHAPTER=NN, default 00)"
 	@echo "make bench      run bench/*.py"
 	@echo "make clean      remove .venv and caches (never notebooks)"
 
@@ -78,14 +84,18 @@ $(STAMP_DEV): pyproject.toml | $(PY)
 dot: | $(PY)
 	@bash tools/ensure_dot.sh $(VENV)
 
+# The batch grader's sandbox (minigraph/grading/sandbox.py); only a warning if it cannot be had.
+bwrap:
+	@bash tools/ensure_bwrap.sh
+
 # Matplotlib builds its font cache on first import and says so on stderr; do it here so
 # the message never lands in a notebook's outputs (nbval would see an extra stream).
 warm: | $(PY)
 	@$(PY) -c 'import matplotlib.font_manager' 2>/dev/null || true
 
-setup: $(STAMP) dot warm
+setup: $(STAMP) dot bwrap warm
 
-setup-dev: $(STAMP_DEV) dot warm
+setup-dev: $(STAMP_DEV) dot bwrap warm
 
 # Untrusted notebooks open with their stored SVG and widgets shown as plain text; the
 # course's own notebooks are trusted so they open as they were saved.
@@ -136,6 +146,18 @@ notebooks: setup
 
 exercises: setup
 	$(PY) -m minigraph.grading.generate solutions exercises
+
+# Gradescope's autograder zip: setup.sh and run_autograder at its root (tools/gradescope/),
+# the chapter to grade, and the package (course/: no solutions, no notebooks).
+autograder: setup
+	@$(PY) -c 'import sys; from minigraph.grading import registry; registry.exercises(sys.argv[1])' $(CHAPTER)
+	rm -rf $(AUTOGRADER) $(AUTOGRADER).zip && mkdir -p $(AUTOGRADER)/course
+	cp tools/gradescope/setup.sh tools/gradescope/run_autograder $(AUTOGRADER)/
+	echo $(CHAPTER) > $(AUTOGRADER)/chapter
+	cp -r pyproject.toml README.md minigraph $(AUTOGRADER)/course/
+	find $(AUTOGRADER)/course -name __pycache__ -prune -exec rm -rf {} +
+	cd $(AUTOGRADER) && $(PY) -m zipfile -c ../autograder.zip setup.sh run_autograder chapter course
+	@echo "wrote $(AUTOGRADER).zip (chapter $(CHAPTER)): upload it as the assignment's autograder"
 
 bench: setup
 	@set -- bench/*.py; if [ ! -e "$$1" ]; then echo "no bench/*.py yet"; exit 0; fi; \

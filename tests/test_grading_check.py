@@ -251,7 +251,7 @@ def test_rebind_points_learner_names_at_the_fresh_engine():
             del sys.modules[name]
         import minigraph as fresh
         assert fresh is not old
-        rebind(namespace)
+        rebind(namespace, saved)                 # the old modules, as the collector cell passes them
         assert namespace["mg"] is fresh and namespace["Graph"] is fresh.Graph
         assert namespace["tanh"] is fresh.tanh and namespace["opt"] is fresh.optim
         assert namespace["n"] == 3

@@ -2,30 +2,37 @@
 
     python -m minigraph.grading submissions/                     # every .ipynb below it
     python -m minigraph.grading a/00_warmup.ipynb b/00_warmup.ipynb --jobs 2 \\
-        --json grades.json --junit grades.xml
+        --json grades.json --junit grades.xml --csv gradebook.csv
 
-Each notebook runs in a fresh kernel on a copy in a temporary folder (the file itself is never
-modified) and is graded against the chapter its name starts with (``00_warmup.ipynb`` ->
-chapter 00) or ``--chapter``. A table per notebook goes to stdout.
+Each notebook runs in a fresh kernel, in a sandbox of its own (bubblewrap: no network, no
+other files, no secrets, limited memory, processes and time; see sandbox.py), on a copy of
+the file (the file itself is never modified). It is graded against the chapter its name
+starts with (``00_warmup.ipynb`` -> chapter 00) or ``--chapter``. A table per notebook goes
+to stdout; the reports are rewritten as each result comes in (JSON "complete": false until
+the end), each in one atomic step.
+
+Without bubblewrap (or where it cannot create namespaces) the grader refuses to run, unless
+``--no-sandbox`` is given: then the submissions' code runs as you, with your files, and the
+report says so. Only do that for code you trust, or inside a container per submission.
 
 Exit status:
-    0  grading completed, whatever the scores (a notebook that is broken, loops or crashes
-       is graded, with a message, and still gives 0)
+    0  grading completed, whatever the scores (a notebook that is broken, loops, crashes or
+       attacks the grader is graded, with a message, and still gives 0)
     2  grading could not run: bad arguments, a path that does not exist, no notebooks found,
-       an unknown chapter, no such Jupyter kernel, or a report file that cannot be written
+       an unknown chapter, no such Jupyter kernel, no sandbox (and no --no-sandbox), or a
+       report file that cannot be written
 """
 
 import argparse
 import json
-import re
 import sys
-import xml.etree.ElementTree as ET
 
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
-from . import registry
+from . import registry, sandbox
+from .files import display_name, write_atomically
+from .gradebook import submission_text, summary, to_csv, to_gradescope, to_json, to_junit
 from .grader import Settings, find_notebooks, grade_all
-from .report import points, score_text
 
 EXIT_OK, EXIT_CANNOT_RUN = 0, 2
 
@@ -48,13 +55,22 @@ def parse_args(argv):
                         help="grade N notebooks at the same time (default 1)")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one test per exercise)")
+    parser.add_argument("--csv", metavar="FILE", help="also write a CSV gradebook (a row per "
+                        "submission, a column per exercise, then the total)")
+    parser.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json "
+                        "(for exactly one notebook)")
     parser.add_argument("--chapter", metavar="NN", help="grade every notebook as chapter NN "
                         "(default: the NN_ prefix of each file name)")
     parser.add_argument("--kernel", default="python3", metavar="NAME",
                         help="Jupyter kernel to run the notebooks in (default python3)")
+    parser.add_argument("--memory", type=int, default=sandbox.Limits.memory_mb, metavar="MB",
+                        help=f"memory (address space) of each process of a submission "
+                             f"(default {sandbox.Limits.memory_mb})")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="run submissions without a sandbox (only for code you trust)")
     args = parser.parse_args(argv)
-    if args.jobs < 1 or args.cell_timeout <= 0 or args.timeout <= 0:
-        parser.error("--jobs, --cell-timeout and --timeout must be positive")
+    if min(args.jobs, args.cell_timeout, args.timeout, args.memory) <= 0:
+        parser.error("--jobs, --cell-timeout, --timeout and --memory must be positive")
     return args
 
 
@@ -62,13 +78,19 @@ def main(argv=None):
     args = parse_args(argv)                     # a usage error exits with 2 (argparse)
     try:
         settings, notebooks = _prepare(args)
-        results = grade_all(notebooks, settings, args.jobs)
+        results = [None] * len(notebooks)
+
+        def save(index, result):                # as each result comes in: nothing is lost
+            results[index] = result
+            try:
+                _write_reports(args, settings, [r for r in results if r is not None], complete=False)
+            except CannotRun as error:          # the final write will say it again
+                print(f"warning: {error}", file=sys.stderr)
+
+        results = grade_all(notebooks, settings, args.jobs, on_result=save)
         print("\n\n".join(submission_text(r) for r in results))
-        print(f"\n{_summary(results)}")
-        if args.json:
-            _write(args.json, json.dumps(to_json(results, settings), indent=2) + "\n")
-        if args.junit:
-            _write(args.junit, to_junit(results))
+        print(f"\n{summary(results, settings.sandbox)}")
+        _write_reports(args, settings, results, complete=True)
     except CannotRun as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_CANNOT_RUN
@@ -90,76 +112,30 @@ def _prepare(args):
     except FileNotFoundError as error:
         raise CannotRun(str(error)) from None
     if not notebooks:
-        raise CannotRun("no notebooks (.ipynb) found in " + ", ".join(args.paths))
-    return Settings(args.cell_timeout, args.timeout, args.kernel, args.chapter), notebooks
+        raise CannotRun("no notebooks (.ipynb) found in " + ", ".join(map(display_name, args.paths)))
+    if args.gradescope and len(notebooks) != 1:
+        raise CannotRun(f"--gradescope grades exactly one notebook; found {len(notebooks)}")
+    if not args.no_sandbox and sandbox.sandbox_reason():
+        raise CannotRun(f"no sandbox for the submissions: {sandbox.sandbox_reason()}. "
+                        "Install bubblewrap, or pass --no-sandbox to run them without one "
+                        "(only for code you trust: it runs as you, with your files)")
+    limits = sandbox.Limits(memory_mb=args.memory,
+                            cpu_seconds=int(args.timeout) + 60)
+    settings = Settings(args.cell_timeout, args.timeout, args.kernel, args.chapter,
+                        sandbox=not args.no_sandbox, limits=limits)
+    _write_reports(args, settings, [], complete=False)        # fail now if a report cannot be written
+    return settings, notebooks
 
 
-def _write(path, text):
-    try:
-        with open(path, "w", encoding="utf-8") as file:
-            file.write(text)
-    except OSError as error:
-        raise CannotRun(f"cannot write {path}: {error}") from None
-
-
-# -- reports --------------------------------------------------------------------------------
-
-def submission_text(result):
-    """The table for one graded notebook."""
-    if result.status == "error":
-        lines = [f"{result.path}: NOT GRADED, {result.message}"]
-    else:
-        lines = [f"{result.path} (chapter {result.chapter}): {score_text(result.score, result.max_score)}"]
-        width = max(len(e.id) for e in result.exercises)
-        for e in result.exercises:
-            earned = f"{points(e.score)} of {points(e.points)}"
-            lines.append(f"  {e.id.ljust(width)}  {earned.ljust(9)}  {e.message}")
-    lines += [f"  note: {note}" for note in result.notes]
-    return "\n".join(lines)
-
-
-def _summary(results):
-    failed = sum(r.status == "error" for r in results)
-    return (f"graded {len(results)} notebook{'s' if len(results) != 1 else ''}"
-            + (f" ({failed} could not be run)" if failed else ""))
-
-
-def to_json(results, settings):
-    """Plain data for learning platforms: settings, then one entry per submission."""
-    return {"grader": "minigraph.grading", "format": 1,
-            "settings": {"cell_timeout": settings.cell_timeout, "timeout": settings.timeout,
-                         "kernel": settings.kernel, "chapter": settings.chapter},
-            "submissions": [r.to_dict() for r in results]}
-
-
-def to_junit(results):
-    """JUnit XML: a test suite per notebook, a test case per exercise (failed unless passed)."""
-    suites = ET.Element("testsuites", name="minigraph grading")
-    for result in results:
-        suite = ET.SubElement(suites, "testsuite", name=result.path)
-        props = ET.SubElement(suite, "properties")
-        for key in ("chapter", "score", "max_score"):
-            ET.SubElement(props, "property", name=key, value=str(getattr(result, key)))
-        counts = {"failures": 0, "errors": 0}
-        if result.status == "error":
-            case = ET.SubElement(suite, "testcase", classname=result.path, name="notebook")
-            ET.SubElement(case, "error", message=_xml(result.message))
-            counts["errors"] += 1
-        for e in result.exercises if result.status == "graded" else []:
-            case = ET.SubElement(suite, "testcase", classname=result.path, name=e.id)
-            ET.SubElement(case, "system-out").text = _xml(f"{score_text(e.score, e.points)}: {e.message}")
-            if e.status != "passed":
-                kind = "error" if e.status == "error" else "failure"
-                ET.SubElement(case, kind, message=_xml(e.message))
-                counts["errors" if kind == "error" else "failures"] += 1
-        if result.notes:
-            ET.SubElement(suite, "system-out").text = _xml("\n".join(result.notes))
-        suite.set("tests", str(len(suite.findall("testcase"))))
-        suite.set("failures", str(counts["failures"]))
-        suite.set("errors", str(counts["errors"]))
-    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def _xml(text):
-    """Drop the control characters XML 1.0 cannot hold (a submission's error may contain any)."""
-    return re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", "", text)
+def _write_reports(args, settings, results, complete):
+    exercise_ids = list(dict.fromkeys(e.id for r in results for e in r.exercises))
+    reports = [(args.json, lambda: json.dumps(to_json(results, settings, complete), indent=2) + "\n"),
+               (args.junit, lambda: to_junit(results)),
+               (args.csv, lambda: to_csv(results, exercise_ids)),
+               (args.gradescope, lambda: json.dumps(to_gradescope(results, settings.sandbox), indent=2) + "\n")]
+    for path, text in reports:
+        if path and (complete or path != args.gradescope):
+            try:
+                write_atomically(path, text())
+            except OSError as error:
+                raise CannotRun(f"cannot write {path}: {error}") from None

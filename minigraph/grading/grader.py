@@ -1,62 +1,70 @@
-"""Grade submitted notebooks: execute each in a fresh kernel, judge its answers here.
+"""Grade submitted notebooks: execute each in its own sandbox, judge its answers here.
 
 For one submission the grader
 
-1. reads the file (a broken file is a graded zero with a message, not a crash) and never
-   writes to it: it works on a copy in a fresh temporary folder, which is also the kernel's
-   working directory and is deleted afterwards;
-2. runs every code cell top to bottom in a new kernel -- stored outputs and execution counts
-   are ignored, errors do not stop the run, a cell that exceeds ``cell_timeout`` is
-   interrupted, and the whole run is stopped after ``timeout``;
-3. runs one more cell, the *collector* (``collect.py``), which finds each exercise's answer by
-   name, runs its cases and writes the results as JSON to a file outside the working folder;
-4. judges those results in this process (``exercise.grade``), against reference answers the
-   submission never saw. Nothing the submission did in its kernel reaches this process except
-   that JSON, so tampering with ``check``, the engine or expected values earns nothing.
+1. reads the file safely (``files.read_untrusted``: a regular file of bounded size, read with
+   a time limit; anything else is a graded zero with a message) and never writes to it;
+2. looks at its code for uses of minigraph's grading internals (``reference_uses``): an
+   answer defined next to them is flagged for the instructor and earns nothing;
+3. makes a fresh folder, ``home``, with a copy of the notebook in ``home/work`` and the job,
+   and runs ``runner.py`` there in a sandbox (``sandbox.py``): the runner executes every code
+   cell in a new kernel, then the *collector* (``collect.py``), which runs each answer's cases
+   and writes what came out to ``home/results.json``. The whole run is stopped after
+   ``timeout`` seconds, and nothing it started outlives it;
+4. reads the results as untrusted data (bounded size, bounded nesting) and judges them in this
+   process (``exercise.grade``), against reference answers the submission never saw. The
+   kernel decides nothing but what its answers returned: tampering with ``check``, the engine
+   or the expected values earns nothing.
 
-What happened along the way (errors, time-outs, floods of output) becomes ``notes``.
+Whatever goes wrong with one submission, including a bug of the grader's, becomes that
+submission's error; the others are graded as usual.
 """
 
 import asyncio
+import functools
+import io
 import json
 import os
 import re
-import shutil
-import subprocess
+import signal
+import sys
 import tempfile
-import uuid
-from dataclasses import asdict, dataclass, field
+import tokenize
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import nbformat
-from jupyter_client.manager import AsyncKernelManager
-from nbclient import NotebookClient
-from nbclient.exceptions import DeadKernelError
 
-from . import registry
+from . import registry, runner, sandbox
 from .exercise import CASE_TIME_LIMIT, failed_to_run, grade, missing
+from .files import Unreadable, display_name, read_untrusted
+from .sandbox import Limits
 from .report import points
 from .values import shorten
 
-TIMED_OUT = "CellTimedOut"                 # the error name of a cell interrupted for time
-BIG_OUTPUT = 1_000_000                     # characters of output worth a note
-MAX_NOTE = 200
+MAX_NOTEBOOK = 20_000_000        # bytes of a submitted notebook
+MAX_RESULTS = 8_000_000          # bytes of the results a kernel hands back
+MAX_NOTES_FILE = 200_000         # bytes of the runner's notes
+MAX_NOTES, MAX_NOTE = 20, 200    # notes kept per submission, characters per note
+READ_TIMEOUT = 30.0              # seconds to read one file
 
 
 @dataclass(frozen=True)
 class Settings:
-    """How to grade: time limits (seconds), the Jupyter kernel, and the chapter (None: from
-    the file name ``NN_topic.ipynb``)."""
+    """How to grade: time limits (seconds), the Jupyter kernel, the chapter (None: from the
+    file name ``NN_topic.ipynb``), whether to use a sandbox, and the sandbox's limits."""
 
     cell_timeout: float = 60.0
     timeout: float = 600.0
     kernel: str = "python3"
     chapter: str | None = None
+    sandbox: bool = True
+    limits: Limits = Limits()
 
 
 @dataclass
 class SubmissionResult:
-    """The grade of one notebook."""
+    """The grade of one notebook. ``path`` is printable (``files.display_name``)."""
 
     path: str
     chapter: str | None
@@ -65,7 +73,8 @@ class SubmissionResult:
     score: float
     max_score: float
     exercises: list = field(default_factory=list)       # of ExerciseResult
-    notes: list = field(default_factory=list)           # of str
+    notes: list = field(default_factory=list)           # of str: what happened in the run
+    flags: list = field(default_factory=list)           # of str: for the instructor to review
 
     def to_dict(self):
         return asdict(self)
@@ -74,18 +83,25 @@ class SubmissionResult:
 # -- finding work ---------------------------------------------------------------------------
 
 def find_notebooks(paths):
-    """The notebooks named by ``paths`` (files, or folders searched recursively), in order.
+    """The notebooks named by ``paths`` (files, or folders searched recursively without
+    following links), in order. Whatever ends in ``.ipynb`` is listed -- a folder, a link, a
+    FIFO -- and graded as an error if it is no readable file.
 
     Raises FileNotFoundError for a path that does not exist.
     """
     found = []
     for path in map(Path, paths):
-        if path.is_dir():
-            found += sorted(p for p in path.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
-        elif path.exists():
+        if path.is_dir() and not path.is_symlink():
+            for folder, subfolders, names in os.walk(path):
+                subfolders[:] = sorted(s for s in subfolders if s != ".ipynb_checkpoints"
+                                       and not s.endswith(".ipynb"))
+                entries = names + [s for s in os.listdir(folder) if s.endswith(".ipynb")
+                                   and os.path.isdir(os.path.join(folder, s))]
+                found += sorted(Path(folder, n) for n in set(entries) if n.endswith(".ipynb"))
+        elif path.exists() or path.is_symlink():
             found.append(path)
         else:
-            raise FileNotFoundError(f"no such file or folder: {path}")
+            raise FileNotFoundError(f"no such file or folder: {display_name(path)}")
     return list(dict.fromkeys(found))
 
 
@@ -97,58 +113,103 @@ def chapter_of(path, settings):
     return match.group(1) if match and match.group(1) in registry.CHAPTERS else None
 
 
-def grade_all(paths, settings, jobs=1):
-    """Grade every notebook in ``paths``, ``jobs`` at a time; results in the order given."""
+def grade_all(paths, settings, jobs=1, on_result=None):
+    """Grade every notebook in ``paths``, ``jobs`` at a time; results in the order given.
+
+    ``on_result(index, result)`` is called as soon as each result is known (to save it).
+    """
     async def main():
-        slots = asyncio.Semaphore(jobs)
+        slots = asyncio.Queue()
+        for slot in range(jobs):
+            slots.put_nowait(slot)
 
-        async def one(path):
-            async with slots:
-                return await grade_notebook(path, settings)
+        async def one(index, path):
+            slot = await slots.get()
+            try:
+                result = await grade_notebook(path, settings, slot)
+            finally:
+                slots.put_nowait(slot)
+            if on_result:
+                on_result(index, result)
+            return result
 
-        return await asyncio.gather(*(one(p) for p in paths))
+        return await asyncio.gather(*(one(i, p) for i, p in enumerate(paths)))
 
     return asyncio.run(main())
 
 
 # -- one notebook ---------------------------------------------------------------------------
 
-async def grade_notebook(path, settings):
-    """Grade one notebook file (see the module docstring). Never raises for a bad submission."""
-    chapter = chapter_of(path, settings)
+async def grade_notebook(path, settings, slot=0):
+    """Grade one notebook file (see the module docstring) in sandbox ``slot`` (each notebook
+    graded at the same time has its own). Never raises."""
+    chapter = None
+    try:
+        chapter = chapter_of(path, settings)
+        return await _grade(path, chapter, settings, slot)
+    except Exception as error:                   # a grader bug must not end the run
+        return SubmissionResult(display_name(path), chapter, "error", shorten(
+            f"the grader failed on this submission ({type(error).__name__}: {error})", MAX_NOTE),
+            0.0, 0.0)
+
+
+async def _grade(path, chapter, settings, slot):
+    name = display_name(path)
     if chapter is None:
-        return SubmissionResult(str(path), None, "error", f"cannot tell which chapter '{path}' "
+        return SubmissionResult(name, None, "error", f"cannot tell which chapter '{name}' "
                                 "belongs to: name it NN_topic.ipynb or pass --chapter NN", 0.0, 0.0)
     exercises = registry.exercises(chapter)
-    problem, notebook = read_notebook(path)
+    try:
+        data = await _read(path, MAX_NOTEBOOK)
+    except Unreadable as error:
+        return _unrunnable(name, chapter, exercises, f"not a notebook: the file is {error}", [])
+    problem, notebook = parse_notebook(data)
     if problem:
-        return _unrunnable(path, chapter, exercises, problem, [])
-    # ignore_cleanup_errors: the submission may have deleted parts of the folder itself
-    with tempfile.TemporaryDirectory(prefix="minigraph-grade-", ignore_cleanup_errors=True) as home:
-        home = Path(home)
-        results_file = home / f"results-{uuid.uuid4().hex}.json"
-        work = home / "work"
-        work.mkdir()
-        shutil.copyfile(path, work / Path(path).name)
-        notes = await _execute(notebook, chapter, exercises, work, results_file, settings)
-        results = _read_results(results_file)
+        return _unrunnable(name, chapter, exercises, problem, [])
+    uses = reference_uses(notebook, exercises)
+    flags = [f"cell {number}: {why}" for number, why, _ in uses]
+    flagged = {answer: why for _, why, answers in uses for answer in answers}
+    with tempfile.TemporaryDirectory(prefix="minigraph-grade-", ignore_cleanup_errors=True) as private:
+        home = Path(private) / "home"
+        notes = await _execute(notebook, data, chapter, exercises, home, settings, slot)
+        results, problem = await _read_json(home / runner.RESULTS, MAX_RESULTS)
     if results is None:
-        return _unrunnable(path, chapter, exercises, "no answers were collected: " +
-                           (notes[-1] if notes else "the notebook did not finish"), notes)
-    graded = [_grade_exercise(e, results.get(e.id)) for e in exercises]
+        result = _unrunnable(name, chapter, exercises, "no answers were collected: " +
+                             (notes[-1] if notes else problem), notes)
+        result.flags = flags
+        return result
+    graded = []
+    for exercise in exercises:
+        entry = results.get(exercise.id)
+        called = _reference_called(entry)
+        if called:
+            flags.append(f"{exercise.id}: {called}")
+        why = flagged.get(exercise.name) or called
+        graded.append(replace(failed_to_run(exercise, "FLAGGED, no points: " + why), status="flagged")
+                      if why else _grade_exercise(exercise, entry))
     score = round(sum(r.score for r in graded), 2)
     total = sum(e.points for e in exercises)
-    return SubmissionResult(str(path), chapter, "graded", f"{points(score)} of {points(total)} points",
-                            score, total, graded, notes)
+    return SubmissionResult(name, chapter, "graded", f"{points(score)} of {points(total)} points",
+                            score, total, graded, notes, flags)
 
 
-def read_notebook(path):
-    """(None, notebook), or (what is wrong with the file, None)."""
+async def _read(path, limit):
+    """``read_untrusted`` with a time limit (the thread of a hung read is abandoned)."""
     try:
-        text = Path(path).read_bytes().decode("utf-8")
+        return await asyncio.wait_for(asyncio.to_thread(read_untrusted, path, limit), READ_TIMEOUT)
+    except asyncio.TimeoutError:
+        raise Unreadable(f"not readable within {points(READ_TIMEOUT)} s") from None
+
+
+def parse_notebook(data):
+    """(None, notebook), or (what is wrong with the bytes, None)."""
+    try:
+        text = data.decode("utf-8")
         json.loads(text)
     except ValueError as error:              # also UnicodeDecodeError
         return f"not a valid notebook: the file is not JSON ({shorten(error, MAX_NOTE)})", None
+    except RecursionError:
+        return "not a valid notebook: its JSON is nested too deeply", None
     try:
         notebook = nbformat.reads(text, as_version=4)
         nbformat.validate(notebook)
@@ -157,9 +218,58 @@ def read_notebook(path):
     return None, notebook
 
 
-def _unrunnable(path, chapter, exercises, message, notes):
+# A notebook needs nothing of minigraph.grading but ``check`` and ``progress``.
+ALLOWED_IMPORT = re.compile(r"^[ \t]*from[ \t]+minigraph\.grading[ \t]+import[ \t]+"
+                            r"\(?[ \t]*(check|progress)([ \t]*,[ \t]*(check|progress))*[ \t]*,?\)?"
+                            r"[ \t]*(#.*)?$", re.MULTILINE)
+GRADING_INTERNALS = re.compile(r"minigraph\s*\.\s*grading\b|\bgrading\.\w|\b_?ch\d\d\.\w"
+                               r"|\bEXERCISES\b|\b_minigraph_grader")
+
+
+def reference_uses(notebook, exercises):
+    """The code cells that reach into minigraph's grading internals (where the reference
+    answers live): ``[(cell number, what was found, names of the answers it defines)]``.
+
+    A reading of the source, so it cannot be fooled by the kernel, only by disguise;
+    ``collect.py`` watches for calls into the reference code at run time as well.
+    """
+    found = []
+    for number, cell in enumerate(notebook.cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        use = GRADING_INTERNALS.search(ALLOWED_IMPORT.sub("", _without_comments(cell.source)))
+        if use is None:
+            continue
+        why = f"uses minigraph's grading internals ('{shorten(use.group(0), 40)}')"
+        names = [e.name for e in exercises if re.search(
+            rf"^[ \t]*(def[ \t]+{e.name}\b|{e.name}[ \t]*=)", cell.source, re.MULTILINE)]
+        found.append((number, why, names))
+    return found
+
+
+def _without_comments(source):
+    """``source`` with its comments blanked out ("# as in ch01" is no use of ch01)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):       # IPython syntax (%magic) and the like
+        return source
+    lines = source.splitlines(keepends=True)
+    for token in reversed(tokens):
+        if token.type == tokenize.COMMENT:
+            (row, start), (_, end) = token.start, token.end
+            lines[row - 1] = lines[row - 1][:start] + lines[row - 1][end:]
+    return "".join(lines)
+
+
+def _reference_called(entry):
+    """Why the collector flagged the answer (it called minigraph's grading code), or None."""
+    called = entry.get("reference") if isinstance(entry, dict) else None
+    return f"the answer called minigraph's grading code ({shorten(called, MAX_NOTE)})" if called else None
+
+
+def _unrunnable(name, chapter, exercises, message, notes):
     total = sum(e.points for e in exercises)
-    return SubmissionResult(str(path), chapter, "error", message, 0.0, total,
+    return SubmissionResult(name, chapter, "error", message, 0.0, total,
                             [failed_to_run(e, "not graded: " + message) for e in exercises], notes)
 
 
@@ -175,117 +285,87 @@ def _grade_exercise(exercise, entry):
     return failed_to_run(exercise, "no results: the grading cell stopped before this exercise")
 
 
-def _read_results(path):
-    """The collector's JSON, or None if it never wrote a readable file."""
+async def _read_json(path, limit):
+    """(the JSON object in ``path``, read as untrusted, None), or (None, what is wrong)."""
+    if not os.path.lexists(path):
+        return None, f"the kernel wrote no {path.name}"
     try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return results if isinstance(results, dict) else None
+        value = json.loads(await _read(path, limit))
+    except Unreadable as error:
+        return None, f"{path.name} is {error}"
+    except ValueError:
+        return None, f"{path.name} is not JSON"
+    except RecursionError:
+        return None, f"{path.name} is nested too deeply"
+    return (value, None) if isinstance(value, dict) else (None, f"{path.name} is not a JSON object")
+
+
+async def _read_notes(home):
+    """The runner's notes, capped in number and size; and the cell it was running."""
+    found = (await _read_json(home / runner.NOTES, MAX_NOTES_FILE))[0] or {}
+    notes = found.get("notes")
+    notes = [shorten(n, MAX_NOTE) for n in notes[:MAX_NOTES]] if isinstance(notes, list) else []
+    if isinstance(found.get("notes"), list) and len(found["notes"]) > MAX_NOTES:
+        notes.append(f"... and {len(found['notes']) - MAX_NOTES} more notes (not kept)")
+    return notes, shorten(found.get("current", "kernel start"), 40)
 
 
 # -- executing ------------------------------------------------------------------------------
 
-def collector_cell(chapter, results_file):
-    """The cell the grader appends: forget the submission's minigraph modules, collect fresh."""
-    return nbformat.v4.new_code_cell(
-        "# Added by the minigraph grader: run every answer's cases, write the results as JSON.\n"
-        "def _minigraph_grader_collect(namespace):\n"
-        "    import sys\n"
-        "    for name in [m for m in sys.modules if m.split('.')[0] == 'minigraph']:\n"
-        "        del sys.modules[name]\n"
-        "    from minigraph.grading.collect import collect\n"
-        f"    collect({chapter!r}, namespace, {str(results_file)!r})\n"
-        "_minigraph_grader_collect(globals())")
-
-
-class _Client(NotebookClient):
-    """nbclient that runs a submission's cells and writes down what went wrong, in ``notes``.
-
-    It keeps no outputs (a notebook may print megabytes; the grade needs none of them) but
-    counts how much each cell printed. ``numbers`` maps the cells it runs back to the cell
-    numbers of the submission (markdown cells are not run); the last cell is the collector.
-    """
-
-    def __init__(self, notebook, km, settings, numbers, collector_timeout, work):
-        super().__init__(notebook, km=km, timeout=settings.cell_timeout, allow_errors=True,
-                         interrupt_on_timeout=True, record_timing=False,
-                         error_on_timeout={"ename": TIMED_OUT, "evalue": "", "traceback": []},
-                         timeout_func=self._timeout_of, on_cell_execute=self._on_execute,
-                         on_cell_error=self._on_error, resources={"metadata": {"path": str(work)}})
-        self.settings, self.numbers, self.collector_timeout = settings, numbers, collector_timeout
-        self.notes, self.printed, self.current = [], {}, None
-
-    def where(self, index):
-        return f"cell {self.numbers[index]}" if index < len(self.numbers) else "the grading cell"
-
-    def _timeout_of(self, cell):
-        is_collector = cell is self.nb.cells[-1]
-        return self.collector_timeout if is_collector else self.settings.cell_timeout
-
-    def _on_execute(self, cell, cell_index):
-        self.current = cell_index
-
-    def _on_error(self, cell, cell_index, execute_reply):
-        content = execute_reply["content"]
-        if content.get("ename") == TIMED_OUT:
-            self.notes.append(f"{self.where(cell_index)} did not finish within "
-                              f"{points(self.settings.cell_timeout)} s and was interrupted")
-        else:
-            self.notes.append(shorten(f"{self.where(cell_index)} raised {content.get('ename')}: "
-                                      f"{content.get('evalue')}", MAX_NOTE))
-
-    def output(self, outs, msg, display_id, cell_index):
-        content = msg.get("content", {})
-        size = len(content.get("text", "")) if msg["msg_type"] == "stream" else len(str(content))
-        self.printed[cell_index] = self.printed.get(cell_index, 0) + size
-        return None
-
-    def big_outputs(self):
-        return [f"{self.where(index)} printed {size / 1e6:.1f} MB of output (not kept)"
-                for index, size in sorted(self.printed.items()) if size > BIG_OUTPUT]
-
-
-async def _execute(notebook, chapter, exercises, work, results_file, settings):
-    """Run the submission's code cells, then the collector; return the notes."""
-    cells = [nbformat.v4.new_code_cell(c.source) for c in notebook.cells if c.cell_type == "code"]
-    numbers = [i for i, c in enumerate(notebook.cells, start=1) if c.cell_type == "code"]
-    run = nbformat.v4.new_notebook(cells=cells + [collector_cell(chapter, results_file)])
-    km = AsyncKernelManager(kernel_name=settings.kernel,
-                            connection_file=str(results_file.with_name("kernel.json")))
-    collector_timeout = settings.cell_timeout + CASE_TIME_LIMIT * len(exercises) + 10
-    client = _Client(run, km, settings, numbers, collector_timeout, work)
-    task = asyncio.ensure_future(client.async_execute(
-        env=_kernel_env(results_file.parent), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+async def _execute(notebook, data, chapter, exercises, home, settings, slot):
+    """Run the submission in ``home`` (in a sandbox unless told not to); return the notes."""
+    work = home / runner.WORK
+    work.mkdir(parents=True)
+    (work / "submission.ipynb").write_bytes(data)      # the learner's own name may be unprintable
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    job = {"cells": [c.source for c in code],
+           "numbers": [i for i, c in enumerate(notebook.cells, start=1) if c.cell_type == "code"],
+           "chapter": chapter, "kernel": settings.kernel, "cell_timeout": settings.cell_timeout,
+           "collector_timeout": settings.cell_timeout + CASE_TIME_LIMIT * len(exercises) + 10}
+    (home / runner.JOB).write_text(json.dumps(job), encoding="utf-8")
+    argv = [sys.executable, "-m", "minigraph.grading.runner", str(home)]
+    env = sandbox.environment(home)
+    if settings.sandbox:
+        argv, options = sandbox.sandboxed_command(argv, home, env, slot)
+    else:
+        argv, options = sandbox.unsandboxed_command(argv, home, env)
+    errors = home.parent / "stderr"            # outside the sandbox's view; size-capped by Limits
+    with open(errors, "wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=stderr, preexec_fn=functools.partial(settings.limits.apply, settings.sandbox),
+            **options)
     try:
-        done, _ = await asyncio.wait([task], timeout=settings.timeout)
-        if not done:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)      # let nbclient clean up
-            stopped = client.where(client.current) if client.current is not None else "kernel start"
-            client.notes.append(f"the notebook did not finish within {points(settings.timeout)} s "
-                                f"(stopped at {stopped})")
-        elif isinstance(task.exception(), DeadKernelError):
-            client.notes.append(f"the kernel died while running {client.where(client.current)}")
-        elif task.exception():
-            client.notes.append(shorten(f"the notebook could not be run: {task.exception()}", MAX_NOTE))
+        await asyncio.wait_for(process.wait(), settings.timeout)
+        stopped = None
+    except asyncio.TimeoutError:
+        stopped = f"the notebook did not finish within {points(settings.timeout)} s"
     finally:
-        await _shutdown(client, km)
-    return client.notes + client.big_outputs()
+        _end(process, settings.sandbox)
+        await process.wait()
+    notes, current = await _read_notes(home)
+    if stopped:
+        notes.append(f"{stopped} (stopped at {current})")
+    elif process.returncode != 0 and not (home / runner.RESULTS).exists():
+        notes.append(shorten(f"the run ended early (exit status {process.returncode}) while "
+                             f"running {current}: {_tail(errors)}", MAX_NOTE))
+    return notes
 
 
-def _kernel_env(home):
-    """The kernel's environment: it must import the same minigraph as this process, and it
-    gets its own IPython folder (no startup files of yours, nothing written to $HOME)."""
-    env = dict(os.environ)
-    package_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in [package_root, env.get("PYTHONPATH")] if p)
-    env["IPYTHONDIR"] = str(home / "ipython")
-    return env
+def _tail(path, size=300):
+    """The last ``size`` characters a run wrote to stderr (where it says why it failed)."""
+    with open(path, "rb") as file:
+        file.seek(max(0, os.fstat(file.fileno()).st_size - size))
+        return file.read().decode("utf-8", "replace").strip() or "no message"
 
 
-async def _shutdown(client, km):
-    if client.kc is not None:
-        client.kc.stop_channels()
-    if km.has_kernel:
-        await km.shutdown_kernel(now=True)          # also removes the connection file
+def _end(process, sandboxed):
+    """Stop a run: the sandbox's first process (its PID namespace ends with it), or without
+    a sandbox the run's process group."""
+    try:
+        if sandboxed:
+            process.kill()
+        else:
+            os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

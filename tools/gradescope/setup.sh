@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder's image (Ubuntu).
+# It installs Python, bubblewrap (the grader's sandbox) and graphviz, then the course's
+# package (minigraph, from course/ in this zip) into /autograder/venv.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq python3 python3-venv python3-pip bubblewrap graphviz >/dev/null
+python3 -m venv /autograder/venv
+/autograder/venv/bin/python -m pip install -q /autograder/source/course
