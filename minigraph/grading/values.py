@@ -85,6 +85,21 @@ def shape_text(value):
     return f"shape {tuple(np.shape(value))}"
 
 
+def sentences(text, limit):
+    """``text`` on one line, cut to at most ``limit`` characters *between sentences*: whole
+    sentences are kept while they fit (the first facts of a message come first), and only a
+    first sentence longer than ``limit`` is cut inside, at a word, with "…"."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    ends = [i + 1 for i in range(len(text) - 1) if text[i] in ".;!?" and text[i + 1] == " "
+            and i + 1 <= limit - 2]
+    if ends:
+        return text[:ends[-1]] + " …"
+    cut = text[:limit - 1].rsplit(" ", 1)[0]
+    return cut + "…"
+
+
 def shorten(text, limit=MAX_TEXT):
     """``text`` on one line (runs of whitespace become one space), cut to ``limit`` characters."""
     text = " ".join(str(text).split())
