@@ -30,7 +30,7 @@ DIAMOND = (
 #   a = x·w (2, 3),  s = sum(a, axis=0) (3,),  t = tanh(s),  k = sum(a, axis=1, keepdims) (2, 1),
 #   m = k·t (2, 3),  out = sum(m)
 REDUCE = (
-    ("x", "input"), ("w", "parameter", [0.5, -1.0, 2.0]), ("a", "mul", "x", "w"),
+    ("x", "input"), ("w", "parameter", [0.5, -1.0, 1.5]), ("a", "mul", "x", "w"),
     ("s", "sum", "a", {"axis": 0}), ("t", "tanh", "s"),
     ("k", "sum", "a", {"axis": 1, "keepdims": True}), ("m", "mul", "k", "t"), ("out", "sum", "m"),
 )
@@ -299,7 +299,7 @@ must_recompute = Exercise(
 
 FEEDS = {"SHARED": {"x": [1.0, -2.0, 0.5], "y": [0.5, 0.5, -1.0]},
          "BRANCHES": {"x": [[0.5, -1.0]], "y": [[0.0, 1.0]]},
-         "REDUCE": {"x": [[1.0, -0.5, 0.25], [2.0, 0.0, -1.0]]},
+         "REDUCE": {"x": [[1.0, -0.5, 0.25], [2.0, 0.5, -1.0]]},
          "diamonds14": {"x": [0.3, -0.2]}}
 
 

@@ -197,7 +197,7 @@ momentum = _optimizer_exercise(
     _momentum_reference,
     mistakes={
         "no velocity is kept from one step to the next (plain gradient descent): remember it in "
-        "state": _gd_reference,
+        "state": lambda value, grad, state, lr, momentum=0.9: _gd_reference(value, grad, state, lr),
         "one velocity is shared by all parameters: each parameter keeps its own in its state dict":
             shared_state(_momentum_reference),
         "the new velocity adds the gradient step; it must go against the gradient": _uphill,
@@ -283,11 +283,13 @@ def _recipe(answer):
 
 @dataclass(frozen=True)
 class Training:
-    """What training a recipe measured: accuracies, and the loss before every step."""
+    """What training a recipe measured: accuracies, the loss before every step, and the size
+    (Euclidean norm) of the gradient of all parameters at the last step."""
 
     train: float
     test: float
     losses: tuple
+    gradient: float = 0.0
 
     @property
     def loss(self):
@@ -309,11 +311,12 @@ def _train(hidden, activation, optimizer, lr, steps):
             if not np.isfinite(losses[-1]):
                 break
             step.step()
+        gradient = float(np.sqrt(sum(np.sum(p.grad ** 2) for p in net.parameters)))
         predict = mg.Graph(logits)
         train = mg.nn.binary_accuracy(predict.forward({x: X}), Y)
         X_test, Y_test = mg.data.disk(N_TEST, seed=TEST_SEED)
         test = mg.nn.binary_accuracy(predict.forward({x: X_test}), Y_test)
-    return Training(float(train), float(test), tuple(losses))
+    return Training(float(train), float(test), tuple(losses), gradient)
 
 
 def train_recipe(recipe, steps=STEPS):
@@ -339,6 +342,7 @@ def _run_recipe(answer, case):
 
 
 TAIL = STEPS // 10               # the last steps, where a diagnosis looks at how the loss moves
+STILL_STEEP = 5e-3               # a final gradient norm above this: training had not settled
 
 
 def diagnosis(training):
@@ -346,9 +350,9 @@ def diagnosis(training):
 
     In this order: the loss blew up or climbed back up (the steps overshoot: lower the learning
     rate); the training points are fitted but fresh ones are not (overfitting: a smaller
-    network); the loss was still going down steadily when the budget ran out (too slow: raise
-    the learning rate); otherwise the loss settled with the training points not fitted (the
-    network cannot draw the disk: more hidden units).
+    network); the loss was still going down steadily, with a gradient far from 0, when the
+    budget ran out (too slow: raise the learning rate); otherwise training settled with the
+    training points not fitted (the network cannot draw the disk: more hidden units).
     """
     losses = np.array(training.losses)
     if not np.all(np.isfinite(losses)):
@@ -362,10 +366,12 @@ def diagnosis(training):
                 f"{training.test:.1%} of fresh ones: it learned the points, not the disk "
                 "(overfitting); use a smaller network")
     tail = losses[-TAIL:]
-    if tail[0] - tail[-1] > 5e-4 * tail[0] and np.mean(np.diff(tail) > 0) < 0.1:
+    steady = tail[0] - tail[-1] > 5e-4 * tail[0] and np.mean(np.diff(tail) > 0) < 0.1
+    if steady and training.gradient > STILL_STEEP:
         return (f"The loss was still going down steadily when the {STEPS} steps ran out "
-                f"({tail[0]:.4g} to {tail[-1]:.4g} over the last {TAIL}): learning is too slow; "
-                "raise the learning rate (or take an optimizer that builds up speed, such as momentum)")
+                f"({tail[0]:.4g} to {tail[-1]:.4g} over the last {TAIL}), and the gradient was "
+                f"still large ({training.gradient:.2g}): learning is too slow; raise the learning "
+                "rate (or take an optimizer that builds up speed, such as momentum)")
     return (f"The loss settled at {end:.3g} with only {training.train:.1%} of the training points "
             "right: training converged, but this network cannot draw the disk; give it more "
             "hidden units")
