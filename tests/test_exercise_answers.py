@@ -142,12 +142,17 @@ def solution_regions():
     return [textwrap.dedent(region) for region in regions]
 
 
+def dotted(node):
+    """``np.ndindex``, ``graph.nodes``: a name the statement uses too, not code."""
+    return isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and dotted(node.value))
+
+
 def fragments(source, keep=lambda node, parents: True):
     """Every expression of ``source`` (unparsed, normalised) at least MIN_FRAGMENT long."""
     found, tree = set(), ast.parse(source)
     parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
     for node in ast.walk(tree):
-        if isinstance(node, ast.expr) and not isinstance(node, (ast.Name, ast.Constant)) \
+        if isinstance(node, ast.expr) and not isinstance(node, ast.Constant) and not dotted(node) \
                 and keep(node, parents):
             text = normal(ast.unparse(node))
             if len(text) >= MIN_FRAGMENT:

@@ -141,10 +141,13 @@ def waves_kahn(output):
 
 
 def waves_by_level(output):
-    level = {}
+    level, result = {}, []
     for n in mg.Graph(output).nodes:
         level[n] = 1 + max(level[p] for p in n.inputs) if n.inputs else 0
-    return [[n for n in level if level[n] == k] for k in range(max(level.values()) + 1)]
+        if level[n] == len(result):
+            result.append([])
+        result[level[n]].append(n)
+    return result
 
 
 def waves_counting_twice(output):
