@@ -8,6 +8,7 @@ import pytest
 
 import minigraph as mg
 import minigraph.grading as grading
+from exercise_answers import ch01 as answers_01, ch02 as answers_02, ch03 as answers_03
 from minigraph.grading import ch00, check, notebook, progress, registry
 from minigraph.grading.exercise import grade, run_cases
 from minigraph.grading.values import decode, encode, show
@@ -267,15 +268,7 @@ def test_rebind_points_learner_names_at_the_fresh_engine():
 # -- feedback that points at the mistake -----------------------------------------------------
 
 def test_a_nearly_right_number_is_shown_with_enough_digits_to_see_the_difference():
-    def one_sided(f, x, eps=1e-6):
-        grad = np.zeros_like(x)
-        for i in np.ndindex(x.shape):
-            bumped = x.copy()
-            bumped[i] += eps
-            grad[i] = (f(bumped) - f(x)) / eps
-        return grad
-
-    text = repr(check("03.central_difference", one_sided))
+    text = repr(check("03.central_difference", answers_03.one_sided))
     assert "expected 0.75, got 0.750002: off by 1.5e-06, more than the" in text
 
 
@@ -285,30 +278,11 @@ def test_a_hidden_answer_says_which_entries_are_right():
 
 
 def test_a_neuron_without_its_sigmoid_is_told_so():
-    def pre_activation(W_value, b_value):
-        return mg.Input("x") @ mg.Parameter(W_value, name="W") + mg.Parameter(b_value, name="b")
-
-    assert "goes through σ (mg.sigmoid)" in repr(check("01.neuron", pre_activation))
+    assert "goes through σ (mg.sigmoid)" in repr(check("01.neuron", answers_01.neuron_without_sigmoid))
 
 
 def test_waves_that_count_a_twice_used_input_twice_are_told_why_they_stall():
-    def waves(output):
-        nodes = mg.Graph(output).nodes
-        missing = {n: len(n.inputs) for n in nodes}
-        consumers = {n: [c for c in nodes if n in c.inputs] for n in nodes}
-        wave, result = [n for n in nodes if missing[n] == 0], []
-        while wave:
-            result.append(wave)
-            ready = []
-            for n in wave:
-                for c in consumers[n]:
-                    missing[c] -= 1
-                    if missing[c] == 0:
-                        ready.append(c)
-            wave = ready
-        return result
-
-    text = repr(check("02.waves", waves))
+    text = repr(check("02.waves", answers_02.waves_counting_twice))
     assert "c is done, yet e never became ready: e lists c twice in e.inputs" in text
 
 

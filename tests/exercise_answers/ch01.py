@@ -80,15 +80,21 @@ def consumers_from_a_table(graph, node):
 
 # -- 01.find_inputs -------------------------------------------------------------------------------
 
-def find_inputs(output):
-    found, seen, todo = [], set(), [output]
+def walk(output, keep, start=None):
+    """The nodes ``keep`` picks among ``output``'s ancestors (a stack and a seen set), walking
+    from ``start`` (by default the output itself)."""
+    found, seen, todo = [], set(), [output] if start is None else list(start)
     while todo:
         node = todo.pop()
         if node not in seen:
             seen.add(node)
-            found += [node] if node.kind == "input" else []
+            found += [node] if keep(node) else []
             todo.extend(node.inputs)
     return found
+
+
+def find_inputs(output):
+    return walk(output, lambda node: node.kind == "input")
 
 
 def find_inputs_recursive(output, seen=None):
@@ -103,14 +109,7 @@ def find_inputs_recursive(output, seen=None):
 
 
 def find_leaves(output):
-    found, seen, todo = [], set(), [output]
-    while todo:
-        node = todo.pop()
-        if node not in seen:
-            seen.add(node)
-            found += [node] if not node.inputs else []
-            todo.extend(node.inputs)
-    return found
+    return walk(output, lambda node: not node.inputs)
 
 
 def find_inputs_without_seen(output):
@@ -123,14 +122,7 @@ def find_inputs_without_seen(output):
 
 
 def find_inputs_of_the_inputs(output):
-    found, seen, todo = [], set(), list(output.inputs)
-    while todo:
-        node = todo.pop()
-        if node not in seen:
-            seen.add(node)
-            found += [node] if node.kind == "input" else []
-            todo.extend(node.inputs)
-    return found
+    return walk(output, lambda node: node.kind == "input", start=output.inputs)
 
 
 WRONG = {

@@ -57,26 +57,6 @@ def topo_kahn(output):
     return order
 
 
-def topo_recursive_deep(output):
-    """Recursion is fine once the limit allows the deepest chain."""
-    order, placed = [], set()
-
-    def visit(node):
-        if node not in placed:
-            for parent in node.inputs:
-                visit(parent)
-            placed.add(node)
-            order.append(node)
-
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(20_000)
-    try:
-        visit(output)
-    finally:
-        sys.setrecursionlimit(limit)
-    return order
-
-
 def topo_recursive(output):
     order, placed = [], set()
 
@@ -89,6 +69,16 @@ def topo_recursive(output):
 
     visit(output)
     return order
+
+
+def topo_recursive_deep(output):
+    """Recursion is fine once the limit allows the deepest chain."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(20_000)
+    try:
+        return topo_recursive(output)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def topo_without_placed(output):
@@ -120,12 +110,14 @@ def topo_without_output(output):
 
 # -- 02.waves -------------------------------------------------------------------------------------
 
-def waves_kahn(output):
+def waves_kahn(output, consumers_once=False):
+    """Kahn's algorithm; with ``consumers_once`` a consumer that uses a node twice (``c * c``)
+    is listed once, but its count still says two: the typical mistake."""
     nodes = mg.Graph(output).nodes
     waiting = {n: len(n.inputs) for n in nodes}
     consumers = {n: [] for n in nodes}
     for n in nodes:
-        for parent in n.inputs:
+        for parent in (dict.fromkeys(n.inputs) if consumers_once else n.inputs):
             consumers[parent].append(n)
     wave, result = [n for n in nodes if waiting[n] == 0], []
     while wave:
@@ -151,23 +143,7 @@ def waves_by_level(output):
 
 
 def waves_counting_twice(output):
-    nodes = mg.Graph(output).nodes
-    waiting = {n: len(n.inputs) for n in nodes}
-    consumers = {n: [] for n in nodes}
-    for n in nodes:
-        for parent in dict.fromkeys(n.inputs):          # each consumer once
-            consumers[parent].append(n)
-    wave, result = [n for n in nodes if waiting[n] == 0], []
-    while wave:
-        result.append(wave)
-        following = []
-        for n in wave:
-            for c in consumers[n]:
-                waiting[c] -= 1
-                if waiting[c] == 0:
-                    following.append(c)
-        wave = following
-    return result
+    return waves_kahn(output, consumers_once=True)
 
 
 def waves_inputs_first(output):
