@@ -221,3 +221,31 @@ def test_no_message_contains_reference_code():
     assert len(said) > 100
     assert [(exercise_id, name, leaks(message)) for exercise_id, name, message in said
             if leaks(message)] == []
+
+
+# -- the notebooks: solutions earn every point, the generated exercises none ----------------------
+
+def answers_of(path):
+    """What a notebook defines when its code cells run top to bottom (in this process, without
+    IPython: magic lines are skipped, and a cell that needs a display and fails is passed over,
+    as strict nbval runs every notebook for real)."""
+    namespace = {"__name__": "__main__"}
+    for cell in nbformat.read(path, as_version=4).cells:
+        if cell.cell_type == "code":
+            code = "\n".join(line for line in cell.source.splitlines() if not line.lstrip().startswith(("%", "!")))
+            try:
+                exec(compile(code, path.name, "exec"), namespace)
+            except Exception:
+                pass
+    return namespace
+
+
+@pytest.mark.parametrize("chapter", list(registry.CHAPTERS))
+def test_solutions_score_full_marks_and_exercises_zero_on_every_exercise(chapter):
+    (solution,) = (ROOT / "solutions").glob(f"{chapter}_*.ipynb")
+    solved, stubbed = answers_of(solution), answers_of(ROOT / "exercises" / solution.name)
+    for exercise in registry.exercises(chapter):
+        right = grade(exercise, run_cases(exercise, solved[exercise.name], seconds=SECONDS))
+        assert (right.status, right.score) == ("passed", exercise.points), feedback(right)
+        stub = grade(exercise, run_cases(exercise, stubbed[exercise.name]))
+        assert (stub.status, stub.score) == ("not_done", 0), feedback(stub)
