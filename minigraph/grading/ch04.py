@@ -19,7 +19,7 @@ import numpy as np
 
 import minigraph as mg
 
-from .exercise import Exercise, Rule, Verdict, case, compare, function_exercise
+from .exercise import Exercise, Rule, Verdict, case, compare, diagnose, function_exercise
 from .values import decode, encode
 
 TITLE = "Learning"
@@ -93,25 +93,20 @@ def _optimizer_judge(reference, mistakes):
             for i, (want, value) in enumerate(zip(right, yours)):
                 verdict = compare(want, value)
                 if not verdict.passed:
-                    return Verdict(False, verdict.expected, verdict.got,
-                                   _mistake(mistakes, case, sent) +
-                                   f"parameter p{i} after step {step}: {verdict.message}")
+                    verdict = Verdict(False, verdict.expected, verdict.got,
+                                      f"parameter p{i} after step {step}: {verdict.message}")
+                    return diagnose(verdict, _flat(sent), mistakes,
+                                    lambda rule: _flat(_replay(rule, case)))
         return Verdict(True, f"{len(got)} step{'' if len(got) == 1 else 's'}", "all values right")
     return judge
 
 
-def _mistake(mistakes, case, sent):
-    """``"<message>: "`` for the known mistake whose values match all those sent, or ``""``."""
-    for message, rule in mistakes.items():
-        try:
-            with np.errstate(all="ignore"):
-                history = _replay(rule, case)
-        except Exception:
-            continue
-        if all(isinstance(v, np.ndarray) and v.shape == w.shape and np.allclose(v, w)
-               for step, sent_step in zip(history, sent) for w, v in zip(step, sent_step)):
-            return f"{message}; "
-    return ""
+def _flat(history):
+    """Every value of a history, one after the other (None if one is not an array)."""
+    values = [v for step in history for v in step]
+    if not all(isinstance(v, np.ndarray) for v in values):
+        return None
+    return np.concatenate([np.ravel(v) for v in values])
 
 
 def _describe_optimizer(case):

@@ -195,8 +195,9 @@ def shape_advice(expected, got):
 def diagnose(verdict, got, mistakes, wrong_outputs):
     """A failing verdict, re-worded when ``got`` is what a known mistake produces.
 
-    ``mistakes`` maps a message to a wrong function; ``wrong_outputs(function)`` is what that
-    function gives on this case (an exception there means "not this mistake").
+    ``mistakes`` maps a message to a typical wrong answer (a function, or for a value exercise
+    a value); ``wrong_outputs(wrong)`` is what that answer gives on this case (an exception
+    there means "not this mistake"). The message comes first, then the verdict's own.
     """
     if verdict.passed or not mistakes or not isinstance(got, np.ndarray):
         return verdict

@@ -72,7 +72,7 @@ def _notes(case):
 
 def _more_hints(case):
     """The sharper hints, shown on request: a <details> section in HTML, plain lines in text."""
-    return [f"sharper hint: {more}" for more in getattr(case, "more_hints", [])]
+    return [f"sharper hint: {more}" for more in case.more_hints]
 
 
 def check_text(result):

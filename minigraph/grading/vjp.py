@@ -31,6 +31,11 @@ module in the kernel can change only the values sent, and those are judged here 
 the learner's rule. (The batch grader also forgets every minigraph module the submission
 imported before it runs the cases, see ``collect.py``.)
 
+Typical wrong rules (``mistakes``) are named where they show: a plain case whose values are what
+a wrong rule gives, or, in a graph case, the first call whose value differs from the right
+rule's. Every call before it returned the right value, so it received the right ``g``, and the
+wrong rule is called in the grader with exactly the arguments the replay received.
+
 A builder ``build(rules) -> Graph`` makes the graph: it must call
 ``mg.defop(name, forward, rules, ...)`` once, name every node, and name its Inputs after the
 graph case's inputs. ``chained`` builds the graph of a one-input elementwise op, and
@@ -211,37 +216,28 @@ def _replaying(calls, n_rules):
     return [rule(k) for k in range(n_rules)], pending, replayed
 
 
-def _mistake(replayed, right_rules, wrong_rules):
-    """The message of the known mistake that the first wrong call reproduces, or ``""``.
+def _first_wrong_call(replayed, right_rules):
+    """The first replayed call whose value is not what the right rule gives, or None.
 
-    Every call before the first wrong one returned the right value, so that call received the
-    right ``g``: a wrong rule called with the same arguments must return the same value.
+    Every call before it returned the right value, so it received the right ``g``: a wrong rule
+    called with the same arguments must return the same value.
     """
-    for k, value, g, ans, args, attrs in replayed:
-        if _same_values(right_rules[k](g, ans, *args, **attrs), value):
-            continue
-        for message, rules in wrong_rules.items():
-            try:
-                with np.errstate(all="ignore"):
-                    if _same_values(rules[k](g, ans, *args, **attrs), value):
-                        return message
-            except Exception:
-                continue
-        return ""
-    return ""
-
-
-def _same_values(a, b):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a.shape == b.shape and np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True)
+    for call in replayed:
+        k, value, g, ans, args, attrs = call
+        right = np.asarray(right_rules[k](g, ans, *args, **attrs), dtype=float)
+        if right.shape != np.shape(value) or not np.allclose(right, value, rtol=RTOL, atol=ATOL):
+            return call
+    return None
 
 
 def _judge_graph(build, right_rules, case, got, naming, wrong_rules=None):
     verdict, replayed = _judge_replay(build, right_rules, case, got, naming)
-    if verdict.passed or not wrong_rules or not replayed:
+    first = None if verdict.passed or not wrong_rules else _first_wrong_call(replayed or [], right_rules)
+    if first is None:
         return verdict
-    mistake = _mistake(replayed, right_rules, wrong_rules)
-    return Verdict(False, verdict.expected, verdict.got, f"{mistake} ({verdict.message})") if mistake else verdict
+    k, value, g, ans, args, attrs = first
+    return diagnose(verdict, value, {message: rules[k] for message, rules in wrong_rules.items()},
+                    lambda rule: rule(g, ans, *args, **attrs))
 
 
 def _judge_replay(build, right_rules, case, got, naming):
