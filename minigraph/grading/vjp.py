@@ -135,8 +135,9 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
             if not verdict.passed:
                 verdict = diagnose(verdict, part, mistakes,
                                    lambda wrong: _split(wrong(g, forward(*values), *values), name)[k])
-                return Verdict(False, verdict.expected, verdict.got,
-                               f"the gradient for {inputs[k]}: {verdict.message}")
+                which = f"the gradient for {inputs[k]}"
+                return Verdict(False, verdict.expected, verdict.got, verdict.message
+                               if which in verdict.message else f"{which}: {verdict.message}")
         return Verdict(True, "both gradients", "both right")
 
     def describe(case):
