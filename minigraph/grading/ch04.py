@@ -9,6 +9,9 @@
 * ``04.disk_recipe``: the learner picks a network and a learning rate. ``run`` only sends the
   recipe back; ``judge`` trains it here (fixed seed, fixed step budget) and measures the
   accuracy on fresh points, so nothing computed in the learner's kernel decides the grade.
+  A failed recipe is told what its training measured (``diagnosis``): a loss that climbs back
+  up, a loss still falling steeply when the steps run out, training points fitted but fresh
+  ones not, or a loss that settled with the training points not fitted.
   ``try_recipe`` runs the same training for a learner who wants to experiment.
 """
 
