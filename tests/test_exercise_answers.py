@@ -25,8 +25,6 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import minigraph as mg
-
 from minigraph.grading import check, notebook, registry
 from minigraph.grading.exercise import grade, hint_levels, run_cases
 from minigraph.grading.report import score_text
@@ -76,17 +74,6 @@ def timed_out(exercise_id):
 def feedback(result):
     """What the learner reads about the cases that did not pass: each message."""
     return " ".join(c.message for c in result.cases if c.status != "pass") or result.message
-
-
-@pytest.fixture(autouse=True, scope="module")
-def engine_names_left_as_found():
-    """Training the disk recipes here names nodes (relu_1, relu_2, ...): leave the engine's name
-    counters as this module found them, so a test elsewhere that builds a fresh network sees
-    the same names whichever module ran before it in the same process."""
-    saved = dict(mg.graph._name_counters)
-    yield
-    mg.graph._name_counters.clear()
-    mg.graph._name_counters.update(saved)
 
 
 # -- the tables are complete ------------------------------------------------------------------

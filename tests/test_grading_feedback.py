@@ -18,17 +18,6 @@ def fresh_session(monkeypatch):
     monkeypatch.setattr(notebook, "_latest", {})
 
 
-@pytest.fixture(autouse=True, scope="module")
-def engine_names_left_as_found():
-    """Training the disk recipes here names nodes (relu_1, relu_2, ...): leave the engine's name
-    counters as this module found them, so a test elsewhere that builds a fresh network sees
-    the same names whichever module ran before it in the same process."""
-    saved = dict(mg.graph._name_counters)
-    yield
-    mg.graph._name_counters.clear()
-    mg.graph._name_counters.update(saved)
-
-
 # -- hints in levels --------------------------------------------------------------------------
 
 def test_a_plain_string_hint_is_one_level_and_a_tuple_keeps_its_levels():
