@@ -17,12 +17,27 @@ from .graph import same_shape
 
 
 class Report:
-    """The result of a check: one row per comparison, ``ok`` if all agree, ``bad_node`` if not."""
+    """The result of a check: one row per comparison, ``ok`` if all agree, ``bad_node`` if not.
+
+    ``not_done`` is true when the first bad row is a backward that is still a stub (it raises
+    NotImplementedError); ``summary`` says the outcome in one line.
+    """
 
     def __init__(self, title, rows):
         self.title, self.rows = title, rows
         self.ok = all(row["ok"] for row in rows)
-        self.bad_node = next((row["node"] for row in rows if not row["ok"]), None)
+        bad = next((row for row in rows if not row["ok"]), None)
+        self.bad_node = bad["node"] if bad else None
+        self.not_done = bool(bad and bad.get("not_done"))
+
+    @property
+    def summary(self):
+        """``every op agrees``, ``first wrong node: h`` or ``not done yet: ...``."""
+        if self.ok:
+            return "every op agrees"
+        if self.not_done:
+            return f"not done yet: the backward of '{self.bad_node.name}' raises NotImplementedError"
+        return f"first wrong node: {self.bad_node.name}"
 
     @property
     def worst(self):
@@ -31,7 +46,9 @@ class Report:
         return (row["node"], row["error"]) if row else (None, 0.0)
 
     def __repr__(self):
-        lines = [f"{self.title}: {'all gradients agree' if self.ok else 'MISMATCH at ' + self.bad_node.name}",
+        outcome = ("all gradients agree" if self.ok else self.summary if self.not_done
+                   else "MISMATCH at " + self.bad_node.name)
+        lines = [f"{self.title}: {outcome}",
                  f"  {'node':<24}{'analytic':>14}{'numeric':>14}{'error':>11}"]
         for r in self.rows:
             mark = "ok" if r["ok"] else "<-- wrong"
@@ -156,6 +173,9 @@ def _check_one(node, k, args, u, rng, eps, rtol, atol):
     numeric = (f(eps) - f(-eps)) / (2 * eps)
     try:
         vjp = node.op.vjps[k](u, node.value, *args, **node.attrs)
+    except NotImplementedError:
+        return {"node": node, "label": label, "analytic": None, "numeric": numeric, "error": np.inf,
+                "ok": False, "not_done": True, "note": "not done yet (raises NotImplementedError)"}
     except Exception as error:
         return {"node": node, "label": label, "analytic": None, "numeric": numeric, "error": np.inf,
                 "ok": False, "note": f"backward raised {type(error).__name__}: {error}"}

@@ -47,6 +47,12 @@ then add ``"01": "minigraph.grading.ch01"`` to ``CHAPTERS`` in ``registry.py``, 
 ``solutions/01_*.ipynb`` write the function with its body between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION``, followed by a cell ``check("01.tanh_vjp", tanh_vjp)``.
 
+A hint may also come in levels, ``hint=("a nudge naming the concept", "a sharper one")``:
+the table shows the nudge and keeps the rest behind "a sharper hint". ``mistakes={message:
+wrong_function}`` names a typical mistake when an answer makes it. Then give the exercise at
+least 5 typical wrong answers and 2 right ones in ``tests/exercise_answers/chNN.py``: see
+``AUTHORING.md``, "how to write an exercise and its wrong answers".
+
 ``value_exercise`` asks for a value instead of a function. For anything else write an
 ``Exercise`` with your own ``run(answer, case)`` (runs in the learner's kernel, returns JSON-able
 data) and ``judge(case, got)`` (runs in the grader, returns a ``Verdict``):

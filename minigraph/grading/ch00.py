@@ -22,7 +22,7 @@ def _relu(x):
 
 
 relu = function_exercise(
-    "00.relu", "relu", _relu, points=1,
+    "00.relu", "relu", _relu, points=1, no_loops=True,
     cases=[
         case(x=[-2.0, -0.5, 0.0, 1.5, 3.0]),
         case(x=[[-1.0, 2.0, -3.0], [4.0, -5.0, 6.0]],
@@ -30,8 +30,14 @@ relu = function_exercise(
         case(x=-7.0, hint="A single number (a 0-d array) is an array too."),
         case(x=[[[0.5], [-0.5]]]),
     ],
-    hint="relu keeps the positive entries and puts 0 everywhere else: np.maximum(x, 0) "
-         "does it for all entries at once, without a loop.")
+    mistakes={
+        "negative entries came out positive: relu puts 0 there, it does not flip the sign": np.abs,
+        "the positive entries became 0 and the negative ones were kept: the comparison is the "
+        "wrong way round": lambda x: np.minimum(x, 0.0),
+    },
+    hint=("relu keeps the positive entries and puts 0 everywhere else, entry by entry.",
+          "numpy has an elementwise maximum of two arrays (or of an array and a number) that "
+          "does every entry at once and keeps the shape; a reduction such as np.max does not."))
 
 sigmoid = function_exercise(
     "00.sigmoid", "sigmoid", _sigmoid, points=2, raise_on=("over", "invalid"),
@@ -39,21 +45,33 @@ sigmoid = function_exercise(
         case(x=[-2.0, 0.0, 2.0]),
         case(x=[[1.0, -1.0], [0.5, 3.0]]),
         case(x=[-1000.0, 1000.0],
-             hint="For x = -1000, exp(-x) overflows. Take exp only of -|x| (never positive) and "
-                  "choose the formula by the sign of x. np.where computes both branches, so "
-                  "neither branch may overflow."),
+             hint=("For x = -1000, exp(-x) overflows: take exp only of a number that is never "
+                   "positive, such as -|x|.",
+                   "Choose between the two forms of σ by the sign of x. np.where computes both "
+                   "branches for every entry, so neither branch may overflow anywhere.")),
         case(x=[-800.0, -30.0, 30.0, 800.0]),
     ],
-    hint="sigmoid(x) = 1 / (1 + exp(-x)) = exp(x) / (1 + exp(x)): each form is safe for one "
-         "sign of x.")
+    mistakes={
+        "σ(x) came out as σ(-x): the sign of the exponent is flipped": lambda x: _sigmoid(-x),
+        "only right where x < 0: the form built on exp(-|x|) needs its other branch where x is "
+        "positive": lambda x: np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x))),
+    },
+    hint=("σ(x) = 1 / (1 + exp(-x)) = exp(x) / (1 + exp(x)): each form is safe for one sign of x.",
+          "exp(-|x|) never overflows. Write both forms with it, and pick one per entry by the sign "
+          "of x."))
 
 broadcast_shape = value_exercise(
     "00.broadcast_shape", "broadcast_shape", (3, 4), points=1,
     title="shape of np.ones((3, 1)) + np.ones(4)",
-    hint="Line the shapes up from the right; a missing axis counts as size 1, and size 1 "
-         "stretches to match the other side.")
-
-
+    mistakes={
+        "that is the shape reversed: line the shapes up from the right, not from the left": (4, 3),
+        "that is only the first shape: the size-1 axis stretches to the other side's 4": (3, 1),
+        "that is the second shape with a new axis in front: the first shape's 3 stays": (1, 4),
+        "a shape is a tuple of sizes, one per axis, not the number of entries": 12,
+    },
+    hint=("Line the shapes up from the right; a missing axis counts as size 1.",
+          "On each axis, a size 1 stretches to match the other side; the result has as many axes "
+          "as the longer shape."))
 # -- a backward rule, checked inside the engine (see vjp.py) ---------------------------------
 
 def sigmoid_graph(rules):
@@ -66,6 +84,18 @@ sigmoid_vjp = vjp_exercise(
     "00.sigmoid_vjp", "sigmoid_vjp", 3, "sigmoid_vjp(g, ans, x)", _sigmoid,
     lambda g, ans, x: g * ans * (1 - ans), sigmoid_graph, "loss = sum(σ(σ(x·w)·v))",
     elementwise_cases("A VJP multiplies the local derivative by the upstream gradient g."),
-    hint="σ'(x) = σ(x)·(1 − σ(x)), and ans already holds σ(x): return g * ans * (1 - ans).")
+    mistakes={
+        "the upstream gradient g is missing: a VJP multiplies the local derivative by g":
+            lambda g, ans, x: ans * (1 - ans),
+        "the sign is flipped": lambda g, ans, x: -g * ans * (1 - ans),
+        "the factor (1 − σ(x)) is missing from σ'(x)": lambda g, ans, x: g * ans,
+        "that is tanh's derivative, not sigmoid's": lambda g, ans, x: g * (1 - ans ** 2),
+        "σ'(x) is written with x where it needs σ(x), which ans holds":
+            lambda g, ans, x: g * x * (1 - x),
+        "all entries were summed into one number: a VJP keeps one gradient per entry of x":
+            lambda g, ans, x: np.sum(g * ans * (1 - ans)),
+    },
+    hint=("Chain rule: the upstream gradient g times σ'(x), entry by entry.",
+          "σ'(x) = σ(x)·(1 − σ(x)), and ans already holds σ(x), so nothing needs recomputing."))
 
 EXERCISES = [relu, sigmoid, broadcast_shape, sigmoid_vjp]

@@ -3,17 +3,20 @@
 The answers here are graphs, or functions that walk graphs, so the exercises write their own
 ``run`` and ``judge``. The small graphs the cases use are written down as *specs*: a list of
 ``(name, what, *args)`` rows, where ``what`` is ``"input"``, ``"parameter"`` (args: its value),
-``"constant"`` (args: its value) or an op name (args: the names of its inputs). ``build(spec)``
+``"constant"`` (args: its value) or an op name (args: the names of its inputs, then perhaps a
+dict of the op's attributes, such as ``{"axis": 0}``). ``build(spec)``
 makes the nodes, with exactly these names, both in the learner's kernel (``run``) and in the
 grader (``judge``), so the two sides talk about nodes by name and only names travel as JSON.
 Chapter 02's exercises reuse these specs and helpers.
 """
 
+import contextlib
+
 import numpy as np
 
 import minigraph as mg
 
-from .exercise import Exercise, Verdict, arrays, compare, value_exercise
+from .exercise import Exercise, Rule, Verdict, arrays, compare, value_exercise
 from .values import decode, encode
 
 TITLE = "Computational graphs"
@@ -42,11 +45,19 @@ BRANCHES = (
 )
 
 
+def op_args(args):
+    """An op row's arguments as (input names, attributes): a row may end with a dict of the
+    op's attributes, ``("s", "sum", "a", {"axis": 0})``."""
+    if args and isinstance(args[-1], dict):
+        return tuple(args[:-1]), args[-1]
+    return tuple(args), {}
+
+
 def build(spec, make_op=None):
     """The nodes of ``spec`` as a dict name -> node (in spec order).
 
-    ``make_op(name, op_name, input_nodes)`` builds each op node if given (chapter 02 counts
-    evaluations with it); by default the engine's own ops are used.
+    ``make_op(name, op_name, input_nodes, attrs)`` builds each op node if given (chapter 02
+    counts evaluations with it); by default the engine's own ops are used.
     """
     nodes = {}
     for name, what, *args in spec:
@@ -57,15 +68,16 @@ def build(spec, make_op=None):
         elif what == "constant":
             nodes[name] = mg.Constant(args[0], name=name)
         else:
-            inputs = [nodes[a] for a in args]
-            nodes[name] = (make_op(name, what, inputs) if make_op
-                           else getattr(mg, what)(*inputs, name=name))
+            names, attrs = op_args(args)
+            inputs = [nodes[a] for a in names]
+            nodes[name] = (make_op(name, what, inputs, attrs) if make_op
+                           else getattr(mg, what)(*inputs, name=name, **attrs))
     return nodes
 
 
 def ancestors(spec, output):
     """Names of ``output`` and everything it depends on (in spec order)."""
-    parents = {name: args for name, what, *args in spec if what not in LEAVES}
+    parents = {name: op_args(args)[0] for name, what, *args in spec if what not in LEAVES}
     seen, todo = set(), [output]
     while todo:
         name = todo.pop()
@@ -77,12 +89,37 @@ def ancestors(spec, output):
 
 def inputs_of(spec):
     """name -> tuple of input names (empty for leaves)."""
-    return {name: (() if what in LEAVES else tuple(args)) for name, what, *args in spec}
+    return {name: (() if what in LEAVES else op_args(args)[0]) for name, what, *args in spec}
 
 
 def kinds_of(spec):
     """name -> "input" | "parameter" | "constant" | "op"."""
     return {name: (what if what in LEAVES else "op") for name, what, *_ in spec}
+
+
+def a_kind(kind):
+    """``an Input``, ``a Parameter``, ``a Constant``, ``an op``: a kind of node in a sentence."""
+    return {"input": "an Input", "parameter": "a Parameter", "constant": "a Constant"}.get(kind, "an op")
+
+
+@contextlib.contextmanager
+def walking_yourself(name, what):
+    """Raise ``Rule`` after the block if it built an ``mg.Graph``: for exercises that ask the
+    learner to walk the graph themselves (``what``: what the engine would have done for them)."""
+    built, original = [], mg.Graph.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(True)
+        original(self, *args, **kwargs)
+
+    mg.Graph.__init__ = counting
+    try:
+        yield
+    finally:
+        mg.Graph.__init__ = original
+    if built:
+        raise Rule(f"{name} built an mg.Graph, which {what} for you; the exercise asks you to "
+                   "walk the graph yourself, following .inputs")
 
 
 def formula(spec, output):
@@ -91,10 +128,12 @@ def formula(spec, output):
     for name, what, *args in reversed(spec):
         if what in LEAVES or name not in above:
             continue
+        names, attrs = op_args(args)
         if what in SYMBOLS:
-            parts.append(f"{name}={args[0]}{SYMBOLS[what]}{args[1]}")
+            parts.append(f"{name}={names[0]}{SYMBOLS[what]}{names[1]}")
         else:
-            parts.append(f"{name}={what}({', '.join(args)})")
+            settings = [f"{k}={v}" for k, v in attrs.items()]
+            parts.append(f"{name}={what}({', '.join([*names, *settings])})")
     return ", ".join(parts)
 
 
@@ -102,7 +141,9 @@ def names_of(result):
     """The names in a learner's answer (nodes or names, any iterable), or an error text."""
     if result is None:
         return None, "None (did you forget `return`?)"
-    if isinstance(result, (mg.Node, str)) or getattr(type(result), "__iter__", None) is None:
+    if isinstance(result, mg.Node):
+        return None, f"the single node '{result.name}', not a list of nodes"
+    if isinstance(result, str) or getattr(type(result), "__iter__", None) is None:
         return None, f"a {type(result).__name__}, not a list of nodes"
     names = []
     for item in result:
@@ -164,17 +205,20 @@ def _judge_neuron(case, got):
     if len(inputs) != 1:
         return Verdict(False, "one Input", f"{len(inputs)} Inputs",
                        f"the graph has {len(inputs)} Inputs ({', '.join(inputs) or 'none'}); it needs "
-                       "exactly one, x = mg.Input('x'), whose value is fed at run time")
+                       "exactly one, x, whose value is fed at run time (an Input, not a Parameter)")
+    if inputs[0] != "x":
+        return Verdict(False, "an Input named 'x'", f"named '{inputs[0]}'",
+                       f"the Input is named '{inputs[0]}'; the statement names it 'x'")
     for label, value in (("W", W), ("b", b)):
         holders = [leaf for leaf in leaves if leaf["value"] is not None
                    and _same(decode(leaf["value"]), value)]
         if not holders:
             return Verdict(False, f"a Parameter holding {label}", "none",
-                           f"no node of the graph holds {label}_value; make "
-                           f"{label} = mg.Parameter({label}_value, name='{label}')")
+                           f"no node of the graph holds {label}_value: {label} is missing, or "
+                           f"holds something else (a Parameter holds {label}_value itself)")
         if not any(leaf["kind"] == "parameter" for leaf in holders):
             return Verdict(False, "Parameter", holders[0]["kind"].capitalize(),
-                           f"'{holders[0]['name']}' holds {label}_value but is a {holders[0]['kind'].capitalize()}; "
+                           f"'{holders[0]['name']}' holds {label}_value but is {a_kind(holders[0]['kind'])}; "
                            f"{label} must be a Parameter: its value belongs to the graph, and training will change it")
     if "output" not in got:
         return Verdict(False, "an output", "none", "the graph could not be run")
@@ -182,8 +226,11 @@ def _judge_neuron(case, got):
     verdict = compare(expected, output)
     if not verdict.passed and _same(output, x @ W + b):
         return Verdict(False, verdict.expected, verdict.got,
-                       "your output is x @ W + b, the value before the activation: "
-                       "pass it through mg.sigmoid")
+                       "your output is the value before the activation: the neuron's output "
+                       "goes through σ (mg.sigmoid)")
+    if not verdict.passed and _same(output, np.tanh(x @ W + b)):
+        return Verdict(False, verdict.expected, verdict.got,
+                       "your activation is tanh; the neuron asks for σ (mg.sigmoid)")
     return verdict
 
 
@@ -203,8 +250,10 @@ neuron = Exercise(
         {"inputs": {"W_value": [[2.0], [0.0], [-1.0]], "b_value": [-0.5],
                     "x": [[1.0, 1.0, 1.0], [0.0, 3.0, 2.0]]}},
     ),
-    hint="Inside the function: x = mg.Input('x'), W = mg.Parameter(W_value, name='W'), "
-         "b = mg.Parameter(b_value, name='b'), then return mg.sigmoid(x @ W + b).")
+    hint=("Three leaves, each of the right kind: which one is fed at run time, and which two "
+          "does training change?",
+          "x is an Input named 'x'; W and b are Parameters made from W_value and b_value; the "
+          "output applies σ to the affine map, with x on the left of the matrix product."))
 
 
 # -- 01.predict: values of nodes, by hand ---------------------------------------------------------
@@ -212,8 +261,13 @@ neuron = Exercise(
 predict = value_exercise(
     "01.predict", "predicted", [6.0, 8.0, 46.0], points=2,
     title="values of u, v, out at x = 2", labels=("u", "v", "out"),
-    hint="Go through the nodes in order: u = w·x first, then v = u + 2, then out = u·v − x. "
-         "Each op only needs the values of its inputs.")
+    mistakes={"out = u·v − x: the − x is missing": [6.0, 8.0, 48.0],
+              "u = w·x is a product, not a sum": [5.0, 7.0, 33.0],
+              "x is 2, and w is the Parameter's value 3: they are swapped or misread":
+                  [6.0, 8.0, 45.0]},
+    hint=("Go through the nodes in order; each op only needs the values of its inputs.",
+          "u first (from w and x), then v (from u), then out (from u, v and x); x is 2 and w is "
+          "the Parameter's value."))
 
 
 # -- 01.consumers: who uses this node? ------------------------------------------------------------
@@ -238,9 +292,22 @@ def _judge_consumers(case, got):
     node, parents = case["node"], inputs_of(SHARED)
     consumers = [n for n, ins in parents.items() if node in ins]
     names = [str(n) for n in got["names"]]
-    return compare_sets(consumers, names, "consumer",
-                        lambda n: f"does not use '{node}' as an input" if n in parents
-                        else "is not a node of this graph")
+    if names and set(names) == set(parents[node]) != set(consumers):
+        return Verdict(False, ", ".join(consumers) or "(none)", ", ".join(names),
+                       f"those are the inputs of '{node}' (what it uses), not its consumers "
+                       f"(the nodes that use it)")
+
+    def why(n):
+        if n not in parents:
+            return "is not a node of this graph"
+        if n == node:
+            return "is the node itself: a node does not consume itself"
+        if node in ancestors(SHARED, n):
+            return (f"depends on '{node}' only through other nodes: list only the nodes that have "
+                    f"'{node}' among their own inputs")
+        return f"does not use '{node}' as an input"
+
+    return compare_sets(consumers, names, "consumer", why)
 
 
 consumers = Exercise(
@@ -249,7 +316,9 @@ consumers = Exercise(
     describe=lambda case: f"node {case['node']} of: {formula(SHARED, 'out')}",
     cases=tuple({"node": n, **({"hint": CONSUMER_HINTS[n]} if n in CONSUMER_HINTS else {})}
                 for n in CONSUMER_CASES),
-    hint="A consumer of `node` is a node n of graph.nodes with `node` among n.inputs.")
+    hint=("A node stores its inputs, not its consumers: look at every node of the graph.",
+          "A consumer of `node` is a node of graph.nodes that has `node` among its own inputs; "
+          "keep each such node once."))
 
 
 # -- 01.find_inputs: which Inputs does a node depend on? -----------------------------------------
@@ -266,7 +335,9 @@ SPECS = {"SHARED": SHARED, "BRANCHES": BRANCHES}
 
 def _run_find_inputs(answer, case):
     nodes = build(SPECS[case["graph"]])
-    names, problem = names_of(answer(nodes[case["output"]]))
+    with walking_yourself("find_inputs", "finds the Inputs"):
+        result = answer(nodes[case["output"]])
+    names, problem = names_of(result)
     return {"problem": problem} if problem else {"names": names}
 
 
@@ -281,7 +352,7 @@ def _judge_find_inputs(case, got):
         if name not in kinds:
             return "is not a node of this graph"
         if kinds[name] != "input":
-            return f"is a {kinds[name].capitalize()}, not an Input"
+            return f"is {a_kind(kinds[name])}, not an Input"
         return f"is an Input, but '{output}' does not depend on it"
 
     return compare_sets(expected, [str(n) for n in got["names"]], "Input", why)
@@ -294,7 +365,9 @@ find_inputs = Exercise(
     if case["output"] not in ("w", "x") else f"output {case['output']} (a leaf)",
     cases=tuple({"graph": g, "output": o, **({"hint": INPUT_HINTS[g, o]} if (g, o) in INPUT_HINTS else {})}
                 for g, o in INPUT_CASES),
-    hint="Walk back from the output through .inputs with a list of nodes still to visit and a "
-         "set of nodes already seen; keep the nodes whose kind is 'input'.")
+    hint=("Walk back from the output through .inputs, all the way to the leaves.",
+          "Keep a list of nodes still to visit and a set of nodes already seen (a shared node is "
+          "reached along several paths); keep the visited nodes whose kind is 'input', the output "
+          "itself included."))
 
 EXERCISES = [neuron, predict, consumers, find_inputs]

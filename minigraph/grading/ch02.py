@@ -13,9 +13,9 @@ import numpy as np
 
 import minigraph as mg
 
-from .ch01 import (BRANCHES, SHARED, ancestors, build, compare_sets, formula,
-                   inputs_of, kinds_of, names_of)
-from .exercise import Exercise, Verdict, compare
+from .ch01 import (BRANCHES, SHARED, a_kind, ancestors, build, compare_sets, formula,
+                   inputs_of, kinds_of, names_of, op_args, walking_yourself)
+from .exercise import Exercise, Rule, Verdict, compare
 from .values import decode, encode
 
 TITLE = "Running a graph"
@@ -23,6 +23,16 @@ TITLE = "Running a graph"
 DIAMOND = (
     ("x", "input"), ("tanh_1", "tanh", "x"), ("exp_1", "exp", "x"),
     ("mul_2", "mul", "tanh_1", "exp_1"),
+)
+
+
+# Ops with attributes, and broadcasting on both sides of a product:
+#   a = x·w (2, 3),  s = sum(a, axis=0) (3,),  t = tanh(s),  k = sum(a, axis=1, keepdims) (2, 1),
+#   m = k·t (2, 3),  out = sum(m)
+REDUCE = (
+    ("x", "input"), ("w", "parameter", [0.5, -1.0, 1.5]), ("a", "mul", "x", "w"),
+    ("s", "sum", "a", {"axis": 0}), ("t", "tanh", "s"),
+    ("k", "sum", "a", {"axis": 1, "keepdims": True}), ("m", "mul", "k", "t"), ("out", "sum", "m"),
 )
 
 
@@ -47,7 +57,7 @@ def spec_of(case):
         return stacked_diamonds(int(graph[len("diamonds"):]))
     if graph.startswith("chain"):
         return chain(int(graph[len("chain"):]))
-    return {"DIAMOND": DIAMOND, "SHARED": SHARED, "BRANCHES": BRANCHES}[graph]
+    return {"DIAMOND": DIAMOND, "SHARED": SHARED, "BRANCHES": BRANCHES, "REDUCE": REDUCE}[graph]
 
 
 def output_of(case):
@@ -70,6 +80,11 @@ def _run_walk(answer, case, *extra):
     args = [nodes[e] for e in extra]
     names, problem = names_of(answer(nodes[output_of(case)], *args))
     return {"problem": problem} if problem else {"names": names}
+
+
+def _run_topo(answer, case):
+    with walking_yourself("topo_sort", "puts the nodes in a topological order"):
+        return _run_walk(answer, case)
 
 
 def _unreadable(got, what):
@@ -102,6 +117,10 @@ def judge_order(spec, output, names):
         return Verdict(False, expected, short,
                        f"{len(missing)} node{'s' if len(missing) > 1 else ''} missing, e.g. {missing[0]}"
                        + (" (the output itself)" if missing[0] == output else ""))
+    if names and names[0] == output and len(names) > 1:
+        return Verdict(False, expected, short,
+                       f"the order starts with the output {output}: that is pre-order (a node before "
+                       "its inputs); a node goes in only after all its inputs")
     position = {n: i for i, n in enumerate(names)}
     for n in names:
         for p in parents[n]:
@@ -124,6 +143,7 @@ TOPO_CASES = (
     {"graph": "BRANCHES"},
     {"graph": "SHARED", "output": "d", "hint": "Only d and its ancestors: e, f and out do not "
                                                "belong in d's order."},
+    {"graph": "REDUCE"},
     {"graph": "diamonds6"},
     {"graph": "chain5000",
      "hint": "5,000 nested calls exceed Python's recursion limit: keep the nodes still to visit "
@@ -131,10 +151,11 @@ TOPO_CASES = (
 )
 
 topo_sort = Exercise(
-    "02.topo_sort", "topo_sort", points=3, run=_run_walk, judge=_judge_topo,
+    "02.topo_sort", "topo_sort", points=3, run=_run_topo, judge=_judge_topo,
     title="topo_sort(output)", describe=describe, cases=TOPO_CASES,
-    hint="Post-order: a node goes into the order only after all its inputs are in it. "
-         "Keep a set of placed nodes so a shared node is placed once.")
+    hint=("Post-order: a node goes into the order only after all its inputs are in it.",
+          "Keep a set of placed nodes, so a node shared by several ops is placed once, and keep "
+          "the nodes still to visit on a stack of your own instead of recursing."))
 
 
 # -- 02.waves (Kahn's algorithm, one wave at a time) -------------------------------------------
@@ -214,8 +235,9 @@ waves = Exercise(
         {"graph": "diamonds6"},
         {"graph": "chain3000"},
     ),
-    hint="Kahn's algorithm: count each node's inputs not yet done; the nodes whose count is 0 "
-         "form the next wave; when a wave is done, lower the counts of its consumers.")
+    hint=("Kahn's algorithm: a node is ready when all its inputs are done.",
+          "Count for each node its inputs not yet done; the nodes whose count is 0 form the next "
+          "wave; when a wave is done, lower the counts of its nodes' consumers."))
 
 
 # -- 02.must_recompute ----------------------------------------------------------------------------
@@ -264,48 +286,79 @@ must_recompute = Exercise(
         {"graph": "BRANCHES", "changed": "x"},
         {"graph": "BRANCHES", "changed": "y"},
         {"graph": "diamonds3", "changed": "x"},
+        {"graph": "SHARED", "output": "b", "changed": "y",
+         "hint": "b = a + y uses y directly, and b is the output: the output is an op too."},
+        {"graph": "REDUCE", "changed": "x"},
     ),
-    hint="Go through the graph's nodes in topological order (mg.Graph(output).nodes): an op must "
-         "recompute if one of its inputs changed or must recompute.")
+    hint=("A stale value spreads forward: from the changed Input to everything computed from it.",
+          "Go through the graph's nodes in topological order (an mg.Graph has them): an op must "
+          "be recomputed if one of its inputs changed or must be recomputed."))
 
 
 # -- 02.evaluate: a memoised evaluator -------------------------------------------------------------
 
 FEEDS = {"SHARED": {"x": [1.0, -2.0, 0.5], "y": [0.5, 0.5, -1.0]},
          "BRANCHES": {"x": [[0.5, -1.0]], "y": [[0.0, 1.0]]},
+         "REDUCE": {"x": [[1.0, -0.5, 0.25], [2.0, 0.5, -1.0]]},
          "diamonds14": {"x": [0.3, -0.2]}}
 
 
 def _run_evaluate(answer, case):
     counts = {}
 
-    def counted(name, op_name, inputs):
+    def counted(name, op_name, inputs, attrs):
         forward = getattr(mg, op_name).opdef.forward
 
-        def run(*args):
+        def run(*args, **settings):
             counts[name] = counts.get(name, 0) + 1
-            return forward(*args)
+            return forward(*args, **settings)
 
-        op = mg.defop(op_name, run, [lambda g, ans, *xs: None] * len(inputs))
-        return op(*inputs, name=name)
+        op = mg.defop(op_name, run, [lambda g, ans, *xs, **settings: None] * len(inputs))
+        return op(*inputs, name=name, **attrs)
 
     nodes = build(spec_of(case), counted)
     feed = {nodes[k]: np.array(v) for k, v in FEEDS[case["graph"]].items()}
-    value = answer(nodes[output_of(case)], feed)
+    try:
+        value = answer(nodes[output_of(case)], feed)
+    except KeyError as error:
+        node = error.args[0] if error.args else None
+        if isinstance(node, mg.Node) and node.kind != "input":
+            raise Rule(f"evaluate looked up '{node.name}' ({a_kind(node.kind)}) in feed; only "
+                       "Inputs are fed, every other leaf holds its own value") from None
+        raise
     used_forward = any(n.value is not None for n in nodes.values() if n.op is not None)
     return {"value": encode(value), "counts": counts, "used_forward": used_forward}
 
 
-def _judge_evaluate(case, got):
-    spec, output = spec_of(case), output_of(case)
+def _forward(spec, output, feed):
     nodes = build(spec)
-    expected = mg.Graph(nodes[output]).forward({k: np.array(v) for k, v in FEEDS[case["graph"]].items()})
+    return mg.Graph(nodes[output]).forward({k: np.array(v) for k, v in feed.items()})
+
+
+def _without_attributes(spec):
+    return tuple(row if row[1] in ("input", "parameter", "constant") else row[:2] + op_args(row[2:])[0]
+                 for row in spec)
+
+
+def _judge_evaluate(case, got):
+    spec, output, feed = spec_of(case), output_of(case), FEEDS[case["graph"]]
+    expected = _forward(spec, output, feed)
     if got.get("used_forward"):
         return Verdict(False, "your own evaluation", "Graph.forward",
-                       "the engine's Graph.forward computed the values; walk the graph and call "
-                       "node.op.forward yourself")
-    verdict = compare(expected, decode(got["value"]))
+                       "the engine's Graph.forward computed the values; the exercise asks you to "
+                       "walk the graph and call each op's forward yourself")
+    value = decode(got["value"])
+    verdict = compare(expected, value)
     if not verdict.passed:
+        try:
+            ignored = _forward(_without_attributes(spec), output, feed)
+        except mg.GraphError:
+            ignored = None
+        if ignored is not None and compare(ignored, value).passed:
+            return Verdict(False, verdict.expected, verdict.got,
+                           "the value is what the ops give without their attributes (such as "
+                           "axis=0 of a sum): pass each node's attrs to its op's forward, as "
+                           f"keywords ({verdict.message})")
         return verdict
     counts, kinds = got["counts"], kinds_of(spec)
     for n in ancestors(spec, output):
@@ -324,12 +377,18 @@ evaluate = Exercise(
         f"{k}={v}" for k, v in FEEDS[case["graph"]].items()),
     cases=(
         {"graph": "SHARED"},
+        {"graph": "SHARED", "output": "d",
+         "hint": "The output need not be the last node of the graph: evaluate only what it needs."},
         {"graph": "BRANCHES"},
+        {"graph": "REDUCE",
+         "hint": ("Some ops have attributes (a sum over one axis): node.attrs holds them.",
+                  "An op's forward takes its input values, then its attributes as keywords.")},
         {"graph": "diamonds14",
          "hint": "Every h feeds two ops; without remembering values, h0 is computed 2^14 times."},
     ),
-    hint="values = {}; go through the nodes in topological order: an Input's value comes from "
-         "feed, a Parameter's or Constant's from node.value, an op's from "
-         "node.op.forward(*[values[p] for p in node.inputs], **node.attrs).")
+    hint=("Remember every value you compute (a dict from node to value), and compute the nodes "
+          "in an order where inputs come first.",
+          "Three kinds of node: an Input's value comes from feed, any other leaf holds its own "
+          "value, and an op computes its value from its inputs' values and its attributes."))
 
 EXERCISES = [topo_sort, waves, must_recompute, evaluate]

@@ -11,7 +11,7 @@ import numpy as np
 
 import minigraph as mg
 
-from .exercise import Exercise, Verdict, arrays, case, compare, describe_inputs
+from .exercise import Exercise, Rule, Verdict, arrays, case, compare, describe_inputs, diagnose
 from .values import decode, encode
 from .vjp import chained, elementwise_cases, graph_case, vjp_exercise
 
@@ -30,7 +30,19 @@ tanh_vjp = vjp_exercise(
     "03.tanh_vjp", "tanh_vjp", 2, "tanh_vjp(g, ans, x)", np.tanh,
     lambda g, ans, x: g * (1 - np.tanh(x) ** 2), tanh_graph, "loss = sum(tanh(tanh(x·w)·v))",
     elementwise_cases("The upstream gradient g multiplies the local derivative, entry by entry."),
-    hint="d tanh(x)/dx = 1 − tanh(x)², and ans already holds tanh(x): return g * (1 - ans**2).")
+    mistakes={
+        "the upstream gradient g is missing: a VJP multiplies the local derivative by g":
+            lambda g, ans, x: 1 - ans ** 2,
+        "the sign is flipped": lambda g, ans, x: -g * (1 - ans ** 2),
+        "tanh(x) must be squared in the derivative": lambda g, ans, x: g * (1 - ans),
+        "the derivative is written with x where it needs tanh(x), which ans holds":
+            lambda g, ans, x: g * (1 - x ** 2),
+        "that is sigmoid's derivative, not tanh's": lambda g, ans, x: g * ans * (1 - ans),
+        "all entries were summed into one number: a VJP keeps one gradient per entry of x":
+            lambda g, ans, x: np.sum(g * (1 - ans ** 2)),
+    },
+    hint=("Chain rule: the upstream gradient g times tanh'(x), entry by entry.",
+          "tanh'(x) = 1 − tanh(x)², and ans already holds tanh(x)."))
 
 
 # -- 03.mul_vjp (with broadcasting) -------------------------------------------------------------
@@ -58,15 +70,32 @@ mul_vjp = vjp_exercise(
              hint="Each gradient is g times the *other* input."),
         case(g=[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], x=[[1.0, 0.0], [2.0, -1.0], [0.5, 3.0]],
              y=[2.0, -3.0],
-             hint="y has shape (2,) but was stretched to (3, 2) in the forward pass: its gradient "
-                  "must be summed back to shape (2,) (mg.unbroadcast(g * x, np.shape(y)))."),
+             hint=("y has shape (2,) but was stretched to (3, 2) in the forward pass: its gradient "
+                   "must come back with shape (2,).",
+                   "Each entry of y was used in 3 products, so its gradient is the sum of 3 "
+                   "contributions: mg.unbroadcast sums a gradient back to a given shape.")),
         case(g=[[1.0, -1.0, 2.0], [0.5, 0.0, 1.0]], x=[[2.0], [-1.0]], y=[[1.0, 3.0, -2.0]],
              hint="Here both inputs were stretched: x from (2, 1), y from (1, 3). Sum each "
                   "gradient back to its own input's shape."),
         graph_case(X=[[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8]]),
     ],
-    hint="grad_x = g * y and grad_y = g * x, each summed back to its input's shape with "
-         "mg.unbroadcast(..., np.shape(input)).")
+    mistakes={
+        "not summed back: an input that broadcasting stretched gets the sum of its gradients, "
+        "with its own shape": lambda g, ans, x, y: (g * y, g * x),
+        "the two gradients are swapped: each input's gradient is g times the *other* input":
+            lambda g, ans, x, y: _mul_reference(g, ans, y, x)[::-1] if np.shape(x) == np.shape(y)
+            else (g * x, g * y),
+        "the upstream gradient g is missing": lambda g, ans, x, y: (y, x),
+        "the sign is flipped": lambda g, ans, x, y: tuple(-part for part in _mul_reference(g, ans, x, y)),
+        "each gradient was summed into one number: a gradient has its input's shape":
+            lambda g, ans, x, y: (np.sum(g * y), np.sum(g * x)),
+        "that is the rule of addition (g passes through unchanged); a product's gradient also "
+        "multiplies by the other input": lambda g, ans, x, y: (mg.unbroadcast(g, np.shape(x)),
+                                                               mg.unbroadcast(g, np.shape(y))),
+    },
+    hint=("Each input's gradient is g times the other input, then brought back to its own shape.",
+          "Where broadcasting stretched an input, sum its gradient over the stretched axes "
+          "(mg.unbroadcast, given the input's shape)."))
 
 
 # -- 03.matmul_vjp ------------------------------------------------------------------------------
@@ -94,11 +123,27 @@ matmul_vjp = vjp_exercise(
                   "Only one way of multiplying g with W (or x) gives each shape."),
         case(g=[[1.0], [2.0], [-1.0], [0.5]], x=[[1.0, -1.0], [0.5, 2.0], [3.0, 0.0], [-2.0, 1.0]],
              W=[[0.3], [-0.8]],
-             hint="With a batch of 4 rows, grad_W sums the contributions of all rows: that "
-                  "is exactly what x.T @ g does."),
+             hint="With a batch of 4 rows, grad_W sums the contributions of all rows: the "
+                  "matrix product of the right shape does that sum for you."),
         graph_case(X=[[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8], [1.0, 1.0]]),
     ],
-    hint="For y = x @ W: grad_x = g @ W.T and grad_W = x.T @ g. Each has its input's shape.")
+    mistakes={
+        "the gradient for W is transposed: it must have W's shape (k, m)":
+            lambda g, ans, x, W: (g @ W.T, g.T @ x),
+        "the gradient for x is transposed: it must have x's shape (n, k)":
+            lambda g, ans, x, W: (W @ g.T, x.T @ g),
+        "the upstream gradient g is missing: both gradients are products with g":
+            lambda g, ans, x, W: (np.ones_like(g) @ W.T, x.T @ np.ones_like(g)),
+        "the gradient for W averages over the batch; every row adds its contribution (a sum)":
+            lambda g, ans, x, W: (g @ W.T, x.T @ g / len(x)),
+        "the gradient for W uses only the first row of the batch; every row adds its "
+        "contribution": lambda g, ans, x, W: (g @ W.T, x[:1].T @ g[:1]),
+        "the sign is flipped": lambda g, ans, x, W: (-(g @ W.T), -(x.T @ g)),
+    },
+    hint=("Each gradient has its input's shape: only one product of g with the other matrix "
+          "(or its transpose) gives it.",
+          "For x (n, k) the product is g (n, m) times something (m, k); for W (k, m) it is "
+          "something (k, n) times g. The batch is summed by that product."))
 
 
 # -- 03.hand_backprop -----------------------------------------------------------------------
@@ -148,7 +193,8 @@ def _judge_hand(case, got):
 hand_backprop = Exercise(
     "03.hand_backprop", "hand_grads", 2, ({"inputs": {}},), _run_hand, _judge_hand,
     title="hand_grads: dL/d(node) for L = (w·x + b)·(w·x)",
-    hint="Walk from L back to the leaves; where a node feeds two ops, add the two gradients.",
+    hint=("Walk from L back to the leaves, one node at a time.",
+          "Where a node feeds two ops, its gradient is the sum of what both ops send back."),
     describe=lambda case: "x = 2, w = −1, b = 3")
 
 
@@ -169,14 +215,37 @@ def _run_central(answer, case):
     original = x.copy()
     out = answer(f, x)
     if not np.array_equal(x, original):
-        raise ValueError("central_difference changed x in place; work on a copy (x.copy())")
+        raise Rule("central_difference changed x in place and left it changed; bump copies of x "
+                   "instead, so the caller's x stays as it was")
     return encode(out)
 
 
+def _one_sided(f, x, eps=1e-6):
+    """The forward difference (f(x + eps e_i) - f(x)) / eps: a typical wrong answer."""
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        bumped = x.copy()
+        bumped[i] += eps
+        grad[i] = (f(bumped) - f(x)) / eps
+    return grad
+
+
+CENTRAL_MISTAKES = {
+    "a one-sided difference: it is only accurate to about eps; the central one, a step on each "
+    "side, is accurate to about eps²": lambda f, derivative, x: _one_sided(f, x),
+    "twice the gradient: the two points are 2·eps apart, so divide by 2·eps":
+        lambda f, derivative, x: 2 * derivative(x),
+    "every entry holds the same number: bump one entry at a time, not all of x at once":
+        lambda f, derivative, x: np.full(x.shape, np.sum(derivative(x))),
+}
+
+
 def _judge_central(case, got):
-    _, derivative = FUNCTIONS[case["f"]]
+    f, derivative = FUNCTIONS[case["f"]]
     (x,) = arrays(case)
-    return compare(derivative(x), decode(got), rtol=1e-6, atol=1e-8)
+    got = decode(got)
+    verdict = compare(derivative(x), got, rtol=1e-6, atol=1e-8)
+    return diagnose(verdict, got, CENTRAL_MISTAKES, lambda wrong: wrong(f, derivative, x))
 
 
 central_difference = Exercise(
@@ -187,13 +256,13 @@ central_difference = Exercise(
         {"f": "x[0]·x[1]", "inputs": {"x": [3.0, -2.0, 7.0]},
          "hint": "Bump one entry at a time and leave the others where they are."},
         {"f": "log(sum(exp(x)))", "inputs": {"x": [[1.0, 2.0], [0.0, -1.0]]},
-         "hint": "x can have any shape: loop over np.ndindex(x.shape) and return an array of "
-                 "x's shape."},
+         "hint": "x can have any shape: np.ndindex walks over every index of an array of any "
+                 "shape, and the result has x's shape."},
     ),
     _run_central, _judge_central, title="central_difference(f, x, eps=1e-6)",
-    hint="grad[i] = (f(x + eps·e_i) − f(x − eps·e_i)) / (2·eps), where e_i bumps entry i only. "
-         "A one-sided difference (f(x + eps·e_i) − f(x)) / eps is only accurate to about eps, "
-         "too coarse for this check; the central one is accurate to about eps².",
+    hint=("Central: one step of eps on each side of x, along one entry at a time.",
+          "For entry i: bump a copy of x up by eps and another down by eps (entry i only), and "
+          "divide the difference of f by the distance between the two points."),
     describe=lambda case: f"f(x) = {case['f']}, {describe_inputs(case)}")
 
 

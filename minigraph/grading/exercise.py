@@ -17,6 +17,17 @@ Most exercises are "call a function on some arrays and compare with a reference 
 ``function_exercise`` builds those from a reference and a list of ``case(...)``.
 ``value_exercise`` asks for a value rather than a function. Anything else (a backward rule that
 must be plugged into the engine, say) writes its own ``run`` and ``judge`` -- see ``vjp.py``.
+
+Feedback a learner can trust (``AUTHORING.md`` says how to write it):
+
+* **hints come in levels**: a hint is a string, or a tuple ``(nudge, sharper, ...)``. The table
+  shows the nudge; the sharper ones sit in an expandable section. No level shows the code.
+* **known mistakes are named**: ``mistakes={"what went wrong": wrong_function}`` makes a failing
+  case say which typical mistake its answer reproduces (``function_exercise``, ``vjp_exercise``;
+  for ``value_exercise`` the keys map to wrong values).
+* **rules are enforced**: a ``run`` raises ``Rule("...")`` when an answer breaks a rule the
+  statement gives (a loop where none is allowed, an input changed in place, the engine doing
+  the work); the case fails with exactly that sentence.
 """
 
 import contextlib
@@ -28,7 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .values import Unreadable, decode, encode, number, shape_text, shorten, show
+from .values import Unreadable, decode, encode, number, sentences, shape_text, show
 
 CASE_TIME_LIMIT = 2.0        # seconds one case may run before it counts as "timed out"
 RTOL, ATOL = 1e-6, 1e-9      # how close an answer must be to the reference (np.isclose)
@@ -62,7 +73,8 @@ class Exercise:
     run       ``run(answer, case) -> JSON-able``; runs in the learner's kernel
     judge     ``judge(case, got) -> Verdict``; runs where the grading happens
     title     one line naming the task (``relu(x)``); the name by default
-    hint      shown under a failing case that has no hint of its own
+    hint      shown under a failing case that has no hint of its own: a string, or a tuple of
+              levels ``(nudge, sharper, ...)`` (see ``hint_levels``)
     describe  ``describe(case) -> str``: the case's input as shown in the table
     """
 
@@ -78,11 +90,51 @@ class Exercise:
 
 
 def case(hint="", **inputs):
-    """One case: named inputs (numbers or nested lists) and, if you like, a hint of its own.
+    """One case: named inputs (numbers or nested lists) and, if you like, a hint of its own
+    (a string, or a tuple of levels as for ``Exercise.hint``).
 
     The inputs are passed to the learner's function positionally, in the order written here.
     """
     return {"inputs": inputs, "hint": hint} if hint else {"inputs": inputs}
+
+
+def hint_levels(hint):
+    """A hint as a tuple of levels: ``"text"`` -> ``("text",)``; a tuple or list stays as it is.
+
+    Level 1 is a nudge that names the concept; each later level is sharper, and shown only on
+    request. No level contains the answer's code (a test holds every exercise to that).
+    """
+    if not hint:
+        return ()
+    return (hint,) if isinstance(hint, str) else tuple(hint)
+
+
+class Rule(Exception):
+    """Raised by a ``run`` when the answer breaks a rule the statement gives. The case fails
+    with this sentence (no exception name in front): it *is* the feedback."""
+
+
+def unchanged(name, params, before, after):
+    """Raise ``Rule`` if a call changed one of its input arrays in place (``before`` are copies)."""
+    for param, old, new in zip(params, before, after):
+        if isinstance(new, np.ndarray) and (new.shape != old.shape or not np.array_equal(new, old, equal_nan=True)):
+            raise Rule(f"{name} changed its input {param} in place: an input belongs to the caller "
+                       f"(the engine keeps using it); compute a new array instead")
+
+
+class NoLoopArray(np.ndarray):
+    """An input array that refuses a Python loop over its entries (``for v in x``, ``x[i]``
+    with an integer i): for exercises whose statement says "no Python loop"."""
+
+    def __iter__(self):
+        raise Rule("your function loops over the array entry by entry in Python; the statement "
+                   "asks for whole-array numpy operations (no loop), which work for any shape")
+
+    def __getitem__(self, key):
+        if isinstance(key, (int, np.integer)) or (
+                isinstance(key, tuple) and key and all(isinstance(k, (int, np.integer)) for k in key)):
+            self.__iter__()
+        return super().__getitem__(key)
 
 
 def arrays(case):
@@ -101,7 +153,8 @@ def compare(expected, got, rtol=RTOL, atol=ATOL, reveal=True):
     expected = np.asarray(expected, dtype=float)
     if got.shape != expected.shape:
         return Verdict(False, shown, show(got),
-                       f"has {shape_text(got)}, expected {shape_text(expected)}")
+                       f"has {shape_text(got)}, expected {shape_text(expected)}"
+                       + shape_advice(expected.shape, got.shape))
     wrong = ~np.isclose(got, expected, rtol=rtol, atol=atol)
     if not wrong.any():
         return Verdict(True, shown, show(got))
@@ -113,6 +166,50 @@ def compare(expected, got, rtol=RTOL, atol=ATOL, reveal=True):
         return Verdict(False, shown, show(got), first)
     return Verdict(False, shown, show(got),
                    f"{int(wrong.sum())} of {wrong.size} values wrong; at index {index}: {first}")
+
+
+def shape_advice(expected, got):
+    """What a wrong shape suggests, in words (``""`` when it suggests nothing in particular).
+
+    Three cases are told apart: the shape reversed (a transposed product), fewer entries than
+    expected (summed or reduced over too many axes), and a shape the expected one broadcasts to
+    (stretched by broadcasting, never summed back).
+    """
+    expected, got = tuple(expected), tuple(got)
+    if len(got) >= 2 and got == expected[::-1]:
+        return (": the expected shape reversed; is a matrix transposed, or a product taken in "
+                "the wrong order?")
+    if int(np.prod(got)) == int(np.prod(expected)):
+        return ": the right number of entries in the wrong shape; the result must have the input's shape"
+    if int(np.prod(got)) < int(np.prod(expected)):
+        return ": fewer entries than expected; was something summed (or reduced) over an axis that should stay?"
+    try:
+        stretched = np.broadcast_shapes(expected, got) == got
+    except ValueError:
+        stretched = False
+    if stretched:
+        return ": the expected shape stretched by broadcasting, and not summed back (mg.unbroadcast)"
+    return ""
+
+
+def diagnose(verdict, got, mistakes, wrong_outputs):
+    """A failing verdict, re-worded when ``got`` is what a known mistake produces.
+
+    ``mistakes`` maps a message to a typical wrong answer (a function, or for a value exercise
+    a value); ``wrong_outputs(wrong)`` is what that answer gives on this case (an exception
+    there means "not this mistake"). The message comes first, then the verdict's own.
+    """
+    if verdict.passed or not mistakes or not isinstance(got, np.ndarray):
+        return verdict
+    for message, function in mistakes.items():
+        try:
+            with np.errstate(all="ignore"):
+                wrong = np.asarray(wrong_outputs(function), dtype=float)
+        except Exception:
+            continue
+        if wrong.shape == got.shape and np.allclose(wrong, got, rtol=RTOL, atol=ATOL, equal_nan=True):
+            return Verdict(False, verdict.expected, verdict.got, f"{message} ({verdict.message})")
+    return verdict
 
 
 def _expected_got(expected, got, rtol, atol):
@@ -129,31 +226,42 @@ def _expected_got(expected, got, rtol, atol):
 
 
 def function_exercise(id, name, reference, cases, points, hint="", title=None,
-                      rtol=RTOL, atol=ATOL, raise_on=()):
+                      rtol=RTOL, atol=ATOL, raise_on=(), mistakes=None, no_loops=False):
     """An exercise "write ``name(*inputs)``", checked against ``reference`` on each case.
 
     ``raise_on`` lists numpy floating-point errors (``"over"``, ``"invalid"``, ``"divide"``)
     that count as failures while the learner's function runs: use it to demand numerical
     stability (an ``exp`` that overflows fails the case instead of only warning).
+    ``mistakes`` maps a message to a typical wrong function (called like ``reference``): a
+    failing case whose answer matches one says that message. ``no_loops`` refuses a Python loop
+    over an input's entries. Every case also fails if the answer changes an input in place.
     """
     cases = tuple(cases)
-    params = ", ".join(cases[0]["inputs"]) if cases else ""
+    names = list(cases[0]["inputs"]) if cases else []
+    params = ", ".join(names)
 
     def run(answer, case):
+        inputs = arrays(case)
+        given = [x.copy().view(NoLoopArray) if no_loops else x.copy() for x in inputs]
         with np.errstate(**{error: "raise" for error in raise_on}):
-            return encode(answer(*arrays(case)))
+            out = answer(*given)
+        unchanged(name, names, inputs, given)
+        return encode(out)
 
     def judge(case, got):
-        return compare(reference(*arrays(case)), decode(got), rtol, atol)
+        got = decode(got)
+        verdict = compare(reference(*arrays(case)), got, rtol, atol)
+        return diagnose(verdict, got, mistakes, lambda wrong: wrong(*arrays(case)))
 
     return Exercise(id, name, points, cases, run, judge, title or f"{name}({params})", hint)
 
 
-def value_exercise(id, name, expected, points, hint="", title=None, labels=None):
+def value_exercise(id, name, expected, points, hint="", title=None, labels=None, mistakes=None):
     """An exercise "set ``name`` to the right value" (a number, a shape, an array).
 
     The expected value is never shown, since it *is* the answer. With ``labels`` (one name per
     entry of a 1-D answer) a wrong answer says which entries are right and which are not.
+    ``mistakes`` maps a message to a typical wrong value: that answer gets that message.
     """
 
     def run(answer, case):
@@ -162,14 +270,14 @@ def value_exercise(id, name, expected, points, hint="", title=None, labels=None)
     def judge(case, got):
         want, value = np.asarray(expected, dtype=float), decode(got)
         verdict = compare(want, value, reveal=False)
-        if (verdict.passed or labels is None or not isinstance(value, np.ndarray)
-                or value.shape != want.shape):
-            return verdict
-        right = np.isclose(value, want, rtol=RTOL, atol=ATOL)
-        good = [label for label, ok in zip(labels, right) if ok]
-        bad = [label for label, ok in zip(labels, right) if not ok]
-        return Verdict(False, verdict.expected, verdict.got,
-                       f"right: {', '.join(good) or 'none'}; not right: {', '.join(bad)}")
+        if (not verdict.passed and labels is not None and isinstance(value, np.ndarray)
+                and value.shape == want.shape):
+            right = np.isclose(value, want, rtol=RTOL, atol=ATOL)
+            good = [label for label, ok in zip(labels, right) if ok]
+            bad = [label for label, ok in zip(labels, right) if not ok]
+            verdict = Verdict(False, verdict.expected, verdict.got,
+                              f"right: {', '.join(good) or 'none'}; not right: {', '.join(bad)}")
+        return diagnose(verdict, value, mistakes, lambda wrong: wrong)
 
     return Exercise(id, name, points, ({"inputs": {}},), run, judge, title or name, hint)
 
@@ -226,8 +334,10 @@ def _run_one(exercise, answer, case, seconds):
         return {"status": "not_done"}
     except CaseTimeout:
         return {"status": "timeout", "seconds": seconds}
+    except Rule as rule:
+        return {"status": "error", "message": sentences(str(rule), MAX_MESSAGE)}
     except Exception as error:
-        return {"status": "error", "message": shorten(f"{type(error).__name__}: {error}", MAX_MESSAGE)}
+        return {"status": "error", "message": sentences(f"{type(error).__name__}: {error}", MAX_MESSAGE)}
 
 
 # -- judging (where the reference lives) ----------------------------------------------------
@@ -242,7 +352,8 @@ class CaseResult:
     expected: str = ""
     got: str = ""
     message: str = ""
-    hint: str = ""
+    hint: str = ""                                    # the first level: a nudge
+    more_hints: list = field(default_factory=list)    # sharper levels, shown on request
 
 
 @dataclass
@@ -305,7 +416,7 @@ def _grade_case(exercise, index, case, record):
             verdict = exercise.judge(case, record.get("got"))
         except Exception as error:
             why = f"the result could not be read ({type(error).__name__}: {error})"
-            verdict = Verdict(False, message=shorten(why, MAX_MESSAGE))
+            verdict = Verdict(False, message=sentences(why, MAX_MESSAGE))
         row.status = "pass" if verdict.passed else "fail"
         row.expected, row.got, row.message = verdict.expected, verdict.got, verdict.message
     elif status == "not_done":
@@ -314,11 +425,12 @@ def _grade_case(exercise, index, case, record):
         row.status = "timeout"
         row.message = f"did not finish within {number(CASE_TIME_LIMIT)} s (an endless loop?)"
     elif status == "error":
-        row.status, row.message = "error", shorten(record.get("message", "raised an error"), MAX_MESSAGE)
+        row.status, row.message = "error", sentences(record.get("message", "raised an error"), MAX_MESSAGE)
     else:
         row.message = "no readable result for this case"
     if row.status not in ("pass", "not_done"):
-        row.hint = case.get("hint") or exercise.hint
+        levels = hint_levels(case.get("hint") or exercise.hint)
+        row.hint, row.more_hints = (levels[0], list(levels[1:])) if levels else ("", [])
     return row
 
 

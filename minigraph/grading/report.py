@@ -65,9 +65,14 @@ def _rows(result):
 
 
 def _notes(case):
-    """The lines under a case's row: what went wrong (unless it passed), and its hint."""
+    """The lines under a case's row: what went wrong (unless it passed), and its first hint."""
     notes = [case.message] if case.status != "pass" and case.message else []
     return notes + ([f"hint: {case.hint}"] if case.hint else [])
+
+
+def _more_hints(case):
+    """The sharper hints, shown on request: a <details> section in HTML, plain lines in text."""
+    return [f"sharper hint: {more}" for more in case.more_hints]
 
 
 def check_text(result):
@@ -80,7 +85,7 @@ def check_text(result):
         indent = "  " + " " * (widths[0] + 2)              # notes start under "result"
         for row, case in zip(rows, result.cases):
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
-            lines += [indent + note for note in _notes(case)]
+            lines += [indent + note for note in _notes(case) + _more_hints(case)]
     return "\n".join(lines)
 
 
@@ -95,10 +100,12 @@ def check_html(result):
             cells = [_e(row[0]), f"<span style=\"color:{colour}\">{_e(row[1])}</span>",
                      *(f"<code>{_e(v)}</code>" for v in row[2:])]
             parts.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-            notes = _notes(case)
-            if notes:
+            notes, more = _notes(case), _more_hints(case)
+            if notes or more:
+                details = ("<details><summary>a sharper hint</summary>" + "<br>".join(map(_e, more))
+                           + "</details>") if more else ""
                 parts.append("<tr><td></td><td colspan=\"4\">" + "<br>".join(map(_e, notes))
-                             + "</td></tr>")
+                             + details + "</td></tr>")
         parts.append("</table>")
     parts.append("</div>")
     return "".join(parts)

@@ -9,6 +9,7 @@ a small JSON-able dict; ``decode`` turns it back into a numpy array (or ``None``
 long arrays shortened), so a check's table is stable enough for nbval to compare.
 """
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,6 +84,25 @@ def shape_text(value):
     if value is None:
         return "None"
     return f"shape {tuple(np.shape(value))}"
+
+
+def sentences(text, limit):
+    """``text`` on one line, at most ``limit`` characters, cut *between sentences*.
+
+    Whole sentences (and whole lines of a multi-line message) are kept from the start while they
+    fit, so a message that puts its key facts first (node, shapes) keeps them; only a first
+    sentence longer than ``limit`` is cut inside, at a word. A cut is marked with "…".
+    """
+    flat = " ".join(str(text).split())
+    if len(flat) <= limit:
+        return flat
+    kept = ""
+    for piece in re.split(r"(?<=[.!?])\s+|\n+", str(text).strip()):
+        longer = f"{kept} {' '.join(piece.split())}".strip()
+        if len(longer) > limit - 2:
+            break
+        kept = longer
+    return f"{kept} …" if kept else flat[:limit - 1].rsplit(" ", 1)[0] + "…"
 
 
 def shorten(text, limit=MAX_TEXT):

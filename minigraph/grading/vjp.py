@@ -31,6 +31,11 @@ module in the kernel can change only the values sent, and those are judged here 
 the learner's rule. (The batch grader also forgets every minigraph module the submission
 imported before it runs the cases, see ``collect.py``.)
 
+Typical wrong rules (``mistakes``) are named where they show: a plain case whose values are what
+a wrong rule gives, or, in a graph case, the first call whose value differs from the right
+rule's. Every call before it returned the right value, so it received the right ``g``, and the
+wrong rule is called in the grader with exactly the arguments the replay received.
+
 A builder ``build(rules) -> Graph`` makes the graph: it must call
 ``mg.defop(name, forward, rules, ...)`` once, name every node, and name its Inputs after the
 graph case's inputs. ``chained`` builds the graph of a one-input elementwise op, and
@@ -41,8 +46,9 @@ import numpy as np
 
 import minigraph as mg
 
-from .exercise import Exercise, Verdict, arrays, case, compare, describe_inputs
-from .values import Unreadable, decode, encode, shape_text
+from .exercise import (MAX_MESSAGE, Exercise, Verdict, arrays, case, compare, describe_inputs,
+                       diagnose, unchanged)
+from .values import Unreadable, decode, encode, sentences, shape_text
 
 RTOL, ATOL = 1e-5, 1e-7          # node gradients vs the expected ones (central differences at leaves)
 _END = object()                  # no more recorded calls
@@ -77,7 +83,8 @@ def chained(op, w, v, letter):
     return mg.Graph(mg.sum(op(mg.mul(first, v, name="z2"), name=f"{letter}2"), name="loss"))
 
 
-def vjp_exercise(id, name, points, title, forward, reference, build, graph_text, cases, hint):
+def vjp_exercise(id, name, points, title, forward, reference, build, graph_text, cases, hint,
+                 mistakes=None):
     """A backward-rule exercise: plain cases, then graph cases (see the module docstring).
 
     forward     the op's forward, ``forward(*inputs)``: gives ``ans`` in plain cases
@@ -85,10 +92,14 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
                 with two inputs it returns the pair (grad for the first, grad for the second)
     build       ``build(rules) -> mg.Graph``, ``rules`` being one VJP per input of the op
     graph_text  the graph in words, for the table (``loss = sum(σ(σ(x·w)·v))``)
+    mistakes    ``{message: wrong_rule}``, typical wrong rules called like ``reference``: a
+                failing case (plain, or the first wrong call of a graph case) whose values are
+                what a wrong rule gives says that message
     """
     cases = tuple(cases)
     inputs = list(cases[0]["inputs"])[1:]            # the op's inputs, after g: ["x"], ["x", "y"]
     pair = len(inputs) == 2
+    mistakes = mistakes or {}
 
     def rules_of(function):
         """One VJP per input of the op, from a function written like the exercise asks."""
@@ -99,24 +110,34 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
     def run(answer, case):
         if case.get("graph"):
             return _record(build, rules_of(answer), case)
-        g, *values = arrays(case)
+        given = arrays(case)
+        g, *values = copies = [x.copy() for x in given]
         out = answer(g, forward(*values), *values)
+        unchanged(name, ["g", *inputs], given, copies)
         return [encode(part) for part in _split(out, name)] if pair else encode(out)
 
     def judge(case, got):
         if case.get("graph"):
-            return _judge_graph(build, rules_of(reference), case, got, _naming(name, inputs))
+            wrong_rules = {message: rules_of(rule) for message, rule in mistakes.items()}
+            return _judge_graph(build, rules_of(reference), case, got, _naming(name, inputs),
+                                wrong_rules)
         g, *values = arrays(case)
         expected = reference(g, forward(*values), *values)
         if not pair:
-            return compare(expected, decode(got))
+            got = decode(got)
+            return diagnose(compare(expected, got), got, mistakes,
+                            lambda wrong: wrong(g, forward(*values), *values))
         if not isinstance(got, list) or len(got) != 2:
             return Verdict(False, message="did not return a pair")
         for k in range(2):
-            verdict = compare(expected[k], decode(got[k]))
+            part = decode(got[k])
+            verdict = compare(expected[k], part)
             if not verdict.passed:
-                return Verdict(False, verdict.expected, verdict.got,
-                               f"the gradient for {inputs[k]}: {verdict.message}")
+                verdict = diagnose(verdict, part, mistakes,
+                                   lambda wrong: _split(wrong(g, forward(*values), *values), name)[k])
+                which = f"the gradient for {inputs[k]}"
+                return Verdict(False, verdict.expected, verdict.got, verdict.message
+                               if which in verdict.message else f"{which}: {verdict.message}")
         return Verdict(True, "both gradients", "both right")
 
     def describe(case):
@@ -175,10 +196,11 @@ def _record(build, rules, case):
 def _replaying(calls, n_rules):
     """One VJP per input of the op, returning, call after call, what the learner's rule returned.
 
-    Also returns the iterator of calls not replayed yet, and a list holding the last value
-    replayed and the input it was for (to say "expected shape ..., got shape ...").
+    Also returns the iterator of calls not replayed yet, and the list of calls replayed so far,
+    each ``(k, value, g, ans, args, attrs)`` (to compare a call with the right rule, and to say
+    "expected shape ..., got shape ...").
     """
-    pending, last = iter(calls), [None, None]
+    pending, replayed = iter(calls), []
 
     def rule(k):
         def vjp(g, ans, *args, **attrs):
@@ -188,17 +210,42 @@ def _replaying(calls, n_rules):
             value = decode(data)
             if isinstance(value, Unreadable):
                 raise TypeError(f"the rule returned {shape_text(value)}, not an array")
-            last[:] = value, args[k]
+            replayed.append((k, value, g, ans, args, attrs))
             return value
         return vjp
 
-    return [rule(k) for k in range(n_rules)], pending, last
+    return [rule(k) for k in range(n_rules)], pending, replayed
 
 
-def _judge_graph(build, right_rules, case, got, naming):
+def _first_wrong_call(replayed, right_rules):
+    """The first replayed call whose value is not what the right rule gives, or None.
+
+    Every call before it returned the right value, so it received the right ``g``: a wrong rule
+    called with the same arguments must return the same value.
+    """
+    for call in replayed:
+        k, value, g, ans, args, attrs = call
+        right = np.asarray(right_rules[k](g, ans, *args, **attrs), dtype=float)
+        if right.shape != np.shape(value) or not np.allclose(right, value, rtol=RTOL, atol=ATOL):
+            return call
+    return None
+
+
+def _judge_graph(build, right_rules, case, got, naming, wrong_rules=None):
+    verdict, replayed = _judge_replay(build, right_rules, case, got, naming)
+    first = None if verdict.passed or not wrong_rules else _first_wrong_call(replayed or [], right_rules)
+    if first is None:
+        return verdict
+    k, value, g, ans, args, attrs = first
+    return diagnose(verdict, value, {message: rules[k] for message, rules in wrong_rules.items()},
+                    lambda rule: rule(g, ans, *args, **attrs))
+
+
+def _judge_replay(build, right_rules, case, got, naming):
+    """(Verdict, the calls replayed to reach it, or None if the results were unreadable)."""
     calls = got.get("calls") if isinstance(got, dict) else None
     if not isinstance(calls, list):
-        return Verdict(False, message="the notebook sent no readable results")
+        return Verdict(False, message="the notebook sent no readable results"), None
     feed = _feed(case)
     right = build(right_rules)
     right.backward(feed)
@@ -206,18 +253,19 @@ def _judge_graph(build, right_rules, case, got, naming):
     for leaf in [n for n in right.nodes if n.op is None and n.name in expected]:
         expected[leaf.name] = mg.gradcheck.numerical_grad(right, leaf, feed)
 
-    rules, pending, last = _replaying(calls, len(right_rules))
+    rules, pending, replayed = _replaying(calls, len(right_rules))
     yours = build(rules)
     try:
         yours.backward(feed)
     except mg.GraphError as error:
-        value, input_value = last
-        wrong_shape = value is not None and np.shape(value) != np.shape(input_value)
-        return Verdict(False, *((shape_text(input_value), shape_text(value)) if wrong_shape else
-                                ("a gradient for every node", "the backward pass stopped")),
-                       f"the engine stopped the backward pass: {error}")
+        k, value, *_, args, _ = replayed[-1] if replayed else (0, None, None, None, (None,), {})
+        wrong_shape = value is not None and np.shape(value) != np.shape(args[k])
+        shown = ((shape_text(args[k]), shape_text(value)) if wrong_shape else
+                 ("a gradient for every node", "the backward pass stopped"))
+        return Verdict(False, *shown, sentences(f"the engine stopped the backward pass: {error}",
+                                                MAX_MESSAGE)), replayed
     if next(pending, _END) is not _END:
-        return Verdict(False, message="the notebook sent more results than the backward pass needs")
+        return Verdict(False, message="the notebook sent more results than the backward pass needs"), None
 
     grads = {n.name: n.grad for n in yours.nodes}
     for node in reversed(right.nodes):                  # from the loss back to the leaves
@@ -227,13 +275,13 @@ def _judge_graph(build, right_rules, case, got, naming):
         if grads.get(node.name) is None:
             return Verdict(False, "a gradient", "none",
                            f"no gradient reached node '{node.name}' from {senders}: does "
-                           f"the rule return its gradient?")
+                           f"the rule return its gradient?"), replayed
         verdict = compare(expected[node.name], grads[node.name], rtol=RTOL, atol=ATOL)
         if not verdict.passed:
             return Verdict(False, verdict.expected, verdict.got,
-                           f"node '{node.name}' has the wrong gradient, sent back by {senders}: "
-                           f"{verdict.message}")
-    return Verdict(True, f"{len(expected)} node gradients", "all agree")
+                           f"node '{node.name}' has the wrong gradient, sent back by "
+                           f"{senders}: {verdict.message}"), replayed
+    return Verdict(True, f"{len(expected)} node gradients", "all agree"), replayed
 
 
 def _senders(graph, node, rules, naming):

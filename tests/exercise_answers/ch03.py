@@ -1,0 +1,182 @@
+"""Chapter 03 (backpropagation): typical wrong answers and different right answers."""
+
+import numpy as np
+
+import minigraph as mg
+
+from . import wrong
+
+
+# -- 03.mul_vjp ----------------------------------------------------------------------------------
+
+def sum_to(gradient, shape):
+    """Sum a gradient back to ``shape`` by hand: leading axes away, stretched axes kept as 1."""
+    while gradient.ndim > len(shape):
+        gradient = gradient.sum(axis=0)
+    for axis, size in enumerate(shape):
+        if size == 1 and gradient.shape[axis] != 1:
+            gradient = gradient.sum(axis=axis, keepdims=True)
+    return gradient
+
+
+def mul_vjp_by_hand(g, ans, x, y):
+    return sum_to(g * y, np.shape(x)), sum_to(g * x, np.shape(y))
+
+
+def mul_vjp_unbroadcast_y_only(g, ans, x, y):
+    return g * y, mg.unbroadcast(g * x, np.shape(y))
+
+
+# -- 03.matmul_vjp ----------------------------------------------------------------------------------
+
+def matmul_vjp_loops(g, ans, x, W):
+    grad_x, grad_W = np.zeros_like(x), np.zeros_like(W)
+    for n in range(x.shape[0]):
+        grad_x[n] = W @ g[n]
+        grad_W += np.outer(x[n], g[n])
+    return grad_x, grad_W
+
+
+# -- 03.central_difference ----------------------------------------------------------------------------
+
+def central(f, x, eps=1e-6):
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += eps
+        down[i] -= eps
+        grad[i] = (f(up) - f(down)) / (2 * eps)
+    return grad
+
+
+def central_bump_and_restore(f, x, eps=1e-6):
+    x = np.array(x, dtype=float)
+    grad = np.empty_like(x)
+    for i in np.ndindex(x.shape):
+        keep = x[i]
+        x[i] = keep + eps
+        above = f(x)
+        x[i] = keep - eps
+        below = f(x)
+        x[i] = keep
+        grad[i] = (above - below) / (2 * eps)
+    return grad
+
+
+def central_with_an_identity(f, x, eps=1e-6):
+    steps = np.eye(x.size).reshape(x.size, *x.shape) * eps
+    return np.array([(f(x + step) - f(x - step)) / (2 * eps) for step in steps]).reshape(x.shape)
+
+
+def one_sided(f, x, eps=1e-6):
+    at_x = f(x)
+    steps = np.eye(x.size).reshape(x.size, *x.shape) * eps
+    return np.array([(f(x + step) - at_x) / eps for step in steps]).reshape(x.shape)
+
+
+def divided_by_eps(f, x, eps=1e-6):
+    return 2 * central(f, x, eps)          # the same differences, divided by eps only
+
+
+def all_entries_at_once(f, x, eps=1e-6):
+    return np.full(x.shape, (f(x + eps) - f(x - eps)) / (2 * eps))
+
+
+def bumps_x_itself(f, x, eps=1e-6):
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        x[i] += eps
+        above = f(x)
+        x[i] -= 2 * eps
+        grad[i] = (above - f(x)) / (2 * eps)
+    return grad
+
+
+def flat_only(f, x, eps=1e-6):
+    grad = np.zeros(x.size)
+    flat = x.ravel()
+    for i in range(x.size):
+        up, down = flat.copy(), flat.copy()
+        up[i] += eps
+        down[i] -= eps
+        grad[i] = (f(up.reshape(x.shape)) - f(down.reshape(x.shape))) / (2 * eps)
+    return grad
+
+
+HAND = {"L": 1.0, "c": -2.0, "a": -1.0, "b": -2.0, "w": -2.0, "x": 1.0}
+
+WRONG = {
+    "03.tanh_vjp": {
+        "forgets g": wrong(lambda g, ans, x: 1 - ans ** 2, "upstream gradient g"),
+        "wrong sign": wrong(lambda g, ans, x: -g * (1 - ans ** 2), "sign"),
+        "tanh not squared": wrong(lambda g, ans, x: g * (1 - ans), "squared"),
+        "x instead of tanh(x)": wrong(lambda g, ans, x: g * (1 - x ** 2), "with x where"),
+        "sigmoid's derivative": wrong(lambda g, ans, x: g * ans * (1 - ans), "sigmoid"),
+        "sums too much": wrong(lambda g, ans, x: np.sum(g * (1 - ans ** 2)), "summed into one number",
+                               "fewer entries"),
+    },
+    "03.mul_vjp": {
+        "no unbroadcast": wrong(lambda g, ans, x, y: (g * y, g * x), "not summed back"),
+        "unbroadcast only for y": wrong(mul_vjp_unbroadcast_y_only, "gradient for x", "not summed back"),
+        "the gradients swapped": wrong(lambda g, ans, x, y: (g * x, g * y), "swapped", "other"),
+        "forgets g": wrong(lambda g, ans, x, y: (y, x), "upstream gradient g"),
+        "summed to numbers": wrong(lambda g, ans, x, y: (np.sum(g * y), np.sum(g * x)), "one number"),
+        "addition's rule": wrong(lambda g, ans, x, y: (mg.unbroadcast(g, np.shape(x)), mg.unbroadcast(g, np.shape(y))),
+                                 "rule of addition"),
+        "a single gradient": wrong(lambda g, ans, x, y: g * y * x, "must return a pair"),
+    },
+    "03.matmul_vjp": {
+        "grad W transposed": wrong(lambda g, ans, x, W: (g @ W.T, g.T @ x), "gradient for w is transposed",
+                                   "shape reversed"),
+        "grad x transposed": wrong(lambda g, ans, x, W: (W @ g.T, x.T @ g), "gradient for x is transposed"),
+        "forgets g": wrong(lambda g, ans, x, W: (np.ones_like(g) @ W.T, x.T @ np.ones_like(g)),
+                           "upstream gradient g"),
+        "averages the batch": wrong(lambda g, ans, x, W: (g @ W.T, x.T @ g / len(x)), "averages", "sum"),
+        "only the first row": wrong(lambda g, ans, x, W: (g @ W.T, x[:1].T @ g[:1]), "first row"),
+        "wrong sign": wrong(lambda g, ans, x, W: (-(g @ W.T), -(x.T @ g)), "sign"),
+        "elementwise products": wrong(lambda g, ans, x, W: (g * W.T, x.T * g), "shape"),
+    },
+    "03.hand_backprop": {
+        "one path into a": wrong({**HAND, "a": 1.0, "w": 2.0, "x": -1.0}, "node 'a'", "two consumers"),
+        "the other factor forgotten": wrong({**HAND, "c": 1.0}, "node 'c'", "other* factor"),
+        "b's gradient not passed through": wrong({**HAND, "b": 1.0}, "node 'b'", "unchanged"),
+        "x and w swapped": wrong({**HAND, "w": 1.0, "x": -2.0}, "node 'w'"),
+        "a gradient missing": wrong({k: v for k, v in HAND.items() if k != "b"}, "no gradient for node 'b'"),
+        "the seed as 0": wrong({**HAND, "L": 0.0}, "node 'l'", "seed"),
+        "a list, not a dict": wrong(list(HAND.values()), "must be a dict"),
+    },
+    "03.central_difference": {
+        "one-sided": wrong(one_sided, "one-sided"),
+        "divided by eps": wrong(divided_by_eps, "twice the gradient", "2·eps"),
+        "all entries at once": wrong(all_entries_at_once, "one entry at a time"),
+        "changes x in place": wrong(bumps_x_itself, "changed x in place"),
+        "a flat array": wrong(flat_only, "wrong shape"),
+        "forgot return": wrong(lambda f, x, eps=1e-6: None, "forget `return`"),
+    },
+}
+
+RIGHT = {
+    "03.tanh_vjp": {
+        "from ans": lambda g, ans, x: g * (1 - ans ** 2),
+        "recomputed from x": lambda g, ans, x: g * (1 - np.tanh(x) ** 2),
+        "one over cosh squared": lambda g, ans, x: g / np.cosh(x) ** 2,
+    },
+    "03.mul_vjp": {
+        "mg.unbroadcast": lambda g, ans, x, y: (mg.unbroadcast(g * y, np.shape(x)), mg.unbroadcast(g * x, np.shape(y))),
+        "summed by hand": mul_vjp_by_hand,
+    },
+    "03.matmul_vjp": {
+        "transposes": lambda g, ans, x, W: (g @ W.T, x.T @ g),
+        "einsum": lambda g, ans, x, W: (np.einsum("nm,km->nk", g, W), np.einsum("nk,nm->km", x, g)),
+        "row by row": matmul_vjp_loops,
+    },
+    "03.hand_backprop": {
+        "floats": dict(HAND),
+        "ints, in another order": {"x": 1, "w": -2, "b": -2, "a": -1, "c": -2, "L": 1},
+    },
+    "03.central_difference": {
+        "copies up and down": central,
+        "bump and restore": central_bump_and_restore,
+        "steps from an identity matrix": central_with_an_identity,
+    },
+}
