@@ -1,0 +1,205 @@
+"""Chapter 05 (classifying digits): typical wrong answers and different right answers."""
+
+import numpy as np
+
+from . import wrong
+
+
+def softmax_rows(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def one_hot(labels, k):
+    out = np.zeros((len(labels), k))
+    out[np.arange(len(labels)), labels] = 1
+    return out
+
+
+# -- 05.softmax_ce_vjp ------------------------------------------------------------------------------
+
+def ce_right_loop(g, ans, logits, labels):
+    grad = np.empty_like(logits)
+    for i, (row, label) in enumerate(zip(logits, labels)):
+        p = np.exp(row - row.max())
+        p /= p.sum()
+        p[label] -= 1
+        grad[i] = p
+    return g * grad / len(logits)
+
+
+def ce_right_vectorised(g, ans, logits, labels):
+    p = softmax_rows(logits)
+    p[np.arange(len(labels)), labels] -= 1
+    return g * p / logits.shape[0]
+
+
+def ce_right_log_softmax(g, ans, logits, labels):
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    return g / len(labels) * (np.exp(log_p) - np.eye(logits.shape[1])[labels])
+
+
+def ce_naive_softmax(g, ans, logits, labels):
+    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    return g * (p - one_hot(labels, logits.shape[1])) / len(logits)
+
+
+# -- 05.minibatches -----------------------------------------------------------------------------------
+
+def batches_right_slices(n, batch_size, seed):
+    order = np.random.default_rng(seed).permutation(n)
+    return [order[i:i + batch_size] for i in range(0, n, batch_size)]
+
+
+def batches_right_generator(n, batch_size, seed):
+    rng = np.random.RandomState(seed)             # another generator: any shuffle is right
+    indices = np.arange(n)
+    rng.shuffle(indices)
+    while len(indices):
+        yield indices[:batch_size]
+        indices = indices[batch_size:]
+
+
+def batches_with_replacement(n, batch_size, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(0, n, size=min(batch_size, n - i)) for i in range(0, n, batch_size)]
+
+
+def batches_drop_last(n, batch_size, seed):
+    order = np.random.default_rng(seed).permutation(n)
+    return [order[i:i + batch_size] for i in range(0, n - batch_size + 1, batch_size)]
+
+
+def batches_unshuffled(n, batch_size, seed):
+    return [np.arange(i, min(i + batch_size, n)) for i in range(0, n, batch_size)]
+
+
+def batches_unseeded(n, batch_size, seed, _calls=[0]):
+    _calls[0] += 1                                # like np.random.permutation without a seed
+    return batches_right_slices(n, batch_size, 1000 + _calls[0])
+
+
+def batches_seed_ignored(n, batch_size, seed):
+    return batches_right_slices(n, batch_size, 42)
+
+
+def batches_array_split(n, batch_size, seed):
+    order = np.random.default_rng(seed).permutation(n)
+    return np.array_split(order, -(-n // batch_size))
+
+
+def batches_float_positions(n, batch_size, seed):
+    return [b / n for b in batches_right_slices(n, batch_size, seed)]
+
+
+# -- 05.confusion_matrix ------------------------------------------------------------------------------
+
+def confusion_loop(labels, predictions, n_classes):
+    matrix = np.zeros((n_classes, n_classes), dtype=int)
+    for t, p in zip(labels, predictions):
+        matrix[t, p] += 1
+    return matrix
+
+
+def confusion_bincount(labels, predictions, n_classes):
+    return np.bincount(labels * n_classes + predictions, minlength=n_classes ** 2).reshape(n_classes, n_classes)
+
+
+def confusion_add_at(labels, predictions, n_classes):
+    matrix = np.zeros((n_classes, n_classes), dtype=int)
+    np.add.at(matrix, (labels, predictions), 1)
+    return matrix
+
+
+def confusion_fancy(labels, predictions, n_classes):
+    matrix = np.zeros((n_classes, n_classes))
+    matrix[labels, predictions] += 1
+    return matrix
+
+
+def confusion_from_data(labels, predictions, n_classes):
+    k = max(labels.max(), predictions.max()) + 1
+    return confusion_loop(labels, predictions, k)
+
+
+def confusion_rows_normalised(labels, predictions, n_classes):
+    counts = confusion_loop(labels, predictions, n_classes)
+    return counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+
+
+# -- 05.digits_recipe ---------------------------------------------------------------------------------
+
+def recipe(hidden, activation, optimizer_name, lr, epochs, batch_size):
+    return {"hidden": hidden, "activation": activation, "optimizer": optimizer_name, "lr": lr,
+            "epochs": epochs, "batch_size": batch_size}
+
+
+LINEAR_RECIPE = {"hidden": [], "optimizer": "adam", "lr": 0.01, "epochs": 5, "batch_size": 64}
+
+
+WRONG = {
+    "05.softmax_ce_vjp": {
+        "no division by the batch size": wrong(lambda g, ans, z, y: ce_right_vectorised(g, ans, z, y) * len(z),
+                                               "batch size"),
+        "forgets g": wrong(lambda g, ans, z, y: ce_right_vectorised(1.0, ans, z, y), "upstream gradient g"),
+        "sign flipped": wrong(lambda g, ans, z, y: -ce_right_vectorised(g, ans, z, y), "sign"),
+        "softmax alone": wrong(lambda g, ans, z, y: g * softmax_rows(z) / len(z), "one-hot"),
+        "softmax over columns": wrong(lambda g, ans, z, y: g * (np.exp(z) / np.exp(z).sum(axis=0)
+                                                                - one_hot(y, z.shape[1])) / len(z), "axis"),
+        "mean over every entry": wrong(lambda g, ans, z, y: ce_right_vectorised(g, ans, z, y) * len(z) / z.size,
+                                       "every entry"),
+        "sigmoid": wrong(lambda g, ans, z, y: g * (1 / (1 + np.exp(-z)) - one_hot(y, z.shape[1])) / len(z),
+                         "sigmoid"),
+        "softmax without the max shift": wrong(ce_naive_softmax, "overflow"),
+    },
+    "05.accuracy": {
+        "a count": wrong(lambda z, y: np.sum(z.argmax(axis=1) == y), "number of right answers"),
+        "a percentage": wrong(lambda z, y: 100 * np.mean(z.argmax(axis=1) == y), "percentage"),
+        "the error rate": wrong(lambda z, y: np.mean(z.argmax(axis=1) != y), "error rate"),
+        "argmin": wrong(lambda z, y: np.mean(z.argmin(axis=1) == y), "argmin"),
+        "max instead of argmax": wrong(lambda z, y: np.mean(z.max(axis=1) == y), "position"),
+    },
+    "05.minibatches": {
+        "with replacement": wrong(batches_with_replacement, "without replacement"),
+        "drops the last batch": wrong(batches_drop_last, "last, smaller batch"),
+        "not shuffled": wrong(batches_unshuffled, "original order"),
+        "no seed": wrong(batches_unseeded, "two different orders"),
+        "ignores the seed": wrong(batches_seed_ignored, "same order"),
+        "equal-sized pieces": wrong(batches_array_split, "batch sizes"),
+        "fractions, not indices": wrong(batches_float_positions, "non-integer"),
+    },
+    "05.confusion_matrix": {
+        "transposed": wrong(lambda y, p, k: confusion_loop(y, p, k).T, "swapped"),
+        "fancy-index +=": wrong(confusion_fancy, "counted once"),
+        "fractions": wrong(lambda y, p, k: confusion_loop(y, p, k) / len(y), "fractions"),
+        "rows normalised": wrong(confusion_rows_normalised, "divided by its total"),
+        "diagonal only": wrong(lambda y, p, k: np.diag(np.diag(confusion_loop(y, p, k))), "diagonal"),
+        "size from the data": wrong(confusion_from_data, "n_classes"),
+    },
+    "05.digits_recipe": {
+        "learning rate far too large": wrong(recipe([128], "relu", "gd", 5.0, 2, 64), "too large"),
+        "learning rate far too small": wrong(recipe([32], "relu", "gd", 1e-4, 1, 100), "larger learning rate"),
+        "no hidden layer": wrong(LINEAR_RECIPE, "hidden layer"),
+        "too few steps": wrong(recipe([64], "sigmoid", "gd", 0.1, 1, 200), "not far enough"),
+        "over the epoch budget": wrong(recipe([128], "relu", "adam", 0.001, 50, 64), "from 1 to 5"),
+        "too many units": wrong(recipe([1000], "relu", "adam", 0.001, 5, 64), "at most 256"),
+        "not a dict": wrong([128, "relu", 0.01], "must be a dict"),
+    },
+}
+
+RIGHT = {
+    "05.softmax_ce_vjp": {"a loop over rows": ce_right_loop, "vectorised": ce_right_vectorised,
+                          "through log-softmax": ce_right_log_softmax},
+    "05.accuracy": {"mean of a comparison": lambda z, y: np.mean(np.argmax(z, axis=1) == y),
+                    "count over length": lambda z, y: (z.argmax(-1) == y).sum() / len(y),
+                    "a Python loop": lambda z, y: sum(int(np.argmax(r) == t) for r, t in zip(z, y)) / len(y)},
+    "05.minibatches": {"slices of a permutation": batches_right_slices,
+                       "a generator over a shuffled range": batches_right_generator},
+    "05.confusion_matrix": {"a loop": confusion_loop, "bincount": confusion_bincount,
+                            "np.add.at": confusion_add_at},
+    "05.digits_recipe": {
+        "ReLU + Adam": recipe([128], "relu", "adam", 0.002, 4, 64),
+        "ReLU + momentum, two layers": recipe([96, 32], "relu", "momentum", 0.05, 5, 64),
+    },
+}
