@@ -90,6 +90,8 @@ def _write(graph, wrt):
     lines += [f"    g_{name[n]} = None" for n in graph.nodes if n in receiving and name[n] != out]
     lines += [f"    g_{out} = _seed_for({out}, {out}_, _seed)"]
     for node, wanted in steps:
+        if not wanted:                # its inputs are all Constants or integer Inputs
+            continue
         me, args = name[node], _arguments(node, name)
         inputs = ", ".join(f"{name[p]}_" for p in node.inputs)
         lines += [f"    if g_{me} is not None:"]

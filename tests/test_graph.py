@@ -115,6 +115,20 @@ def test_a_graph_that_is_just_a_leaf_has_gradient_one_every_time():
     assert [(g.backward(), float(w.grad)) for _ in range(3)] == [(2.0, 1.0)] * 3
 
 
+def test_ops_whose_inputs_all_have_no_gradient_survive_a_second_backward():
+    """exp(Constant), 1 - y with y a Constant or an integer Input: no input of these ops takes a
+    gradient, and the unrolled code (from the second call on) once crashed on them."""
+    w = mg.Parameter(2.0, name="w")
+    g = mg.Graph(w * mg.exp(mg.Constant(3.0)))
+    assert [g.backward() for _ in range(3)] == [2.0 * np.exp(3.0)] * 3
+    assert w.grad == np.exp(3.0)
+    y, labels = mg.Constant([1.0, 0.0]), mg.Input("labels", dtype=int)
+    h = mg.Graph(mg.sum(w * (1 - y) + w * (labels * 2)))
+    grads = [(h.backward({labels: [3, 1]}), float(w.grad)) for _ in range(3)]
+    assert grads == [(1.0 * 2.0 + 8.0 * 2.0, 9.0)] * 3
+    assert_unrolled_is_the_interpreter(h)
+
+
 def test_unrolled_backward_recomputes_only_what_changed():
     calls = []
     double = mg.defop("double", lambda x: calls.append(x) or 2 * x, [lambda g, ans, x: 2 * g])
