@@ -433,11 +433,28 @@ def checked_gradient(node, k, gi, args):
     if not same_shape(gi, args[k]):
         raise ShapeError(
             f"the backward of '{node.name}' ({node.op.name}) returned a gradient ({shape_text(gi)}) "
-            f"for its input {describe(node.inputs[k])}. A gradient must have the shape of "
-            f"its input: sum over the broadcast axes (mg.unbroadcast does this).")
+            f"for its input {describe(node.inputs[k])}: a gradient must have its input's shape. "
+            + _shape_advice(gi, args[k]))
     if _anomaly[0]:
         _check_finite(node, gi, f"sent a gradient to '{node.inputs[k].name}' that is", args)
     return gi
+
+
+def _shape_advice(grad, value):
+    """What a gradient of the wrong shape usually means, and what to do about it."""
+    got, want = np.shape(grad), np.shape(value)
+    if isinstance(value, tuple) or isinstance(grad, tuple):
+        return "An op with several outputs gets and returns one gradient per output, in a tuple."
+    if len(got) > 1 and got == want[::-1]:
+        return ("It is the input's shape reversed: a transposed gradient? For x @ W, x's gradient is "
+                "g @ W.T and W's is x.T @ g: transpose it, or swap the operands.")
+    if np.prod(got) < np.prod(want):
+        return ("It has fewer entries than the input: it was summed too much (np.sum without an axis "
+                "gives one number). Each entry of the input needs its own gradient: do not reduce.")
+    if np.prod(got) > np.prod(want):
+        return ("The input was broadcast in the forward pass: sum the gradient over the broadcast "
+                "axes (mg.unbroadcast(g, x.shape) does this).")
+    return "It has as many entries as the input: reshape it to the input's shape."
 
 
 def _as_value(x):
@@ -545,16 +562,18 @@ class BackwardPlan:
 
 
 def _op_failure(node, args, error, phase):
-    """A learner-readable error for an op whose forward or backward raised."""
-    inputs = "; ".join(f"{p.name} ({p.kind}) {shape_text(a)}" for p, a in zip(node.inputs, args))
+    """A learner-readable error for an op whose forward or backward raised: the node, the op and
+    its inputs' shapes first, then what went wrong and what to do."""
+    inputs = ", ".join(f"{p.name} ({p.kind}) {shape_text(a)}" for p, a in zip(node.inputs, args))
+    where = f"{phase} of '{node.name}' = {node.op.name}({inputs}) failed"
+    if isinstance(error, GraphError):             # an op that explains itself (e.g. a bad label)
+        return type(error)(f"{where}: {error}.")
     is_shape = isinstance(error, ValueError) and any(
         w in str(error) for w in ("shape", "broadcast", "dimension", "align", "size"))
     kind = ShapeError if is_shape else OpError
     advice = ("Check the shapes you feed and the shapes of the parameters." if is_shape else
               f"The code of op '{node.op.name}' raised this; if you wrote that op, fix its {phase.split()[0]}.")
-    return kind(f"{phase} of '{node.name}' = {node.op.name}(...) failed.\n"
-                f"  inputs: {inputs}\n"
-                f"  error: {type(error).__name__}: {error}\n  {advice}")
+    return kind(f"{where}: {type(error).__name__}: {error}\n  {advice}")
 
 
 def _check_finite(node, value, verb, args=()):

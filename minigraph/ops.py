@@ -13,9 +13,11 @@ pass. ``unbroadcast`` does that in one place for every op.
 
 import functools
 import inspect
+import math
 
 import numpy as np
 
+from .errors import BadValueError, ShapeError
 from .graph import Node, Op, as_node
 
 
@@ -133,10 +135,26 @@ def _linear(x, W, b):
     return out
 
 
+def _power_vjp_x(g, ans, x, y):
+    """x ** y: the gradient of x is g·y·x^(y-1); where y is 0 (x ** 0 is 1 everywhere) it is 0,
+    even at x = 0, where x^(y-1) would be infinite (as in PyTorch)."""
+    return unbroadcast(g * y * x ** np.where(y == 0, 1, y - 1), x.shape)
+
+
+def _power_vjp_y(g, ans, x, y):
+    """x ** y: the gradient of y is g·x^y·log(x); 0 where x is 0 (as in PyTorch), not 0·log 0 = NaN."""
+    return unbroadcast(g * ans * np.log(np.where(x == 0, 1, x)), y.shape)
+
+
 def _sigmoid(x):
     """1 / (1 + exp(-x)), written so that no exp overflows for large |x|."""
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _transpose_vjp(g, ans, x, axes=None):
+    """Undo the permutation: axis ``axes[i]`` of x became axis i (``-1`` counts from the end)."""
+    return np.transpose(g, None if axes is None else np.argsort(np.mod(axes, x.ndim)))
 
 
 def _getitem_vjp(g, ans, x, index):
@@ -153,7 +171,7 @@ def _max_vjp(g, ans, x, axis=None, keepdims=False):
 
 def _same_shape(a, b, what):
     if a.shape != b.shape:
-        raise ValueError(f"{what} needs predictions and targets of the same shape, got {a.shape} "
+        raise ShapeError(f"{what} needs predictions and targets of the same shape, got {a.shape} "
                          f"and {b.shape} (a (n, 1) vs (n,) mismatch would silently broadcast to (n, n))")
 
 
@@ -164,13 +182,29 @@ def _log_softmax(x, axis=-1):
 
 
 def _class_indices(labels, logits):
-    """True for integer class labels of shape (n,); False for one-hot (or soft) labels like logits."""
-    if labels.shape == logits.shape:
+    """True for integer class labels, one per example (shape ``logits.shape[:-1]``: (n,) for (n, C)
+    logits, a single number for one example's (C,) logits); False for one-hot (or soft) labels of
+    the logits' shape."""
+    if labels.shape == logits.shape and logits.ndim:
         return False
-    if labels.ndim != 1 or len(labels) != len(logits) or labels.dtype.kind not in "iu":
-        raise ValueError(f"labels must be integer classes of shape ({len(logits)},) or one-hot of shape "
-                         f"{logits.shape}; got {labels.dtype} labels of shape {labels.shape}")
+    if logits.ndim == 0 or labels.shape != logits.shape[:-1] or labels.dtype.kind not in "iu":
+        raise ShapeError(f"labels must be integer classes of shape {logits.shape[:-1]} or one-hot of "
+                         f"shape {logits.shape} (logits: one row of class scores per example); got "
+                         f"{labels.dtype} labels of shape {labels.shape}")
     return True
+
+
+def _check_classes(labels, n_classes):
+    """Class labels must be 0, 1, ..., n_classes - 1 (numpy would read -1 as the last class)."""
+    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
+        wrong = labels[(labels < 0) | (labels >= n_classes)]
+        raise BadValueError(f"label {wrong.flat[0]} is not a class: with {n_classes} columns of "
+                            f"logits, labels must be 0 to {n_classes - 1}")
+
+
+def _examples(logits):
+    """How many examples the logits score: rows of an (n, C) array; one for a (C,) vector."""
+    return math.prod(logits.shape[:-1])
 
 
 class _LastResult:
@@ -194,29 +228,30 @@ _log_softmax_of_logits = _LastResult(_log_softmax)
 
 
 def _softmax_ce(logits, labels):
-    """Mean over rows of -log p(correct class); with one-hot/soft labels, of -sum(labels * log p)."""
-    logp = _log_softmax_of_logits(logits)
+    """Mean over examples of -log p(correct class); with one-hot/soft labels, of -sum(labels * log p)."""
+    logp, n = _log_softmax_of_logits(logits), _examples(logits)
     if _class_indices(labels, logits):
-        return -logp[np.arange(len(logp)), labels].sum() / len(logp)
-    return -(labels * logp).sum() / len(logp)
+        _check_classes(labels, logits.shape[-1])
+        return -logp.reshape(n, -1)[np.arange(n), labels.reshape(n)].sum() / n
+    return -(labels * logp).sum() / n
 
 
 def _softmax_ce_vjp_logits(g, ans, logits, labels):
-    """softmax - onehot, per row (for soft labels: softmax * total label mass - labels)."""
-    p = np.exp(_log_softmax_of_logits(logits))
+    """softmax - onehot, per example (for soft labels: softmax * total label mass - labels)."""
+    p, n = np.exp(_log_softmax_of_logits(logits)), _examples(logits)
     if _class_indices(labels, logits):
-        p[np.arange(len(p)), labels] -= 1
+        p.reshape(n, -1)[np.arange(n), labels.reshape(n)] -= 1     # a view: p changes
     else:
         p = p * np.sum(labels, axis=-1, keepdims=True) - labels
-    p /= len(p)                                    # p is a fresh array: update it in place
+    p /= n                                         # p is a fresh array: update it in place
     p *= g
     return p
 
 
 def _softmax_ce_vjp_labels(g, ans, logits, labels):
     if _class_indices(labels, logits):
-        return None                                # integer classes have no gradient
-    return -g * _log_softmax_of_logits(logits) / len(logits)
+        return np.zeros(labels.shape)              # integer classes: no gradient flows
+    return -g * _log_softmax_of_logits(logits) / _examples(logits)
 
 
 def _bce_with_logits(z, y):
@@ -259,9 +294,7 @@ mul = defop("mul", np.multiply,
 div = defop("div", np.divide,
             [lambda g, ans, x, y: unbroadcast(g / y, x.shape),
              lambda g, ans, x, y: unbroadcast(-g * x / y ** 2, y.shape)], "÷")
-power = defop("pow", np.power,
-              [lambda g, ans, x, y: unbroadcast(g * y * x ** (y - 1), x.shape),
-               lambda g, ans, x, y: unbroadcast(g * ans * np.log(x), y.shape)], "^")
+power = defop("pow", np.power, [_power_vjp_x, _power_vjp_y], "^")
 neg = defop("neg", np.negative, [lambda g, ans, x: -g], "−")
 matmul = defop("matmul", _matmul, [_matmul_vjp_x, _matmul_vjp_y], "@")
 
@@ -282,8 +315,7 @@ max = defop("max", np.max, [_max_vjp], "max")
 
 reshape = defop("reshape", lambda x, shape: np.reshape(x, shape),
                 [lambda g, ans, x, shape: np.reshape(g, x.shape)], "reshape")
-transpose = defop("transpose", lambda x, axes=None: np.transpose(x, axes),
-                  [lambda g, ans, x, axes=None: np.transpose(g, None if axes is None else np.argsort(axes))], "ᵀ")
+transpose = defop("transpose", lambda x, axes=None: np.transpose(x, axes), [_transpose_vjp], "ᵀ")
 getitem = defop("getitem", lambda x, index: x[index], [_getitem_vjp], "[ ]")
 
 softmax = defop("softmax", lambda x, axis=-1: np.exp(_log_softmax(x, axis)),

@@ -1,5 +1,7 @@
 """Graph: order, forward/backward exactness on any DAG, incremental recompute, hooks, errors."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -497,6 +499,59 @@ def test_a_broken_backward_is_named():
     crash = mg.defop("crash", lambda x: x, [lambda g, ans, x: undefined_name])  # noqa: F821
     with pytest.raises(mg.OpError, match="(?s)backward \\(the gradient for input 'x'\\) of 'c'.*NameError.*fix its backward"):
         mg.Graph(mg.sum(crash(x, name="c"))).backward()
+
+
+WRONG_GRADIENTS = [   # a learner's matmul VJP for W, and what its wrong shape must be called
+    ("transposed", lambda g, x, W: g.T @ x, "shape reversed: a transposed gradient.*swap the operands"),
+    ("summed too much", lambda g, x, W: np.sum(x.T @ g), "fewer entries than the input.*do not reduce"),
+    ("not unbroadcast", lambda g, x, W: np.broadcast_to(x.T @ g, (5, 3, 2)) + 0,
+     "broadcast in the forward pass.*mg.unbroadcast"),
+    ("flattened", lambda g, x, W: (x.T @ g).ravel(), "as many entries as the input: reshape"),
+]
+
+
+@pytest.mark.parametrize("mistake, vjp, advice", WRONG_GRADIENTS, ids=[w[0] for w in WRONG_GRADIENTS])
+def test_a_wrong_gradient_shape_is_told_apart_by_what_it_looks_like(mistake, vjp, advice):
+    my_matmul = mg.defop("my_matmul", lambda x, W: x @ W,
+                         [lambda g, ans, x, W: g @ W.T, lambda g, ans, x, W: vjp(g, x, W)])
+    x, W = mg.Constant(np.ones((4, 3))), mg.Parameter(np.ones((3, 2)), name="W")
+    g = mg.Graph(mg.sum(my_matmul(x, W, name="xW")))
+    with pytest.raises(mg.ShapeError) as caught:
+        g.backward()
+    message = str(caught.value)
+    first = message.split(". ")[0]             # the key facts come first
+    assert "'xW' (my_matmul)" in first and "'W' (parameter, shape (3, 2))" in first
+    assert re.search(advice, message), message
+    assert sum(phrase in message for phrase in ("transposed", "summed too much", "unbroadcast",
+                                                "reshape it")) == 1   # one diagnosis, not all
+
+
+def test_a_vjp_that_forgets_return_is_named():
+    forgetful = mg.defop("forgetful", lambda x: 2 * x, [lambda g, ans, x: None if True else 2 * g])
+    x = mg.Parameter([1.0, 2.0], name="x")
+    g = mg.Graph(mg.sum(forgetful(x, name="twice")))
+    for _ in range(3):                         # the interpreter, then the unrolled code: the same
+        with pytest.raises(mg.OpError, match="'twice' \\(forgetful\\) returned None for its input 'x'.*forget `return`"):
+            g.backward()
+
+
+def test_each_node_owns_its_gradient_array():
+    """add hands the same g to both inputs: clipping a.grad in place must not change b.grad."""
+    a, b = mg.Parameter([3.0, -4.0], name="a"), mg.Parameter([1.0, 1.0], name="b")
+    s = mg.add(a, b, name="s")
+    g = mg.Graph(mg.sum(s * mg.Constant([5.0, 5.0])))
+    for _ in range(3):                         # the interpreter, then the unrolled code
+        g.backward()
+        grads = [n.grad for n in g.nodes if n.grad is not None and n.grad.ndim]
+        assert len({id(x) for x in grads}) == len(grads) and all(x.flags.writeable for x in grads)
+        np.clip(a.grad, -1, 1, out=a.grad)
+        assert np.array_equal(a.grad, [1.0, 1.0]) and np.array_equal(b.grad, [5.0, 5.0])
+        assert np.array_equal(s.grad, [5.0, 5.0])
+    seed = np.array([1.0, 2.0])
+    h = mg.Graph(s)
+    h.backward(seed=seed)
+    a.grad[0] = 100.0
+    assert np.array_equal(seed, [1.0, 2.0]) and np.array_equal(b.grad, [1.0, 2.0])
 
 
 def test_feeding_something_that_is_not_an_input_of_the_graph():
