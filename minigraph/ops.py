@@ -146,6 +146,12 @@ def _power_vjp_y(g, ans, x, y):
     return unbroadcast(g * ans * np.log(np.where(x == 0, 1, x)), y.shape)
 
 
+def _product_grad(g, x, W):
+    """In linear, the gradient of the product x @ W: ``g`` itself, unless b stretched the product
+    (a (1, 1) product plus a (1, 9) bias), then summed back to the product's shape."""
+    return unbroadcast(g, x.shape[:-1] + W.shape[1:])
+
+
 def _sigmoid(x):
     """1 / (1 + exp(-x)), written so that no exp overflows for large |x|."""
     e = np.exp(-np.abs(x))
@@ -326,8 +332,8 @@ log_softmax = defop("log_softmax", _log_softmax,
 
 # fused ops: one node instead of several, for speed and numerical stability
 linear = defop("linear", _linear,
-               [lambda g, ans, x, W, b: _matmul_vjp_x(g, ans, x, W),
-                lambda g, ans, x, W, b: _matmul_vjp_y(g, ans, x, W),
+               [lambda g, ans, x, W, b: _matmul_vjp_x(_product_grad(g, x, W), ans, x, W),
+                lambda g, ans, x, W, b: _matmul_vjp_y(_product_grad(g, x, W), ans, x, W),
                 lambda g, ans, x, W, b: unbroadcast(g, b.shape)], "linear")
 mse = defop("mse", _mse,
             [lambda g, ans, p, t: g * 2 * (p - t) / p.size,

@@ -4,10 +4,9 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 
 import minigraph as mg
-from minigraph.gradcheck import check_graph, numerical_grad
+from minigraph.gradcheck import numerical_grad
 
 
 # -- exact gradients where toy engines go wrong -----------------------------------------------
@@ -54,39 +53,7 @@ def test_gradients_are_fresh_for_each_backward_call():
     assert w.grad == first == pytest.approx(12.0)   # not 24: nothing accumulates
 
 
-# -- random DAGs (hypothesis) -------------------------------------------------------------------
-
-UNARY = [mg.tanh, mg.sigmoid, lambda x: x * 0.5, lambda x: -x, lambda x: mg.exp(mg.tanh(x))]
-BINARY = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b,
-          lambda a, b: a / (1.5 + mg.tanh(b))]
-SHAPES = [(), (3,), (2, 3)]
-
-
-@st.composite
-def random_dags(draw):
-    """Leaves of broadcast-compatible shapes, then ops picking any earlier nodes (repeats allowed);
-    the loss sums several nodes, so nodes reach it by paths of different lengths."""
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    nodes = [mg.Parameter(rng.uniform(-1, 1, draw(st.sampled_from(SHAPES))), name=f"p{i}")
-             for i in range(draw(st.integers(1, 3)))]
-    for _ in range(draw(st.integers(1, 12))):
-        pick = st.integers(0, len(nodes) - 1)
-        if draw(st.booleans()):
-            nodes.append(draw(st.sampled_from(UNARY))(nodes[draw(pick)]))
-        else:                                       # the two picks may be the same node
-            nodes.append(draw(st.sampled_from(BINARY))(nodes[draw(pick)], nodes[draw(pick)]))
-    tails = draw(st.lists(st.integers(0, len(nodes) - 1), min_size=1, max_size=4))
-    loss = mg.sum(nodes[-1])
-    for i in tails:
-        loss = loss + mg.sum(nodes[i] * nodes[i])
-    return loss
-
-
-@settings(max_examples=1000, deadline=None)
-@given(loss=random_dags())
-def test_random_dags_match_central_differences(loss):
-    report = check_graph(mg.Graph(loss))
-    assert report.ok, report
+# Random graphs of every kind, on both paths: tests/test_random_graphs.py
 
 
 # -- the unrolled backward (unrolled.py) must be the interpreter, only faster -------------------
@@ -102,13 +69,6 @@ def assert_unrolled_is_the_interpreter(g, wrt=None):
     for n in g.nodes:
         assert (n.grad is None) == (unrolled[n] is None)
         assert n.grad is None or np.array_equal(n.grad, unrolled[n]), n.name
-
-
-@settings(max_examples=300, deadline=None)
-@given(loss=random_dags(), some=st.booleans())
-def test_unrolled_backward_matches_the_interpreter_bit_for_bit(loss, some):
-    g = mg.Graph(loss)
-    assert_unrolled_is_the_interpreter(g, g.parameters[:1] if some else None)
 
 
 def test_a_graph_that_is_just_a_leaf_has_gradient_one_every_time():

@@ -314,3 +314,10 @@ def test_too_many_positional_arguments_are_refused_not_dropped():
     with pytest.raises(TypeError, match="reshape takes 1 input\\(s\\) and then the attributes shape"):
         mg.reshape(x, (2,), 5)
     assert mg.max(x, 1, True).attrs == {"axis": 1, "keepdims": True}
+
+
+def test_linear_when_the_bias_stretches_the_product():
+    """x @ W of shape (1, 1) plus b of shape (1, 4): the product's gradient is summed back."""
+    rng = np.random.default_rng(6)
+    x, W, b = param(rng, (1, 2), name="x"), param(rng, (2, 1), name="W"), param(rng, (1, 4), name="b")
+    assert_gradients_agree(projected(mg.linear(x, W, b), rng))
