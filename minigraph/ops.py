@@ -41,6 +41,9 @@ def defop(name, forward, vjps, symbol=None, n_outputs=1):
     of gradients in its VJPs; building it gives one node per output. Arguments after the inputs
     (one per VJP) are attributes, not nodes: ``sum(x, 0)`` means ``sum(x, axis=0)``.
     """
+    if not callable(forward) or callable(vjps) or not all(callable(v) for v in vjps):
+        raise BadValueError(f"defop('{name}', forward, vjps): forward is a function and vjps a list "
+                            f"of functions, one per input (even for one input: [vjp]).")
     opdef = OpDef(name, forward, vjps, symbol, n_outputs)
     n_inputs = len(opdef.vjps)
 
@@ -48,7 +51,12 @@ def defop(name, forward, vjps, symbol=None, n_outputs=1):
         inputs, extra = args[:n_inputs], args[n_inputs:]
         if extra:
             attrs.update(_positional_attributes(opdef, extra))
-        node = Op(opdef, [as_node(x) for x in inputs], attrs, name)
+        _check_attributes(opdef, attrs)
+        try:
+            nodes = [as_node(x) for x in inputs]
+        except BadValueError as error:
+            raise BadValueError(f"mg.{opdef.name}(...): {error}") from None
+        node = Op(opdef, nodes, attrs, name)
         if n_outputs == 1:
             return node
         return tuple(Op(OUTPUT, [node], {"index": i}, f"{node.name}[{i}]") for i in range(n_outputs))
@@ -56,6 +64,29 @@ def defop(name, forward, vjps, symbol=None, n_outputs=1):
     build.opdef = opdef
     build.__name__ = name
     return build
+
+
+@functools.cache
+def _attributes(opdef):
+    """The attributes an op takes: ``forward``'s parameters after the inputs (None: any, when
+    ``forward`` takes ``**kwargs`` or has no signature, like numpy's ufuncs)."""
+    try:
+        parameters = list(inspect.signature(opdef.forward).parameters.values())
+    except ValueError:                               # a builtin without a signature
+        return None
+    if any(p.kind == p.VAR_KEYWORD for p in parameters):
+        return None
+    start = 0 if any(p.kind == p.VAR_POSITIONAL for p in parameters) else len(opdef.vjps)
+    return [p.name for p in parameters[start:] if p.name not in ("out", "dtype")
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _check_attributes(opdef, attrs):
+    names = _attributes(opdef)
+    unknown = [a for a in attrs if names is not None and a not in names]
+    if unknown:
+        raise BadValueError(f"mg.{opdef.name} has no attribute {', '.join(map(repr, unknown))}; its "
+                            f"attributes are: {', '.join(names) or 'none'}.")
 
 
 def _positional_attributes(opdef, extra):
@@ -362,6 +393,9 @@ def _split_op(n):
 
 def concatenate(nodes, axis=0, name=None):
     """Join nodes along an existing axis."""
+    if isinstance(nodes, Node) or not isinstance(nodes, (list, tuple)) or not nodes:
+        raise BadValueError(f"mg.concatenate takes a non-empty list of nodes, e.g. "
+                            f"mg.concatenate([a, b], axis=0); got {str(nodes)[:40]!r}.")
     return _concat_op(len(nodes))(*nodes, axis=axis, name=name)
 
 
