@@ -82,6 +82,38 @@ def numbers(value, what, dtype=None):
     return array
 
 
+class ReadOnlyValue(np.ndarray):
+    """What ``node.value`` hands out: the node's own array, read-only. An in-place edit such as
+    ``W.value -= lr * W.grad`` raises an error saying to assign instead; anything computed from
+    it (``W.value - lr * W.grad``, a copy) is a plain, writable numpy array."""
+
+    def __array_finalize__(self, obj):
+        self.node = getattr(obj, "node", None)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        array = array.view(np.ndarray)
+        return array[()] if return_scalar else array
+
+    def __repr__(self):
+        return repr(self.view(np.ndarray))
+
+    def copy(self, order="C"):
+        return self.view(np.ndarray).copy(order)
+
+    def _in_place(self, other):
+        name = getattr(self.node, "name", "W")
+        how = (f"assign a new array instead: {name}.value = {name}.value - lr * {name}.grad"
+               if getattr(self.node, "kind", None) == "parameter" else
+               "compute a new array from it instead (values change only by assignment or feeding)")
+        raise GraphError(f"the value of '{name}' is read-only, so it cannot be changed in place; {how}.")
+
+    def __setitem__(self, index, item):
+        self._in_place(item)
+
+    __iadd__ = __isub__ = __imul__ = __itruediv__ = __ipow__ = __imatmul__ = _in_place
+    __ifloordiv__ = __imod__ = _in_place
+
+
 class HookHandle:
     """Returned by ``register_*_hook``; call ``remove()`` to unregister the hook."""
 
@@ -111,7 +143,13 @@ class Node:
 
     @property
     def value(self):
-        return self._value
+        """This node's value: a read-only array (see ``ReadOnlyValue``), or None before it has one."""
+        value = self._value
+        if type(value) is not np.ndarray:
+            return value
+        view = value.view(ReadOnlyValue)
+        view.node = self
+        return view
 
     @value.setter
     def value(self, new):
@@ -291,7 +329,8 @@ class Graph:
         if isinstance(name, Node):
             return name
         if not isinstance(name, str):
-            raise BadValueError(f"expected a node of this graph or its name, got {type(name).__name__} "
+            what = "an array" if isinstance(name, np.ndarray) else type(name).__name__
+            raise BadValueError(f"expected a node of this graph or its name, got {what} "
                                 f"{str(name)[:40]!r}: pass the node itself (W), not its value (W.value).")
         if name not in self._by_name:
             raise GraphError(f"no node named '{name}' in this graph; its nodes are: "

@@ -286,12 +286,17 @@ def test_optimizer_step_marks_parameters_changed():
 
 def test_values_cannot_be_changed_in_place():
     W = mg.Parameter(np.zeros(2), name="W")
-    with pytest.raises(ValueError, match="read-only"):
+    with pytest.raises(mg.GraphError, match="'W' is read-only.*assign a new array instead"):
         W.value[0] = 1.0
+    with pytest.raises(mg.GraphError, match="W.value = W.value - lr \\* W.grad"):
+        W.value -= 0.1
     doubled = W * 2
     mg.Graph(doubled).forward()
-    with pytest.raises(ValueError, match="read-only"):
+    with pytest.raises(mg.GraphError, match="read-only"):
         doubled.value[0] = 1.0
+    copy = W.value.copy()                             # a copy, or anything computed, is yours
+    copy -= 1.0
+    assert type(copy) is type(W.value - 1.0) is np.ndarray and repr(W.value) == "array([0., 0.])"
 
 
 def test_feeding_then_mutating_the_callers_array_does_not_leak_in():
