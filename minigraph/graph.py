@@ -691,7 +691,7 @@ def _op_failure(node, args, error, phase):
     kind = ShapeError if is_shape else OpError
     advice = ("Check the shapes you feed and the shapes of the parameters." if is_shape else
               f"The code of op '{node.op.name}' raised this; if you wrote that op, fix its {phase.split()[0]}.")
-    return kind(f"{where}: {type(error).__name__}: {error}\n  {advice}")
+    return kind(f"{where}. {advice}\n  error: {type(error).__name__}: {error}")  # numpy's words last
 
 
 def _check_finite(node, value, verb, args=()):
