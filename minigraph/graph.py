@@ -15,7 +15,8 @@ puts the nodes in topological order (every node after its inputs) and then
   changed; an op is stale when one of its inputs is newer than it);
 * ``backward(feed)`` runs forward, then walks the order in reverse and applies each op's
   vector-Jacobian product (VJP), *summing* the gradients a node receives from its consumers.
-  From the second call on, a graph runs the same steps written out as straight-line code
+  Both work from one ``BackwardPlan`` (``graph.plan(wrt)``): what to compute, in which order.
+  From the second call on, a graph runs the same plan written out as straight-line code
   (``unrolled.py``), which skips this loop's bookkeeping; this file is the reference.
 
 Gradients are **fresh for each backward call** (they do not accumulate as in PyTorch): after
