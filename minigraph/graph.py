@@ -373,11 +373,6 @@ class Graph:
                 raise _op_failure(node, args, error, "forward") from None
             if watched or node._forward_hooks:
                 out = self._watch(node, args, out)
-            if node.op.n_outputs > 1 and not (isinstance(out, tuple) and len(out) == node.op.n_outputs):
-                raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned "
-                              f"{shape_text(out) if not isinstance(out, tuple) else f'{len(out)} values'}, "
-                              f"but the op has n_outputs={node.op.n_outputs}: return a tuple of "
-                              f"{node.op.n_outputs} arrays, one per output.")
             store_value(node, out)
         values = [n._value for n in self.outputs]
         return values[0] if len(values) == 1 else values
@@ -439,8 +434,8 @@ class Graph:
             g = grads.get(node)
             if g is None:                             # no gradient reached this op
                 continue
-            if node.op.n_outputs > 1:                 # an output nobody used: zero gradient
-                g = tuple(np.zeros_like(v) if gi is None else gi for gi, v in zip(g, node._value))
+            if node.op.n_outputs > 1:
+                g = fill_unused_outputs(g, node._value)
             args = [parent._value for parent in node.inputs]
             vjps, ans, attrs = node.op.vjps, node._value, node.attrs
             sent = []
@@ -530,6 +525,12 @@ def value_of(node):
 
 def store_value(node, value):
     """Store what an op computed as its (read-only) value, stamp it, and return it."""
+    n_outputs = node.op.n_outputs
+    if n_outputs > 1 and not (isinstance(value, tuple) and len(value) == n_outputs):
+        raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned "
+                      f"{shape_text(value) if not isinstance(value, tuple) else f'{len(value)} values'}, "
+                      f"but the op has n_outputs={n_outputs}: return a tuple of {n_outputs} "
+                      f"arrays, one per output.")
     if type(value) is np.ndarray:
         value = _frozen(value)
     elif value is None:
@@ -598,6 +599,11 @@ def add_gradients(a, b):
     return a + b                      # never in place: ``a`` may be another node's gradient
 
 
+def fill_unused_outputs(g, value):
+    """A multi-output op's gradient, one per output: zeros for an output nobody used."""
+    return tuple(np.zeros_like(v) if gi is None else gi for gi, v in zip(g, value))
+
+
 def give_gradients(nodes, grads):
     """Set ``node.grad`` for each node, each its own writable array: one VJP may hand the same
     array to several inputs (``add`` sends ``g`` to both), or a read-only view, so an array that
@@ -631,7 +637,8 @@ class BackwardPlan:
        it, from its inputs' ``value_of``, storing what it computes with ``store_value``;
     2. starts from the gradient of ``output`` (``seed``), and for each ``(op, wanted)`` of ``steps``
        (outputs first) that received a gradient, calls the op's VJP for each input position in
-       ``wanted``, checks the result (``checked_gradient``) and sums what an input receives
+       ``wanted`` (a multi-output op gets one gradient per output: ``fill_unused_outputs``),
+       checks the result (``checked_gradient``) and sums what an input receives
        (``add_gradients``);
     3. hands the gradients of ``graded`` out with ``give_gradients``.
 
@@ -644,12 +651,12 @@ class BackwardPlan:
     store_value = staticmethod(store_value)
     checked_gradient = staticmethod(checked_gradient)
     add_gradients = staticmethod(add_gradients)
+    fill_unused_outputs = staticmethod(fill_unused_outputs)
     give_gradients = staticmethod(give_gradients)
 
     def __init__(self, graph, wrt):
         self.nodes, self.ops, self.output = graph.nodes, graph._ops, graph.outputs[0]
         self.leaves = [n for n in self.nodes if n.op is None]
-        self.multi_output = any(n.op.n_outputs > 1 for n in self.ops)
         self.feed = graph._feed
         if wrt is None:
             needs = {n for n in self.nodes if n.kind != "constant"

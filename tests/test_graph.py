@@ -7,6 +7,7 @@ import pytest
 
 import minigraph as mg
 from minigraph.gradcheck import numerical_grad
+from test_random_graphs import same
 
 
 # -- exact gradients where toy engines go wrong -----------------------------------------------
@@ -67,8 +68,7 @@ def assert_unrolled_is_the_interpreter(g, wrt=None):
     g.invalidate()
     assert g.backward(wrt=wrt) == value
     for n in g.nodes:
-        assert (n.grad is None) == (unrolled[n] is None)
-        assert n.grad is None or np.array_equal(n.grad, unrolled[n]), n.name
+        assert same(n.grad, unrolled[n]), n.name
 
 
 def test_a_graph_that_is_just_a_leaf_has_gradient_one_every_time():
@@ -192,10 +192,13 @@ def test_the_code_writer_sees_only_the_plan():
     assert imported == {"keyword", "re", "numpy"}
 
 
-def test_multi_output_graphs_are_left_to_the_interpreter():
-    a, b = mg.split(mg.Parameter([1.0, 2.0, 3.0, 4.0], name="v"), 2)
+def test_multi_output_graphs_are_unrolled_too():
+    a, b, unused = mg.split(mg.Parameter([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], name="v"), 3)
     g = mg.Graph(mg.sum(a * b))
-    assert mg.unrolled.build(g.plan()) is None and g.backward() == 11.0
+    assert g.backward() == 11.0
+    assert "_fill(" in mg.unrolled.source(g)      # the unused output's gradient: zeros
+    assert_unrolled_is_the_interpreter(g)
+    assert np.array_equal(g.nodes[0].grad, [3.0, 4.0, 1.0, 2.0, 0.0, 0.0])
 
 
 # -- order, depth, names ----------------------------------------------------------------------
