@@ -73,7 +73,8 @@ def numbers(value, what, dtype=None):
         if array.dtype == object and any(isinstance(v, Node) for v in array.flat):
             raise BadValueError(f"{what} is a list of nodes, not numbers. To combine nodes, use "
                                 f"ops: a + b, or mg.concatenate([a, b]).")
-        raise BadValueError(f"{what} is {array.dtype.name} data ({shape_text(array)}), not numbers "
+        data = {"U": "text", "S": "bytes", "c": "complex numbers"}.get(array.dtype.kind, array.dtype.name)
+        raise BadValueError(f"{what} is {data} ({shape_text(array)}), not real numbers "
                             f"(got {str(value)[:40]!r}).")
     if dtype is not None and array.dtype != dtype:
         if np.dtype(dtype).kind in "iu" and array.dtype.kind == "f" and not np.all(array == np.round(array)):
@@ -256,9 +257,10 @@ def _finite(value, what):
     return array
 
 
-def as_node(value):
-    """Nodes stay nodes; numbers, lists and arrays become Constants."""
-    return value if isinstance(value, Node) else Constant(value)
+def as_node(value, what="a Constant's value"):
+    """Nodes stay nodes; numbers, lists and arrays become Constants (``what`` names the value in
+    the error if it is none of these)."""
+    return value if isinstance(value, Node) else Constant(numbers(value, what))
 
 
 def topological_order(outputs):
@@ -308,10 +310,10 @@ class Graph:
         self.outputs = [outputs] if isinstance(outputs, Node) else list(
             outputs if isinstance(outputs, (list, tuple)) else [outputs])
         if not self.outputs or not all(isinstance(n, Node) for n in self.outputs):
-            wrong = next((n for n in self.outputs if not isinstance(n, Node)), "nothing")
+            wrong = [f"{type(n).__name__} {str(n)[:40]!r}" for n in self.outputs if not isinstance(n, Node)]
             raise BadValueError(
                 f"Graph takes the node(s) to compute, e.g. Graph(loss); it was given "
-                f"{type(wrong).__name__} {str(wrong)[:40]!r}. A node's .value is only numbers "
+                f"{wrong[0] if wrong else 'an empty list'}. A node's .value is only numbers "
                 f"(did you write Graph(loss.value)?).")
         self.nodes = topological_order(self.outputs)
         self._ops = [n for n in self.nodes if n.op is not None]
