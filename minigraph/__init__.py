@@ -18,8 +18,8 @@ straight-line code, for speed: ``print(mg.unrolled.source(graph))``).
 """
 
 from . import data, gradcheck, nn, optim
-from .errors import (CycleError, DrawingError, GraphError, MissingFeedError, NonFiniteError, OpError,
-                     ShapeError)
+from .errors import (BadValueError, CycleError, DrawingError, GraphError, MissingFeedError,
+                     NonFiniteError, OpError, ShapeError)
 from .graph import Constant, Graph, Input, Node, Op, Parameter, detect_anomaly
 from .ops import (add, bce_with_logits, concatenate, defop, div, exp, getitem, leaky_relu, linear,
                   log, log_softmax, matmul, max, mean, mse, mul, neg, power, relu, reshape,
