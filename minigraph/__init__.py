@@ -12,8 +12,9 @@
 Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``ops`` (the op
 table: forward + backward of each op), ``nn`` (layers, losses), ``optim`` (optimizers),
 ``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``),
-``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``) and ``unrolled`` (backward
-written out as straight-line code, for speed: ``print(mg.unrolled.source(graph))``).
+``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``unrolled`` (backward
+written out as straight-line code, for speed: ``print(mg.unrolled.source(graph))``) and
+``symbolic`` (``mg.grad``: the backward pass built as a graph, to draw or differentiate again).
 """
 
 from . import data, gradcheck, nn, optim
@@ -25,6 +26,7 @@ from .ops import (add, bce_with_logits, concatenate, defop, div, exp, getitem, l
                   sigmoid, softmax, softmax_cross_entropy, split, sub, sum, tanh, transpose,
                   unbroadcast)
 
+from .symbolic import defvjp, grad
 from .viz import draw
 
 __version__ = "0.1.0"
