@@ -15,7 +15,8 @@ puts the nodes in topological order (every node after its inputs) and then
   changed; an op is stale when one of its inputs is newer than it);
 * ``backward(feed)`` runs forward, then walks the order in reverse and applies each op's
   vector-Jacobian product (VJP), *summing* the gradients a node receives from its consumers.
-  From the second call on, a graph runs the same steps written out as straight-line code
+  Both work from one ``BackwardPlan`` (``graph.plan(wrt)``): what to compute, in which order.
+  From the second call on, a graph runs the same plan written out as straight-line code
   (``unrolled.py``), which skips this loop's bookkeeping; this file is the reference.
 
 Gradients are **fresh for each backward call** (they do not accumulate as in PyTorch): after
@@ -200,7 +201,8 @@ class Input(Node):
         The bytes of the value are both the Input's private copy (later edits by the caller
         can't leak in) and what the next feed is compared with.
         """
-        new = numbers(value, f"the value fed to Input '{self.name}'", self.dtype)
+        new = value if type(value) is np.ndarray and value.dtype == self.dtype else numbers(
+            value, f"the value fed to Input '{self.name}'", self.dtype)
         fed = (new.dtype, new.shape, new.tobytes())
         if fed != self._fed:
             self._fed = fed
@@ -381,7 +383,7 @@ class Graph:
         return values[0] if len(values) == 1 else values
 
     def _feed(self, feed):
-        if not isinstance(feed, Mapping):
+        if type(feed) is not dict and not isinstance(feed, Mapping):
             raise BadValueError(f"the feed must be a dict {{Input: value}}, e.g. "
                                 f"{{{', '.join(n.name + ': ...' for n in self.inputs) or 'x: ...'}}}; "
                                 f"got {type(feed).__name__} {str(feed)[:40]!r}.")
@@ -521,6 +523,11 @@ class Graph:
         return list(enumerate(grad_inputs))
 
 
+def value_of(node):
+    """The node's own array, as ops compute with it (``node.value`` hands out a read-only view)."""
+    return node._value
+
+
 def store_value(node, value):
     """Store what an op computed as its (read-only) value, stamp it, and return it."""
     if type(value) is np.ndarray:
@@ -596,23 +603,21 @@ def give_gradients(nodes, grads):
     array to several inputs (``add`` sends ``g`` to both), or a read-only view, so an array that
     another node already holds, or that cannot be written, is copied. Clipping ``a.grad`` in
     place then never changes ``b.grad``."""
-    held = set()
-
-    def own(g):
-        if isinstance(g, tuple):
-            return tuple(own(x) for x in g)
-        if not isinstance(g, np.ndarray):
-            return g
-        base = g
-        while isinstance(base.base, np.ndarray):
-            base = base.base
-        if id(base) in held or not g.flags.writeable:
-            g = base = g.copy()
-        held.add(id(base))
-        return g
-
+    held = set()                                  # ids of the arrays handed out (views: their base)
     for node, g in zip(nodes, grads):
-        node.grad = own(g)
+        node.grad = _own(g, held)
+
+
+def _own(g, held):
+    if type(g) is not np.ndarray:
+        return tuple(_own(x, held) for x in g) if isinstance(g, tuple) else g
+    base = g
+    while base.base is not None:
+        base = base.base
+    if id(base) in held or not g.flags.writeable:
+        g = base = g.copy()
+    held.add(id(base))
+    return g
 
 
 class BackwardPlan:
@@ -623,7 +628,7 @@ class BackwardPlan:
     writes can only do what the interpreter does. A backward
 
     1. feeds the Inputs (``feed``), then computes each op of ``ops`` whose inputs are newer than
-       it, storing what it computes with ``store_value``;
+       it, from its inputs' ``value_of``, storing what it computes with ``store_value``;
     2. starts from the gradient of ``output`` (``seed``), and for each ``(op, wanted)`` of ``steps``
        (outputs first) that received a gradient, calls the op's VJP for each input position in
        ``wanted``, checks the result (``checked_gradient``) and sums what an input receives
@@ -635,6 +640,7 @@ class BackwardPlan:
     the ``wrt`` nodes get it.
     """
 
+    value_of = staticmethod(value_of)
     store_value = staticmethod(store_value)
     checked_gradient = staticmethod(checked_gradient)
     add_gradients = staticmethod(add_gradients)
@@ -686,7 +692,7 @@ def _op_failure(node, args, error, phase):
     kind = ShapeError if is_shape else OpError
     advice = ("Check the shapes you feed and the shapes of the parameters." if is_shape else
               f"The code of op '{node.op.name}' raised this; if you wrote that op, fix its {phase.split()[0]}.")
-    return kind(f"{where}: {type(error).__name__}: {error}\n  {advice}")
+    return kind(f"{where}. {advice}\n  error: {type(error).__name__}: {error}")  # numpy's words last
 
 
 def _check_finite(node, value, verb, args=()):

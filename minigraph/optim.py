@@ -32,7 +32,8 @@ class Optimizer:
                 raise GraphError(f"Parameter '{p.name}' has no gradient. Run graph.backward(feed) "
                                  "before opt.step(), on a graph that contains it.")
             new = self.update(p._value, p.grad, self.state[p])
-            if new is None or np.shape(new) != p._value.shape:
+            if not (type(new) is np.ndarray and new.shape == p._value.shape) and (
+                    new is None or np.shape(new) != p._value.shape):
                 raise (BadValueError if new is None else ShapeError)(
                     f"{type(self).__name__}.update returned "
                     f"{'None' if new is None else shape_text(np.asarray(new))} for Parameter "
