@@ -14,7 +14,8 @@ table: forward + backward of each op), ``nn`` (layers, losses), ``optim`` (optim
 ``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``),
 ``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``unrolled`` (backward
 written out as straight-line code, for speed: ``print(mg.unrolled.source(graph))``) and
-``symbolic`` (``mg.grad``: the backward pass built as a graph, to draw or differentiate again).
+``symbolic`` (``mg.grad``: the backward pass built as a graph, to draw or differentiate again)
+and ``compiled`` (``mg.function``: a graph as a callable training step, as in Theano).
 """
 
 from . import data, gradcheck, nn, optim
@@ -26,6 +27,7 @@ from .ops import (add, bce_with_logits, concatenate, defop, div, exp, getitem, l
                   sigmoid, softmax, softmax_cross_entropy, split, sub, sum, tanh, transpose,
                   unbroadcast)
 
+from .compiled import function
 from .symbolic import defvjp, grad
 from .viz import draw
 
