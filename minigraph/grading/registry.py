@@ -12,6 +12,7 @@ CHAPTERS = {
     "01": "minigraph.grading.ch01", "02": "minigraph.grading.ch02",
     "03": "minigraph.grading.ch03",
     "04": "minigraph.grading.ch04",
+    "08": "minigraph.grading.ch08",
 }
 
 
