@@ -55,7 +55,8 @@ def test_first_order_equals_backward(block):
 
 def hessian_vector_check(loss, drawer, rng):
     """For the graph's Parameters w: grad(sum(grad(loss, w) · v), w) = H v, against central
-    differences of Graph.backward's gradient along v. False if there is no Parameter."""
+    differences of Graph.backward's gradient along v, and against Graph.backward run on the
+    gradient graph itself. False if there is no Parameter."""
     graph = mg.Graph(loss)
     wrt = graph.parameters
     if not wrt:
@@ -71,6 +72,11 @@ def hessian_vector_check(loss, drawer, rng):
     hvp_graph = mg.Graph(hvp)
     got = hvp_graph.forward({n: v for n, v in feed.items() if n in hvp_graph.inputs})
     got = got if len(hvp) > 1 else [got]
+    # the interpreter differentiates the gradient graph too (the helper ops' numeric VJPs)
+    mg.Graph(total).backward({n: v for n, v in feed.items() if n in mg.Graph(total).inputs}, wrt=wrt)
+    for w, h in zip(wrt, got):
+        assert close(np.zeros(np.shape(h)) if w.grad is None else w.grad, h, rtol=1e-8, atol=1e-10), \
+            f"backward of the gradient graph, for {w.name}: {w.grad} vs {h}"
 
     base = [np.array(w.value) for w in wrt]
 
