@@ -273,15 +273,17 @@ def _add(a, b):
 
 
 def grad(output, wrt, seed=None):
-    """For each node of ``wrt`` (a list, or one node), a node whose value is d(output)/d(node).
+    """For each node of ``wrt`` (a list of nodes or names, or one), a node whose value is
+    d(output)/d(node).
 
     The gradient is built from ops, following ``Graph(output).plan(wrt)``: the same steps
     ``Graph.backward`` takes. ``seed`` (a node) is the gradient of the output to start from;
     by default ``ones_like(output)``: d(output)/d(output) = 1 (for a non-scalar output, this is
     the gradient of ``sum(output)``). A node the output does not depend on gets zeros.
     """
-    single = isinstance(wrt, Node)
-    plan = Graph(output).plan([wrt] if single else list(wrt))
+    graph, single = Graph(output), isinstance(wrt, (Node, str))
+    wrt = [graph.node(w) for w in ([wrt] if single else wrt)]     # nodes, or their names
+    plan = graph.plan(wrt)
     grads = {plan.output: ones_like(output) if seed is None else ops.as_node(seed)}
     for node, wanted in plan.steps:
         g = grads.get(node)
@@ -298,4 +300,4 @@ def grad(output, wrt, seed=None):
         if g.op is not None and g.name.startswith(g.op.name + "_") and g not in named.values():
             g.name = named[w] = auto_name(f"d{plan.output.name}/d{w.name}")
     by_node = dict(zip(plan.graded, result))
-    return by_node[wrt] if single else [by_node[w] for w in wrt]
+    return by_node[wrt[0]] if single else [by_node[w] for w in wrt]

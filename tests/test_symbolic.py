@@ -160,3 +160,17 @@ def test_the_gradient_graph_follows_new_feeds_and_shapes():
     for feed in ([1.0, 2.0, 3.0], [[1.0, 2.0, 3.0], [0.0, 0.1, 0.2]]):
         graph.backward({x: feed}, wrt=[b])
         assert close(mg.Graph(db).forward({x: feed}), b.grad)
+
+
+def test_wrt_by_name_and_mistakes_are_explained():
+    x = mg.Parameter([1.0, 2.0], name="x")
+    loss = mg.sum(x * x)
+    assert close(mg.Graph(mg.grad(loss, "x")).forward(), [2.0, 4.0])
+    with pytest.raises(mg.BadValueError, match="not its value"):
+        mg.grad(loss, [x.value])
+    with pytest.raises(mg.GraphError, match="no node named 'y'"):
+        mg.grad(loss, ["y"])
+    with pytest.raises(mg.GraphError, match="not part of this graph"):
+        mg.grad(loss, [mg.Parameter(1.0, name="stranger")])
+    with pytest.raises(mg.BadValueError, match="Graph takes the node"):
+        mg.grad(loss.value, [x])
