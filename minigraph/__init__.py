@@ -12,9 +12,11 @@
 Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``ops`` (the op
 table: forward + backward of each op), ``nn`` (layers, losses), ``optim`` (optimizers),
 ``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``),
-``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``digits`` (pictures and a
-browser of handwritten digits, chapter 05) and ``unrolled`` (backward written out as
-straight-line code, for speed: ``print(mg.unrolled.source(graph))``).
+``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``unrolled`` (backward
+written out as straight-line code, for speed: ``print(mg.unrolled.source(graph))``),
+``symbolic`` (``mg.grad``: the backward pass built as a graph, to draw or differentiate again)
+and ``compiled`` (``mg.function``: a graph as a callable training step, as in Theano). The
+chapters' own tools: ``digits`` (05), ``landscape`` (06), ``recurrent`` (07).
 """
 
 from . import data, gradcheck, nn, optim
@@ -26,15 +28,17 @@ from .ops import (add, bce_with_logits, concatenate, defop, div, exp, getitem, l
                   sigmoid, softmax, softmax_cross_entropy, split, sub, sum, tanh, transpose,
                   unbroadcast)
 
+from .compiled import function
+from .symbolic import defvjp, grad
 from .viz import draw
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    """``mg.widgets`` and ``mg.digits`` are imported on first use: ipywidgets and matplotlib are
-    slow to import."""
-    if name in ("widgets", "digits"):
+    """``mg.widgets``, ``mg.digits``, ``mg.landscape`` and ``mg.recurrent`` are imported on first use:
+    ipywidgets and matplotlib are slow to import."""
+    if name in ("widgets", "digits", "landscape", "recurrent"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'minigraph' has no attribute '{name}'")
