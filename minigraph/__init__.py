@@ -10,13 +10,15 @@
     W.grad
 
 Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``ops`` (the op
-table: forward + backward of each op), ``nn`` (layers, losses), ``optim`` (optimizers),
+table: forward + backward of each op), ``dtypes`` (float64 or float32, and the default),
+``nn`` (layers, losses), ``optim`` (optimizers),
 ``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``),
 ``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``) and ``unrolled`` (backward
 written out as straight-line code, for speed: ``print(mg.unrolled.source(graph))``).
 """
 
 from . import data, gradcheck, nn, optim
+from .dtypes import get_default_dtype, set_default_dtype
 from .errors import (CycleError, GraphError, MissingFeedError, NonFiniteError, OpError,
                      ShapeError)
 from .graph import Constant, Graph, Input, Node, Op, Parameter, detect_anomaly

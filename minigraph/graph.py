@@ -31,7 +31,7 @@ import itertools
 
 import numpy as np
 
-from . import unrolled
+from . import dtypes, unrolled
 from .errors import (CycleError, GraphError, MissingFeedError, NonFiniteError, OpError,
                      ShapeError, describe, shape_text)
 
@@ -111,9 +111,9 @@ class Input(Node):
 
     kind = "input"
 
-    def __init__(self, name=None, dtype=float):
+    def __init__(self, name=None, dtype=None):
         super().__init__(name or auto_name("input"))
-        self.dtype = dtype
+        self.dtype = dtype                         # None: what it's fed, as dtypes.float_dtype says
         self._fed = None                           # (dtype, shape, bytes) of the value fed last
 
     def feed(self, value):
@@ -122,7 +122,7 @@ class Input(Node):
         The bytes of the value are both the Input's private copy (later edits by the caller
         can't leak in) and what the next feed is compared with.
         """
-        new = np.asarray(value, dtype=self.dtype)
+        new = np.asarray(value, dtype=dtypes.float_dtype(value, self.dtype))
         fed = (new.dtype, new.shape, new.tobytes())
         if fed != self._fed:
             self._fed = fed
@@ -131,16 +131,24 @@ class Input(Node):
 
 
 class Parameter(Node):
-    """A trainable value. Change it by assignment (``W.value = ...``); its array is read-only."""
+    """A trainable value. Change it by assignment (``W.value = ...``); its array is read-only.
+
+    Its dtype is chosen once (see ``dtypes.py``), and an assigned value is converted to it.
+    """
 
     kind = "parameter"
 
-    def __init__(self, value, name=None):
-        super().__init__(name or auto_name("param"), value=_frozen(np.array(value, dtype=float)))
+    def __init__(self, value, name=None, dtype=None):
+        value = np.array(value, dtype=dtypes.float_dtype(value, dtype))
+        super().__init__(name or auto_name("param"), value=_frozen(value))
+
+    @property
+    def dtype(self):
+        return self._value.dtype
 
     @Node.value.setter
     def value(self, new):
-        self._set(np.array(new, dtype=float))
+        self._set(np.array(new, dtype=self.dtype))
 
 
 class Constant(Node):
@@ -148,8 +156,8 @@ class Constant(Node):
 
     kind = "constant"
 
-    def __init__(self, value, name=None):
-        value = np.array(value)                    # integer arrays (class labels) stay integers
+    def __init__(self, value, name=None, dtype=None):
+        value = dtypes.constant_array(value, dtype)    # class labels stay integers
         super().__init__(name or auto_name("const"), value=_frozen(value))
 
 
@@ -409,8 +417,9 @@ class Graph:
                     f"backward starts from a scalar, but the output {describe(out)} is not one. "
                     f"Reduce it to a scalar first (e.g. mg.sum(...) or a loss), or pass "
                     f"seed=np.ones({np.shape(value)}) to get a vector-Jacobian product.")
-            return np.ones(value.shape) if value.shape else np.array(1.0)
-        seed = np.asarray(seed, dtype=float)
+            dtype = dtypes.float_dtype(value)
+            return np.ones(value.shape, dtype) if value.shape else np.array(1.0, dtype)
+        seed = np.asarray(seed, dtype=dtypes.float_dtype(value))
         if seed.shape != np.shape(value):
             raise ShapeError(f"the seed gradient has shape {seed.shape}, but the output "
                              f"{describe(out)} has shape {np.shape(value)}; they must match.")

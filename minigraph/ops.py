@@ -127,8 +127,8 @@ def _linear(x, W, b):
     """x @ W + b, with b added in place into the fresh product (one temporary array fewer)."""
     out = x @ W
     try:
-        out += b
-    except (TypeError, ValueError):          # b stretches the product, or needs another dtype
+        np.add(out, b, out=out, casting="safe")
+    except (TypeError, ValueError):          # b stretches the product, or needs a wider dtype
         out = out + b
     return out
 
@@ -140,7 +140,7 @@ def _sigmoid(x):
 
 
 def _getitem_vjp(g, ans, x, index):
-    out = np.zeros(x.shape)
+    out = np.zeros(x.shape, np.result_type(g))
     np.add.at(out, index, g)                      # repeated indices add up
     return out
 
@@ -148,7 +148,8 @@ def _getitem_vjp(g, ans, x, index):
 def _max_vjp(g, ans, x, axis=None, keepdims=False):
     top = _sum_back(ans, x, axis, keepdims)
     is_max = x == top
-    return _sum_back(g, x, axis, keepdims) * is_max / np.sum(is_max, axis=axis, keepdims=True)
+    spread = _sum_back(g, x, axis, keepdims) * is_max
+    return spread / np.sum(is_max, axis=axis, keepdims=True, dtype=spread.dtype)   # ties share g
 
 
 def _same_shape(a, b, what):
@@ -271,7 +272,7 @@ tanh = defop("tanh", np.tanh, [lambda g, ans, x: g * (1 - ans ** 2)], "tanh")
 sigmoid = defop("sigmoid", _sigmoid, [lambda g, ans, x: g * ans * (1 - ans)], "σ")
 relu = defop("relu", lambda x: np.maximum(x, 0), [lambda g, ans, x: g * (x > 0)], "relu")
 leaky_relu = defop("leaky_relu", lambda x, slope=0.01: np.where(x > 0, x, slope * x),
-                   [lambda g, ans, x, slope=0.01: g * np.where(x > 0, 1, slope)], "lrelu")
+                   [lambda g, ans, x, slope=0.01: np.where(x > 0, g, slope * g)], "lrelu")
 
 sum = defop("sum", np.sum,
             [lambda g, ans, x, axis=None, keepdims=False: _sum_back(g, x, axis, keepdims)], "Σ")
