@@ -281,8 +281,7 @@ class Graph:
                 raise _op_failure(node, args, error, "forward") from None
             if watched or node._forward_hooks:
                 out = self._watch(node, args, out)
-            node._value = _frozen(out) if type(out) is np.ndarray else _as_value(out)
-            node.stamp = next(_clock)
+            store_value(node, out)
         values = [n._value for n in self.outputs]
         return values[0] if len(values) == 1 else values
 
@@ -322,25 +321,20 @@ class Graph:
 
         ``seed`` is the gradient of whatever you differentiate with respect to the output: 1 for
         a scalar loss (the default); pass an array of the output's shape for a non-scalar one.
+        ``wrt`` is a list of nodes (or of their names); a single node means ``[node]``.
         """
-        if len(self.outputs) != 1:
-            raise GraphError(f"backward needs one output to differentiate; this graph has "
-                             f"{len(self.outputs)}. Build Graph(loss) for the one you mean.")
-        if wrt is not None and not isinstance(wrt, (list, tuple)):
-            wrt = list(wrt)                   # it is read twice
-        run = self._unrolled(wrt) if self._plain() else None
+        plan = self.plan(wrt)
+        run = self._unrolled(plan) if self._plain() else None
         if run is not None:
             try:
                 return run(feed or {}, seed)
             except Exception:
                 pass                      # the interpreter below runs the call again and explains
-        out = self.outputs[0]
         value = self.forward(feed)
-        steps, graded = self._plan(wrt)
         for node in self.nodes:                       # fresh gradients: forget the last call's
             node.grad = None
-        grads = {out: self._seed(out, value, seed)}
-        for node, wanted in steps:
+        grads = {plan.output: plan.seed(value, seed)}
+        for node, wanted in plan.steps:
             g = grads.get(node)
             if g is None:                             # no gradient reached this op
                 continue
@@ -357,7 +351,7 @@ class Graph:
                                       f"'{node.inputs[k].name}')") from None
                 fits = type(gi) is type(args[k]) is np.ndarray and gi.shape == args[k].shape
                 if not fits or _anomaly[0]:               # None, numbers, tuples, a wrong shape
-                    gi = _checked_gradient(node, k, gi, args)
+                    gi = checked_gradient(node, k, gi, args)
                 sent.append((k, gi))
             if node._backward_hooks or self._backward_hooks:
                 sent = self._apply_backward_hooks(node, g, sent)
@@ -365,9 +359,8 @@ class Graph:
                 if gi is not None:                    # sum what each consumer sends back
                     parent = node.inputs[k]
                     old = grads.get(parent)
-                    grads[parent] = gi if old is None else _add(old, gi)
-        for node in graded:
-            node.grad = grads.get(node)
+                    grads[parent] = gi if old is None else add_gradients(old, gi)
+        give_gradients(plan.graded, [grads.get(node) for node in plan.graded])
         return value
 
     def _plain(self):
@@ -375,55 +368,47 @@ class Graph:
         return not (self._forward_hooks or self._backward_hooks or _anomaly[0] or
                     any(n._forward_hooks or n._backward_hooks for n in self._ops))
 
-    def _unrolled(self, wrt):
-        """The straight-line form of this backward (see ``unrolled.py``), or None. It is written
-        at the second call with the same ``wrt`` (a backward run once is not worth writing out),
-        for graphs of up to ``unrolled.MAX_OPS`` ops (writing costs about 0.2 ms per op)."""
-        key = None if wrt is None else tuple(wrt)         # nodes hash by identity
-        if key not in self._unrolled_runs:
-            calls = self._backward_calls[key] = self._backward_calls.get(key, 0) + 1
+    def _unrolled(self, plan):
+        """The straight-line form of this plan (see ``unrolled.py``), or None. It is written at
+        the second call with the same plan (a backward run once is not worth writing out), for
+        graphs of up to ``unrolled.MAX_OPS`` ops (writing costs about 0.2 ms per op). If writing
+        it fails, the interpreter keeps this plan: the fast path never raises."""
+        if plan not in self._unrolled_runs:
+            calls = self._backward_calls[plan] = self._backward_calls.get(plan, 0) + 1
             if calls < 2 or len(self._ops) > unrolled.MAX_OPS:
                 return None
-            self._unrolled_runs[key] = unrolled.build(self, wrt)
-        return self._unrolled_runs[key]
+            try:
+                self._unrolled_runs[plan] = unrolled.build(plan)
+            except Exception:
+                self._unrolled_runs[plan] = None
+        return self._unrolled_runs[plan]
 
-    def _plan(self, wrt):
-        """What ``backward(wrt=...)`` walks, worked out once per ``wrt``: each op that needs a
-        gradient, outputs first, with the positions of its inputs that need one; and the nodes
-        whose ``.grad`` is set. By default every node that can have a gradient (not Constants,
-        not integer Inputs) needs one and gets it. With ``wrt``, the ``wrt`` nodes and the ops
-        downstream of one need one, and only the ``wrt`` nodes get it.
-        """
-        key = None if wrt is None else tuple(wrt)         # nodes hash by identity
-        if key not in self._plans:
-            if wrt is None:
-                needs = {n for n in self.nodes if n.kind != "constant"
-                         and not (n.kind == "input" and np.dtype(n.dtype).kind in "biu")}
-            else:
-                needs = set(wrt)
-                for n in self._ops:
-                    if any(parent in needs for parent in n.inputs):
-                        needs.add(n)
-            steps = [(n, [k for k, parent in enumerate(n.inputs) if parent in needs])
-                     for n in reversed(self._ops) if n in needs]
-            graded = needs if wrt is None else set(wrt)
-            self._plans[key] = steps, [n for n in self.nodes if n in graded]
-        return self._plans[key]
+    def plan(self, wrt=None):
+        """The ``BackwardPlan`` of ``backward(wrt=wrt)``: worked out once per ``wrt``, then cached."""
+        key = wrt if wrt is None or isinstance(wrt, (Node, str)) else tuple(wrt)
+        try:
+            return self._plans[key]
+        except (KeyError, TypeError):                 # TypeError: an unhashable entry (an array?)
+            plan = BackwardPlan(self, self._wrt_nodes(key))
+        self._plans[key] = plan
+        return plan
 
-    def _seed(self, out, value, seed):
-        if seed is None:
-            if getattr(value, "size", None) != 1:
-                raise GraphError(
-                    f"backward starts from a scalar, but the output {describe(out)} is not one. "
-                    f"Reduce it to a scalar first (e.g. mg.sum(...) or a loss), or pass "
-                    f"seed=np.ones({np.shape(value)}) to get a vector-Jacobian product.")
-            dtype = dtypes.float_dtype(value)
-            return np.ones(value.shape, dtype) if value.shape else np.array(1.0, dtype)
-        seed = np.asarray(seed, dtype=dtypes.float_dtype(value))
-        if seed.shape != np.shape(value):
-            raise ShapeError(f"the seed gradient has shape {seed.shape}, but the output "
-                             f"{describe(out)} has shape {np.shape(value)}; they must match.")
-        return seed
+    def _wrt_nodes(self, wrt):
+        """``wrt`` as a list of this graph's nodes (None stays None: every node)."""
+        if len(self.outputs) != 1:
+            raise GraphError(f"backward needs one output to differentiate; this graph has "
+                             f"{len(self.outputs)}. Build Graph(loss) for the one you mean.")
+        if wrt is None:
+            return None
+        if isinstance(wrt, (Node, str)):
+            wrt = [wrt]
+        nodes = [self.node(w) for w in wrt]
+        strangers = [n.name for n in nodes if self._by_name.get(n.name) is not n]
+        if strangers:
+            raise GraphError(f"backward(wrt=...) names {', '.join(strangers)}, not part of this "
+                             f"graph (the output '{self.outputs[0].name}' does not depend on it). "
+                             f"Differentiate with respect to nodes of this graph, e.g. graph.parameters.")
+        return nodes
 
     def _apply_backward_hooks(self, node, g, sent):
         """Show each hook ``(node, g, grad_inputs)``, one entry per input (None if not wanted);
@@ -437,11 +422,21 @@ class Graph:
         return list(enumerate(grad_inputs))
 
 
-def _checked_gradient(node, k, gi, args):
+def store_value(node, value):
+    """Store what an op computed as its (read-only) value, stamp it, and return it."""
+    value = _frozen(value) if type(value) is np.ndarray else _as_value(value)
+    node._value, node.stamp = value, next(_clock)
+    return value
+
+
+def checked_gradient(node, k, gi, args):
     """A gradient from ``node``'s VJP for its input ``k``, checked: it has the input's shape (and,
     inside detect_anomaly, no NaN/inf). A plain Python number becomes a numpy value."""
     if gi is None:
-        return None
+        raise OpError(
+            f"the backward of '{node.name}' ({node.op.name}) returned None for its input "
+            f"{describe(node.inputs[k])}. Did its VJP forget `return`? It must return the gradient "
+            f"of that input (zeros if the output does not depend on it).")
     gi = _as_value(gi)
     if not same_shape(gi, args[k]):
         raise ShapeError(
@@ -467,11 +462,95 @@ def same_shape(grad, value):
     return np.shape(grad) == np.shape(value)
 
 
-def _add(a, b):
+def add_gradients(a, b):
     """Sum two gradients (tuples element by element for multi-output ops; None means zero)."""
     if isinstance(a, tuple):
         return tuple(y if x is None else x if y is None else x + y for x, y in zip(a, b))
     return a + b                      # never in place: ``a`` may be another node's gradient
+
+
+def give_gradients(nodes, grads):
+    """Set ``node.grad`` for each node, each its own writable array: one VJP may hand the same
+    array to several inputs (``add`` sends ``g`` to both), or a read-only view, so an array that
+    another node already holds, or that cannot be written, is copied. Clipping ``a.grad`` in
+    place then never changes ``b.grad``."""
+    held = set()
+
+    def own(g):
+        if isinstance(g, tuple):
+            return tuple(own(x) for x in g)
+        if not isinstance(g, np.ndarray):
+            return g
+        base = g
+        while isinstance(base.base, np.ndarray):
+            base = base.base
+        if id(base) in held or not g.flags.writeable:
+            g = base = g.copy()
+        held.add(id(base))
+        return g
+
+    for node, g in zip(nodes, grads):
+        node.grad = own(g)
+
+
+class BackwardPlan:
+    """What ``graph.backward(feed, seed, wrt)`` does, worked out once per ``wrt``.
+
+    It is the whole contract between the interpreter (``Graph.backward``, the reference) and the
+    code writer (``unrolled.py``, the fast path): the writer reads nothing else, so the code it
+    writes can only do what the interpreter does. A backward
+
+    1. feeds the Inputs (``feed``), then computes each op of ``ops`` whose inputs are newer than
+       it, storing what it computes with ``store_value``;
+    2. starts from the gradient of ``output`` (``seed``), and for each ``(op, wanted)`` of ``steps``
+       (outputs first) that received a gradient, calls the op's VJP for each input position in
+       ``wanted``, checks the result (``checked_gradient``) and sums what an input receives
+       (``add_gradients``);
+    3. hands the gradients of ``graded`` out with ``give_gradients``.
+
+    By default every node that can have a gradient (not Constants, not integer Inputs) needs one
+    and gets it. With ``wrt``, the ``wrt`` nodes and the ops downstream of one need one, and only
+    the ``wrt`` nodes get it.
+    """
+
+    store_value = staticmethod(store_value)
+    checked_gradient = staticmethod(checked_gradient)
+    add_gradients = staticmethod(add_gradients)
+    give_gradients = staticmethod(give_gradients)
+
+    def __init__(self, graph, wrt):
+        self.nodes, self.ops, self.output = graph.nodes, graph._ops, graph.outputs[0]
+        self.leaves = [n for n in self.nodes if n.op is None]
+        self.multi_output = any(n.op.n_outputs > 1 for n in self.ops)
+        self.feed = graph._feed
+        if wrt is None:
+            needs = {n for n in self.nodes if n.kind != "constant"
+                     and not (n.kind == "input" and np.dtype(n.dtype).kind in "biu")}
+        else:
+            needs = set(wrt)
+            for n in self.ops:
+                if any(parent in needs for parent in n.inputs):
+                    needs.add(n)
+        self.steps = [(n, [k for k, parent in enumerate(n.inputs) if parent in needs])
+                      for n in reversed(self.ops) if n in needs]
+        graded = needs if wrt is None else set(wrt)
+        self.graded = [n for n in self.nodes if n in graded]
+
+    def seed(self, value, seed):
+        """The gradient backward starts from: 1 for a scalar output, else the ``seed`` given."""
+        if seed is None:
+            if getattr(value, "size", None) != 1:
+                raise GraphError(
+                    f"backward starts from a scalar, but the output {describe(self.output)} is not "
+                    f"one. Reduce it to a scalar first (e.g. mg.sum(...) or a loss), or pass "
+                    f"seed=np.ones({np.shape(value)}) to get a vector-Jacobian product.")
+            dtype = dtypes.float_dtype(value)
+            return np.ones(value.shape, dtype) if value.shape else np.array(1.0, dtype)
+        seed = np.array(seed, dtype=dtypes.float_dtype(value))   # a copy: the caller's stays theirs
+        if seed.shape != np.shape(value):
+            raise ShapeError(f"the seed gradient has shape {seed.shape}, but the output "
+                             f"{describe(self.output)} has shape {np.shape(value)}; they must match.")
+        return seed
 
 
 def _op_failure(node, args, error, phase):

@@ -92,7 +92,7 @@ def test_random_dags_match_central_differences(loss):
 def assert_unrolled_is_the_interpreter(g, wrt=None):
     """Run the unrolled backward, then the interpreter, and compare value and every .grad bit
     for bit."""
-    value = mg.unrolled.build(g, wrt)({}, None)       # called directly: no fallback can hide a bug
+    value = mg.unrolled.build(g.plan(wrt))({}, None)       # called directly: no fallback can hide a bug
     unrolled = {n: n.grad for n in g.nodes}
     g.register_backward_hook(lambda node, grad_output, grad_inputs: None)   # any hook: interpreter
     g.invalidate()
@@ -115,12 +115,26 @@ def test_a_graph_that_is_just_a_leaf_has_gradient_one_every_time():
     assert [(g.backward(), float(w.grad)) for _ in range(3)] == [(2.0, 1.0)] * 3
 
 
+def test_ops_whose_inputs_all_have_no_gradient_survive_a_second_backward():
+    """exp(Constant), 1 - y with y a Constant or an integer Input: no input of these ops takes a
+    gradient, and the unrolled code (from the second call on) once crashed on them."""
+    w = mg.Parameter(2.0, name="w")
+    g = mg.Graph(w * mg.exp(mg.Constant(3.0)))
+    assert [g.backward() for _ in range(3)] == [2.0 * np.exp(3.0)] * 3
+    assert w.grad == np.exp(3.0)
+    y, labels = mg.Constant([1.0, 0.0]), mg.Input("labels", dtype=int)
+    h = mg.Graph(mg.sum(w * (1 - y) + w * (labels * 2)))
+    grads = [(h.backward({labels: [3, 1]}), float(w.grad)) for _ in range(3)]
+    assert grads == [(1.0 * 2.0 + 8.0 * 2.0, 9.0)] * 3
+    assert_unrolled_is_the_interpreter(h)
+
+
 def test_unrolled_backward_recomputes_only_what_changed():
     calls = []
     double = mg.defop("double", lambda x: calls.append(x) or 2 * x, [lambda g, ans, x: 2 * g])
     x, w = mg.Input("x"), mg.Parameter(3.0, name="w")
     g = mg.Graph(mg.sum(double(x) * w))
-    assert mg.unrolled.build(g) is not None
+    assert mg.unrolled.build(g.plan()) is not None
     g.backward({x: [1.0, 2.0]})
     g.backward({x: [1.0, 2.0]})                       # nothing changed
     assert list(g._unrolled_runs.values()) != [None]  # the second call was the unrolled one
@@ -151,7 +165,7 @@ def test_unrolled_source_is_one_call_per_op_and_per_gradient():
     net = mg.nn.MLP([3, 4, 2], "relu", rng=0)
     g = mg.Graph(mg.softmax_cross_entropy(net(x), y, name="loss"))
     text = mg.unrolled.source(g, wrt=g.parameters)
-    assert [line.split("(")[0].split("= ")[1] for line in text.splitlines() if "_ = f_" in line] == \
+    assert [line.split("(")[1].split(", ")[1] for line in text.splitlines() if "= _store(" in line] == \
         ["f_mlp_fc1", "f_relu_1", "f_mlp_fc2", "f_loss"]
     vjps = [line.split("(")[0].split("= ")[1] for line in text.splitlines() if "= vjp_" in line]
     assert vjps == ["vjp_loss_0", "vjp_mlp_fc2_0", "vjp_mlp_fc2_1", "vjp_mlp_fc2_2", "vjp_relu_1_0",
@@ -183,10 +197,30 @@ def test_errors_on_the_unrolled_path_are_the_interpreters():
         h.backward({x: np.ones((4, 3))})
 
 
+def test_when_the_unrolled_code_cannot_be_written_the_interpreter_runs(monkeypatch):
+    def broken(plan):
+        raise SyntaxError("a bug of the code writer")
+    monkeypatch.setattr(mg.unrolled, "build", broken)
+    w = mg.Parameter([1.0, 2.0], name="w")
+    g = mg.Graph(mg.sum(w * w))
+    assert [g.backward() for _ in range(3)] == [5.0] * 3 and np.array_equal(w.grad, [2.0, 4.0])
+
+
+def test_the_code_writer_sees_only_the_plan():
+    """unrolled.py imports nothing of graph.py: everything it writes comes from a BackwardPlan."""
+    import ast
+    import inspect
+    tree = ast.parse(inspect.getsource(mg.unrolled))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names} | {node.module for node in ast.walk(tree)
+                                            if isinstance(node, ast.ImportFrom)}
+    assert imported == {"keyword", "re", "numpy"}
+
+
 def test_multi_output_graphs_are_left_to_the_interpreter():
     a, b = mg.split(mg.Parameter([1.0, 2.0, 3.0, 4.0], name="v"), 2)
     g = mg.Graph(mg.sum(a * b))
-    assert mg.unrolled.build(g) is None and g.backward() == 11.0
+    assert mg.unrolled.build(g.plan()) is None and g.backward() == 11.0
 
 
 # -- order, depth, names ----------------------------------------------------------------------
