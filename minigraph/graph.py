@@ -126,7 +126,7 @@ class Input(Node):
         fed = (new.dtype, new.shape, new.tobytes())
         if fed != self._fed:
             self._fed = fed
-            self._value = np.frombuffer(fed[2], new.dtype).reshape(new.shape)   # read-only
+            self._value = np.ndarray(new.shape, new.dtype, fed[2])   # read-only, as bytes are
             self.stamp = next(_clock)
 
 

@@ -126,9 +126,11 @@ def _matmul_vjp_y(g, ans, x, y):
 def _linear(x, W, b):
     """x @ W + b, with b added in place into the fresh product (one temporary array fewer)."""
     out = x @ W
+    if getattr(out, "dtype", None) is not b.dtype:   # another dtype: numpy's promotion decides
+        return out + b
     try:
-        np.add(out, b, out=out, casting="safe")
-    except (TypeError, ValueError):          # b stretches the product, or needs a wider dtype
+        out += b
+    except ValueError:                       # b stretches the product
         out = out + b
     return out
 
