@@ -365,8 +365,12 @@ class Graph:
 
     def _plain(self):
         """No hooks on this graph or its ops, not inside detect_anomaly: the unrolled code may run."""
-        return not (self._forward_hooks or self._backward_hooks or _anomaly[0] or
-                    any(n._forward_hooks or n._backward_hooks for n in self._ops))
+        if self._forward_hooks or self._backward_hooks or _anomaly[0]:
+            return False
+        for n in self._ops:                   # a loop, not any(...): this runs at every backward
+            if n._forward_hooks or n._backward_hooks:
+                return False
+        return True
 
     def _unrolled(self, plan):
         """The straight-line form of this plan (see ``unrolled.py``), or None. It is written at
@@ -475,22 +479,27 @@ def give_gradients(nodes, grads):
     another node already holds, or that cannot be written, is copied. Clipping ``a.grad`` in
     place then never changes ``b.grad``."""
     held = set()
-
-    def own(g):
-        if isinstance(g, tuple):
-            return tuple(own(x) for x in g)
-        if not isinstance(g, np.ndarray):
-            return g
-        base = g
-        while isinstance(base.base, np.ndarray):
-            base = base.base
-        if id(base) in held or not g.flags.writeable:
-            g = base = g.copy()
-        held.add(id(base))
-        return g
-
     for node, g in zip(nodes, grads):
-        node.grad = own(g)
+        if type(g) is np.ndarray and g.base is None and id(g) not in held and g.flags.writeable:
+            held.add(id(g))                   # the usual case, checked first: a fresh array
+        else:
+            g = _own(g, held)
+        node.grad = g
+
+
+def _own(g, held):
+    """``g``, or a copy of it if it shares memory with an array in ``held`` or is read-only."""
+    if isinstance(g, tuple):
+        return tuple(_own(x, held) for x in g)
+    if not isinstance(g, np.ndarray):
+        return g
+    base = g
+    while isinstance(base.base, np.ndarray):
+        base = base.base
+    if id(base) in held or not g.flags.writeable:
+        g = base = g.copy()
+    held.add(id(base))
+    return g
 
 
 class BackwardPlan:

@@ -106,8 +106,8 @@ def subtract_into(value, change):
     the 784-512-512-10 MLP of bench/engine_speed.py the extra array was a sixth of a step's
     memory and a third of an update's time.
     """
-    if type(change) is np.ndarray and change.dtype == value.dtype and change.shape == value.shape:
-        return np.subtract(value, change, out=change)
+    if type(change) is np.ndarray and change.dtype is value.dtype and change.shape == value.shape:
+        return np.subtract(value, change, change)        # the third argument is where it goes
     return value - change
 
 
