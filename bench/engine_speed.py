@@ -212,7 +212,7 @@ def main():
     rng = np.random.default_rng(1)
     print(f"{'task':<34}{'dtype':>8}{'final loss':>12}{'minigraph/numpy':>17}{'target':>8}"
           f"{'torch/numpy':>13}{'peak MB minigraph/numpy':>26}")
-    for task, repeats in [(task_xor(), 40), (task_digits(rng), 50), (task_big(rng), 20)]:
+    for task, repeats in [(task_xor(), 60), (task_digits(rng), 100), (task_big(rng), 40)]:
         name, *spec, steps = task
         for dtype in (np.float32, np.float64):
             dtype_name = np.dtype(dtype).name
