@@ -19,8 +19,8 @@ written out as straight-line code, for speed: ``print(mg.unrolled.source(graph))
 
 from . import data, gradcheck, nn, optim
 from .dtypes import get_default_dtype, set_default_dtype
-from .errors import (CycleError, GraphError, MissingFeedError, NonFiniteError, OpError,
-                     ShapeError)
+from .errors import (BadValueError, CycleError, GraphError, MissingFeedError, NonFiniteError,
+                     OpError, ShapeError)
 from .graph import Constant, Graph, Input, Node, Op, Parameter, detect_anomaly
 from .ops import (add, bce_with_logits, concatenate, defop, div, exp, getitem, leaky_relu, linear,
                   log, log_softmax, matmul, max, mean, mse, mul, neg, power, relu, reshape,

@@ -28,12 +28,13 @@ than ``None`` replaces the output (forward) or the input gradients (backward), a
 
 import contextlib
 import itertools
+from collections.abc import Mapping
 
 import numpy as np
 
 from . import dtypes, unrolled
-from .errors import (CycleError, GraphError, MissingFeedError, NonFiniteError, OpError,
-                     ShapeError, describe, shape_text)
+from .errors import (BadValueError, CycleError, GraphError, MissingFeedError, NonFiniteError,
+                     OpError, ShapeError, describe, shape_text)
 
 _clock = itertools.count(1)           # stamps: a value changed at tick t has stamp t
 _name_counters = {}                   # "matmul" -> how many automatic names were handed out
@@ -51,6 +52,33 @@ def _frozen(array):
     """Mark an array read-only: a value changes only by assignment (which updates its stamp),
     never in place behind the engine's back."""
     array.setflags(False)             # write=False (by position: three times faster, and it's hot)
+    return array
+
+
+def numbers(value, what, dtype=None):
+    """``value`` (a number, a list, an array) as a numpy array of numbers, converted to ``dtype``
+    if one is given; anything else is a BadValueError that says what ``what`` was given."""
+    if value is None:
+        raise BadValueError(f"{what} is None; give it numbers (a number, a list or a numpy array).")
+    if isinstance(value, Node):
+        raise BadValueError(f"{what} is the node '{value.name}', not numbers. A node's numbers are "
+                            f"its .value; to compute with the node itself, use it in an op.")
+    try:
+        array = np.asarray(value)
+    except ValueError:                              # ragged: [[1, 2], [3]]
+        raise BadValueError(f"{what} is a ragged list (rows of different lengths); numbers must "
+                            f"form a rectangular array.") from None
+    if array.dtype.kind not in "biuf":
+        if array.dtype == object and any(isinstance(v, Node) for v in array.flat):
+            raise BadValueError(f"{what} is a list of nodes, not numbers. To combine nodes, use "
+                                f"ops: a + b, or mg.concatenate([a, b]).")
+        raise BadValueError(f"{what} is {array.dtype.name} data ({shape_text(array)}), not numbers "
+                            f"(got {str(value)[:40]!r}).")
+    if dtype is not None and array.dtype != dtype:
+        if np.dtype(dtype).kind in "iu" and array.dtype.kind == "f" and not np.all(array == np.round(array)):
+            raise BadValueError(f"{what} has fractions ({array.flat[np.argmax(array != np.round(array))]:g}), "
+                                f"but it holds integers (class labels, counts): feed whole numbers.")
+        array = array.astype(dtype)
     return array
 
 
@@ -85,6 +113,13 @@ class Node:
     def value(self):
         return self._value
 
+    @value.setter
+    def value(self, new):
+        how = {"input": "feed it: graph.forward({%s: ...})" % self.name,
+               "op": "it is computed from its inputs: assign a Parameter or feed an Input",
+               "constant": "it never changes: use a Parameter for a value you change"}
+        raise GraphError(f"cannot assign the value of {describe(self)}: {how.get(self.kind, '')}.")
+
     @property
     def shape(self):
         return None if self._value is None else np.shape(self._value)
@@ -113,6 +148,11 @@ class Input(Node):
 
     def __init__(self, name=None, dtype=None):
         super().__init__(name or auto_name("input"))
+        try:
+            np.dtype(dtype)
+        except TypeError:
+            raise BadValueError(f"Input '{self.name}': dtype={dtype!r} is not a numpy dtype; use "
+                                f"int (class labels), float, or none (floats, of the dtype fed).") from None
         self.dtype = dtype                         # None: what it's fed, as dtypes.float_dtype says
         self._fed = None                           # (dtype, shape, bytes) of the value fed last
 
@@ -122,7 +162,8 @@ class Input(Node):
         The bytes of the value are both the Input's private copy (later edits by the caller
         can't leak in) and what the next feed is compared with.
         """
-        new = np.asarray(value, dtype=dtypes.float_dtype(value, self.dtype))
+        dtype = dtypes.float_dtype(value, self.dtype)
+        new = numbers(value, f"the value fed to Input '{self.name}'", dtype)
         fed = (new.dtype, new.shape, new.tobytes())
         if fed != self._fed:
             self._fed = fed
@@ -139,8 +180,8 @@ class Parameter(Node):
     kind = "parameter"
 
     def __init__(self, value, name=None, dtype=None):
-        value = np.array(value, dtype=dtypes.float_dtype(value, dtype))
-        super().__init__(name or auto_name("param"), value=_frozen(value))
+        name = name or auto_name("param")
+        super().__init__(name, value=_frozen(_finite(value, f"the value of Parameter '{name}'", dtype)))
 
     @property
     def dtype(self):
@@ -148,7 +189,7 @@ class Parameter(Node):
 
     @Node.value.setter
     def value(self, new):
-        self._set(np.array(new, dtype=self.dtype))
+        self._set(_finite(new, f"the new value of Parameter '{self.name}'", self.dtype))
 
 
 class Constant(Node):
@@ -157,7 +198,8 @@ class Constant(Node):
     kind = "constant"
 
     def __init__(self, value, name=None, dtype=None):
-        value = dtypes.constant_array(value, dtype)    # class labels stay integers
+        numbers(value, "a Constant's value")              # None, a node, text: BadValueError
+        value = dtypes.constant_array(value, dtype)       # integers (class labels) stay integers
         super().__init__(name or auto_name("const"), value=_frozen(value))
 
 
@@ -173,6 +215,15 @@ class Op(Node):
     def __repr__(self):
         args = ", ".join(i.name for i in self.inputs)
         return f"Op('{self.name}' = {self.op.name}({args}), {shape_text(self._value)})"
+
+
+def _finite(value, what, dtype=None):
+    """A Parameter's value: a fresh floating array (``dtype``, or as ``dtypes.float_dtype`` says)
+    with no NaN or infinity in it."""
+    array = np.array(numbers(value, what), dtype=dtypes.float_dtype(value, dtype))
+    if not np.all(np.isfinite(array)):
+        raise BadValueError(f"{what} contains NaN or infinity; a Parameter starts from finite numbers.")
+    return array
 
 
 def as_node(value):
@@ -224,7 +275,14 @@ class Graph:
     """The outputs and all their ancestors, in a cached topological order."""
 
     def __init__(self, outputs):
-        self.outputs = [outputs] if isinstance(outputs, Node) else list(outputs)
+        self.outputs = [outputs] if isinstance(outputs, Node) else list(
+            outputs if isinstance(outputs, (list, tuple)) else [outputs])
+        if not self.outputs or not all(isinstance(n, Node) for n in self.outputs):
+            wrong = next((n for n in self.outputs if not isinstance(n, Node)), "nothing")
+            raise BadValueError(
+                f"Graph takes the node(s) to compute, e.g. Graph(loss); it was given "
+                f"{type(wrong).__name__} {str(wrong)[:40]!r}. A node's .value is only numbers "
+                f"(did you write Graph(loss.value)?).")
         self.nodes = topological_order(self.outputs)
         self._ops = [n for n in self.nodes if n.op is not None]
         self.inputs = [n for n in self.nodes if n.kind == "input"]
@@ -242,6 +300,9 @@ class Graph:
         """The node called ``name`` (given a node, that node: so callers may pass either)."""
         if isinstance(name, Node):
             return name
+        if not isinstance(name, str):
+            raise BadValueError(f"expected a node of this graph or its name, got {type(name).__name__} "
+                                f"{str(name)[:40]!r}: pass the node itself (W), not its value (W.value).")
         if name not in self._by_name:
             raise GraphError(f"no node named '{name}' in this graph; its nodes are: "
                              f"{', '.join(self._by_name)}")
@@ -281,11 +342,20 @@ class Graph:
                 raise _op_failure(node, args, error, "forward") from None
             if watched or node._forward_hooks:
                 out = self._watch(node, args, out)
+            if node.op.n_outputs > 1 and not (isinstance(out, tuple) and len(out) == node.op.n_outputs):
+                raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned "
+                              f"{shape_text(out) if not isinstance(out, tuple) else f'{len(out)} values'}, "
+                              f"but the op has n_outputs={node.op.n_outputs}: return a tuple of "
+                              f"{node.op.n_outputs} arrays, one per output.")
             store_value(node, out)
         values = [n._value for n in self.outputs]
         return values[0] if len(values) == 1 else values
 
     def _feed(self, feed):
+        if not isinstance(feed, Mapping):
+            raise BadValueError(f"the feed must be a dict {{Input: value}}, e.g. "
+                                f"{{{', '.join(n.name + ': ...' for n in self.inputs) or 'x: ...'}}}; "
+                                f"got {type(feed).__name__} {str(feed)[:40]!r}.")
         for key, value in feed.items():
             node = self._feedable.get(key) or self._not_feedable(key)
             node.feed(value)
@@ -428,7 +498,13 @@ class Graph:
 
 def store_value(node, value):
     """Store what an op computed as its (read-only) value, stamp it, and return it."""
-    value = _frozen(value) if type(value) is np.ndarray else _as_value(value)
+    if type(value) is np.ndarray:
+        value = _frozen(value)
+    elif value is None:
+        raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned None. Did it forget "
+                      f"`return`? It must return the op's value.")
+    else:
+        value = _as_value(value)
     node._value, node.stamp = value, next(_clock)
     return value
 
@@ -445,11 +521,28 @@ def checked_gradient(node, k, gi, args):
     if not same_shape(gi, args[k]):
         raise ShapeError(
             f"the backward of '{node.name}' ({node.op.name}) returned a gradient ({shape_text(gi)}) "
-            f"for its input {describe(node.inputs[k])}. A gradient must have the shape of "
-            f"its input: sum over the broadcast axes (mg.unbroadcast does this).")
+            f"for its input {describe(node.inputs[k])}: a gradient must have its input's shape. "
+            + _shape_advice(gi, args[k]))
     if _anomaly[0]:
         _check_finite(node, gi, f"sent a gradient to '{node.inputs[k].name}' that is", args)
     return gi
+
+
+def _shape_advice(grad, value):
+    """What a gradient of the wrong shape usually means, and what to do about it."""
+    got, want = np.shape(grad), np.shape(value)
+    if isinstance(value, tuple) or isinstance(grad, tuple):
+        return "An op with several outputs gets and returns one gradient per output, in a tuple."
+    if len(got) > 1 and got == want[::-1]:
+        return ("It is the input's shape reversed: a transposed gradient? For x @ W, x's gradient is "
+                "g @ W.T and W's is x.T @ g: transpose it, or swap the operands.")
+    if np.prod(got) < np.prod(want):
+        return ("It has fewer entries than the input: it was summed too much (np.sum without an axis "
+                "gives one number). Each entry of the input needs its own gradient: do not reduce.")
+    if np.prod(got) > np.prod(want):
+        return ("The input was broadcast in the forward pass: sum the gradient over the broadcast "
+                "axes (mg.unbroadcast(g, x.shape) does this).")
+    return "It has as many entries as the input: reshape it to the input's shape."
 
 
 def _as_value(x):
@@ -563,16 +656,18 @@ class BackwardPlan:
 
 
 def _op_failure(node, args, error, phase):
-    """A learner-readable error for an op whose forward or backward raised."""
-    inputs = "; ".join(f"{p.name} ({p.kind}) {shape_text(a)}" for p, a in zip(node.inputs, args))
-    is_shape = isinstance(error, ValueError) and any(
-        w in str(error) for w in ("shape", "broadcast", "dimension", "align", "size"))
+    """A learner-readable error for an op whose forward or backward raised: the node, the op and
+    its inputs' shapes first, then what went wrong and what to do."""
+    inputs = ", ".join(f"{p.name} ({p.kind}) {shape_text(a)}" for p, a in zip(node.inputs, args))
+    where = f"{phase} of '{node.name}' = {node.op.name}({inputs}) failed"
+    if isinstance(error, GraphError):             # an op that explains itself (e.g. a bad label)
+        return type(error)(f"{where}: {error}.")
+    is_shape = isinstance(error, IndexError) or isinstance(error, ValueError) and any(
+        w in str(error) for w in ("shape", "broadcast", "dimension", "align", "size", "division"))
     kind = ShapeError if is_shape else OpError
     advice = ("Check the shapes you feed and the shapes of the parameters." if is_shape else
               f"The code of op '{node.op.name}' raised this; if you wrote that op, fix its {phase.split()[0]}.")
-    return kind(f"{phase} of '{node.name}' = {node.op.name}(...) failed.\n"
-                f"  inputs: {inputs}\n"
-                f"  error: {type(error).__name__}: {error}\n  {advice}")
+    return kind(f"{where}: {type(error).__name__}: {error}\n  {advice}")
 
 
 def _check_finite(node, value, verb, args=()):

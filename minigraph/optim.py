@@ -8,16 +8,22 @@ without copying it, converted to the parameter's dtype) and the parameter is sta
 next forward recomputes what depends on it.
 """
 
+import numbers
+
 import numpy as np
 
-from .errors import GraphError
+from .errors import BadValueError, GraphError, ShapeError, describe, shape_text
+from .graph import Node
 
 
 class Optimizer:
     """Base class. Subclasses set their hyper-parameters and write ``update``."""
 
     def __init__(self, params, lr):
-        self.params, self.lr = list(params), lr
+        self.params, self.lr = _parameters(params, type(self).__name__), lr
+        if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not lr >= 0:
+            raise BadValueError(f"{type(self).__name__}'s learning rate lr must be a number >= 0, "
+                                f"e.g. lr=0.1; got {type(lr).__name__} {lr!r}.")
         self.state = {p: {} for p in self.params}
 
     def step(self):
@@ -25,11 +31,36 @@ class Optimizer:
             if p.grad is None:
                 raise GraphError(f"Parameter '{p.name}' has no gradient. Run graph.backward(feed) "
                                  "before opt.step(), on a graph that contains it.")
-            value = p._value
-            p._set(np.asarray(self.update(value, p.grad, self.state[p]), dtype=value.dtype))
+            new = self.update(p._value, p.grad, self.state[p])
+            if new is None or np.shape(new) != p._value.shape:
+                raise (BadValueError if new is None else ShapeError)(
+                    f"{type(self).__name__}.update returned "
+                    f"{'None' if new is None else shape_text(np.asarray(new))} for Parameter "
+                    f"'{p.name}' ({shape_text(p._value)}): it must return the new value, of the "
+                    f"Parameter's shape" + (" (did it forget `return`?)." if new is None else "."))
+            p._set(np.asarray(new, dtype=p._value.dtype))
 
     def update(self, value, grad, state):
         raise NotImplementedError("an optimizer must say how a value moves: write update()")
+
+
+def _parameters(params, optimizer):
+    """The list of Parameters an optimizer moves (one Parameter alone is a list of one)."""
+    if isinstance(params, Node):
+        params = [params]
+    elif hasattr(params, "parameters") or not isinstance(params, (list, tuple)):
+        what = type(params).__name__
+        owner = "graph" if what == "Graph" else "model"
+        hint = f"its .parameters: {optimizer}({owner}.parameters, lr=...)" if hasattr(
+            params, "parameters") else f"a list, e.g. {optimizer}(graph.parameters, lr=...)"
+        raise BadValueError(f"{optimizer} takes a list of Parameters; it was given a {what}. Pass {hint}.")
+    wrong = [p for p in params if not (isinstance(p, Node) and p.kind == "parameter")]
+    if wrong:
+        name = getattr(wrong[0], "name", None)
+        raise BadValueError(f"{optimizer} moves Parameters only; "
+                            f"{describe(wrong[0]) if name else type(wrong[0]).__name__ + ' ' + repr(wrong[0])[:40]} "
+                            f"is not one. Pass graph.parameters (or a list of Parameters).")
+    return list(params)
 
 
 class GD(Optimizer):
