@@ -163,7 +163,10 @@ class Input(Node):
         can't leak in) and what the next feed is compared with.
         """
         dtype = dtypes.float_dtype(value, self.dtype)
-        new = numbers(value, f"the value fed to Input '{self.name}'", dtype)
+        if type(value) is np.ndarray and value.dtype == dtype:
+            new = value                        # numbers already, of the right dtype (the usual case)
+        else:
+            new = numbers(value, f"the value fed to Input '{self.name}'", dtype)
         fed = (new.dtype, new.shape, new.tobytes())
         if fed != self._fed:
             self._fed = fed
