@@ -93,7 +93,9 @@ def torch_contender(params, activation, loss):
         import torch
     except ImportError:
         return None
-    torch.set_num_threads(2)
+    # numpy's BLAS uses both cores; on small layers a second torch thread only waits for the first
+    # (and, on a loaded machine, spins: 10x slower), so torch gets one thread there.
+    torch.set_num_threads(2 if max(p.size for p in params) >= 100_000 else 1)
     ps = [torch.tensor(p, requires_grad=True) for p in params]
     opt = torch.optim.SGD(ps, lr=LR)
     act = torch.tanh if activation == "tanh" else torch.relu
