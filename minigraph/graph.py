@@ -15,7 +15,8 @@ puts the nodes in topological order (every node after its inputs) and then
   changed; an op is stale when one of its inputs is newer than it);
 * ``backward(feed)`` runs forward, then walks the order in reverse and applies each op's
   vector-Jacobian product (VJP), *summing* the gradients a node receives from its consumers.
-  From the second call on, a graph runs the same steps written out as straight-line code
+  Both work from one ``BackwardPlan`` (``graph.plan(wrt)``): what to compute, in which order.
+  From the second call on, a graph runs the same plan written out as straight-line code
   (``unrolled.py``), which skips this loop's bookkeeping; this file is the reference.
 
 Gradients are **fresh for each backward call** (they do not accumulate as in PyTorch): after
@@ -82,6 +83,38 @@ def numbers(value, what, dtype=None):
     return array
 
 
+class ReadOnlyValue(np.ndarray):
+    """What ``node.value`` hands out: the node's own array, read-only. An in-place edit such as
+    ``W.value -= lr * W.grad`` raises an error saying to assign instead; anything computed from
+    it (``W.value - lr * W.grad``, a copy) is a plain, writable numpy array."""
+
+    def __array_finalize__(self, obj):
+        self.node = getattr(obj, "node", None)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        array = array.view(np.ndarray)
+        return array[()] if return_scalar else array
+
+    def __repr__(self):
+        return repr(self.view(np.ndarray))
+
+    def copy(self, order="C"):
+        return self.view(np.ndarray).copy(order)
+
+    def _in_place(self, other):
+        name = getattr(self.node, "name", "W")
+        how = (f"assign a new array instead: {name}.value = {name}.value - lr * {name}.grad"
+               if getattr(self.node, "kind", None) == "parameter" else
+               "compute a new array from it instead (values change only by assignment or feeding)")
+        raise GraphError(f"the value of '{name}' is read-only, so it cannot be changed in place; {how}.")
+
+    def __setitem__(self, index, item):
+        self._in_place(item)
+
+    __iadd__ = __isub__ = __imul__ = __itruediv__ = __ipow__ = __imatmul__ = _in_place
+    __ifloordiv__ = __imod__ = _in_place
+
+
 class HookHandle:
     """Returned by ``register_*_hook``; call ``remove()`` to unregister the hook."""
 
@@ -111,7 +144,13 @@ class Node:
 
     @property
     def value(self):
-        return self._value
+        """This node's value: a read-only array (see ``ReadOnlyValue``), or None before it has one."""
+        value = self._value
+        if type(value) is not np.ndarray:
+            return value
+        view = value.view(ReadOnlyValue)
+        view.node = self
+        return view
 
     @value.setter
     def value(self, new):
@@ -152,7 +191,8 @@ class Input(Node):
             np.dtype(dtype)
         except TypeError:
             raise BadValueError(f"Input '{self.name}': dtype={dtype!r} is not a numpy dtype; use "
-                                f"int (class labels), float, or none (floats, of the dtype fed).") from None
+                                f"int (class labels) or float, or leave it out (floats as fed)."
+                                ) from None
         self.dtype = dtype                         # None: what it's fed, as dtypes.float_dtype says
         self._fed = None                           # (dtype, shape, bytes) of the value fed last
 
@@ -163,10 +203,8 @@ class Input(Node):
         can't leak in) and what the next feed is compared with.
         """
         dtype = dtypes.float_dtype(value, self.dtype)
-        if type(value) is np.ndarray and value.dtype == dtype:
-            new = value                        # numbers already, of the right dtype (the usual case)
-        else:
-            new = numbers(value, f"the value fed to Input '{self.name}'", dtype)
+        new = value if type(value) is np.ndarray and value.dtype == dtype else numbers(
+            value, f"the value fed to Input '{self.name}'", dtype)
         fed = (new.dtype, new.shape, new.tobytes())
         if fed != self._fed:
             self._fed = fed
@@ -304,7 +342,8 @@ class Graph:
         if isinstance(name, Node):
             return name
         if not isinstance(name, str):
-            raise BadValueError(f"expected a node of this graph or its name, got {type(name).__name__} "
+            what = "an array" if isinstance(name, np.ndarray) else type(name).__name__
+            raise BadValueError(f"expected a node of this graph or its name, got {what} "
                                 f"{str(name)[:40]!r}: pass the node itself (W), not its value (W.value).")
         if name not in self._by_name:
             raise GraphError(f"no node named '{name}' in this graph; its nodes are: "
@@ -355,7 +394,7 @@ class Graph:
         return values[0] if len(values) == 1 else values
 
     def _feed(self, feed):
-        if not isinstance(feed, Mapping):
+        if type(feed) is not dict and not isinstance(feed, Mapping):
             raise BadValueError(f"the feed must be a dict {{Input: value}}, e.g. "
                                 f"{{{', '.join(n.name + ': ...' for n in self.inputs) or 'x: ...'}}}; "
                                 f"got {type(feed).__name__} {str(feed)[:40]!r}.")
@@ -499,6 +538,11 @@ class Graph:
         return list(enumerate(grad_inputs))
 
 
+def value_of(node):
+    """The node's own array, as ops compute with it (``node.value`` hands out a read-only view)."""
+    return node._value
+
+
 def store_value(node, value):
     """Store what an op computed as its (read-only) value, stamp it, and return it."""
     if type(value) is np.ndarray:
@@ -574,23 +618,16 @@ def give_gradients(nodes, grads):
     array to several inputs (``add`` sends ``g`` to both), or a read-only view, so an array that
     another node already holds, or that cannot be written, is copied. Clipping ``a.grad`` in
     place then never changes ``b.grad``."""
-    held = set()
+    held = set()                                  # ids of the arrays handed out (views: their base)
     for node, g in zip(nodes, grads):
-        if type(g) is np.ndarray and g.base is None and id(g) not in held and g.flags.writeable:
-            held.add(id(g))                   # the usual case, checked first: a fresh array
-        else:
-            g = _own(g, held)
-        node.grad = g
+        node.grad = _own(g, held)
 
 
 def _own(g, held):
-    """``g``, or a copy of it if it shares memory with an array in ``held`` or is read-only."""
-    if isinstance(g, tuple):
-        return tuple(_own(x, held) for x in g)
-    if not isinstance(g, np.ndarray):
-        return g
+    if type(g) is not np.ndarray:
+        return tuple(_own(x, held) for x in g) if isinstance(g, tuple) else g
     base = g
-    while isinstance(base.base, np.ndarray):
+    while base.base is not None:
         base = base.base
     if id(base) in held or not g.flags.writeable:
         g = base = g.copy()
@@ -606,7 +643,7 @@ class BackwardPlan:
     writes can only do what the interpreter does. A backward
 
     1. feeds the Inputs (``feed``), then computes each op of ``ops`` whose inputs are newer than
-       it, storing what it computes with ``store_value``;
+       it, from its inputs' ``value_of``, storing what it computes with ``store_value``;
     2. starts from the gradient of ``output`` (``seed``), and for each ``(op, wanted)`` of ``steps``
        (outputs first) that received a gradient, calls the op's VJP for each input position in
        ``wanted``, checks the result (``checked_gradient``) and sums what an input receives
@@ -618,6 +655,7 @@ class BackwardPlan:
     the ``wrt`` nodes get it.
     """
 
+    value_of = staticmethod(value_of)
     store_value = staticmethod(store_value)
     checked_gradient = staticmethod(checked_gradient)
     add_gradients = staticmethod(add_gradients)
@@ -670,7 +708,7 @@ def _op_failure(node, args, error, phase):
     kind = ShapeError if is_shape else OpError
     advice = ("Check the shapes you feed and the shapes of the parameters." if is_shape else
               f"The code of op '{node.op.name}' raised this; if you wrote that op, fix its {phase.split()[0]}.")
-    return kind(f"{where}: {type(error).__name__}: {error}\n  {advice}")
+    return kind(f"{where}. {advice}\n  error: {type(error).__name__}: {error}")  # numpy's words last
 
 
 def _check_finite(node, value, verb, args=()):

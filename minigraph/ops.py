@@ -183,7 +183,7 @@ def _product_grad(g, x, W):
     """In linear, the gradient of the product x @ W: ``g`` itself, unless b stretched the product
     (a (1, 1) product plus a (1, 9) bias), then summed back to the product's shape."""
     shape = x.shape[:-1] + W.shape[1:]
-    return g if g.shape == shape else unbroadcast(g, shape)     # the first test: most calls
+    return g if g.shape == shape else unbroadcast(g, shape)
 
 
 def _sigmoid(x):

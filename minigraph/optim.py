@@ -31,21 +31,15 @@ class Optimizer:
             if p.grad is None:
                 raise GraphError(f"Parameter '{p.name}' has no gradient. Run graph.backward(feed) "
                                  "before opt.step(), on a graph that contains it.")
-            value = p._value
-            new = self.update(value, p.grad, self.state[p])
-            if not (type(new) is np.ndarray and new.dtype is value.dtype and new.shape == value.shape):
-                new = self._checked(p, new)        # (the usual case, checked above, needs nothing)
-            p._set(new)
-
-    def _checked(self, p, new):
-        """What ``update`` returned for ``p``: refused unless it has p's shape; in p's dtype."""
-        if new is None or np.shape(new) != p._value.shape:
-            raise (BadValueError if new is None else ShapeError)(
-                f"{type(self).__name__}.update returned "
-                f"{'None' if new is None else shape_text(np.asarray(new))} for Parameter "
-                f"'{p.name}' ({shape_text(p._value)}): it must return the new value, of the "
-                f"Parameter's shape" + (" (did it forget `return`?)." if new is None else "."))
-        return np.asarray(new, dtype=p._value.dtype)
+            new = self.update(p._value, p.grad, self.state[p])
+            if not (type(new) is np.ndarray and new.shape == p._value.shape) and (
+                    new is None or np.shape(new) != p._value.shape):
+                raise (BadValueError if new is None else ShapeError)(
+                    f"{type(self).__name__}.update returned "
+                    f"{'None' if new is None else shape_text(np.asarray(new))} for Parameter "
+                    f"'{p.name}' ({shape_text(p._value)}): it must return the new value, of the "
+                    f"Parameter's shape" + (" (did it forget `return`?)." if new is None else "."))
+            p._set(np.asarray(new, dtype=p._value.dtype))
 
     def update(self, value, grad, state):
         raise NotImplementedError("an optimizer must say how a value moves: write update()")

@@ -9,12 +9,12 @@ shows (abridged)::
 
     def _run(_feed_values, _seed_value):
         _feed(_feed_values)
-        w_ = w.value
-        x_ = x.value
-        if w.stamp > mul_1.stamp or x.stamp > mul_1.stamp or mul_1.value is None:
+        w_ = _value(w)                                   # the node's own array
+        x_ = _value(x)
+        if w.stamp > mul_1.stamp or x.stamp > mul_1.stamp or _value(mul_1) is None:
             mul_1_ = _store(mul_1, f_mul_1(w_, x_))      # recompute only what is stale
         else:
-            mul_1_ = mul_1.value
+            mul_1_ = _value(mul_1)
         ...
         g_y = _seed(y_, _seed_value)                     # 1 for a scalar output
         if g_y is not None:
@@ -68,22 +68,23 @@ def _write(plan):
         return None, None
     name = _identifiers(plan.nodes)
     env = {name[node]: node for node in plan.nodes}
-    env.update(_feed=plan.feed, _seed=plan.seed, _store=plan.store_value, _add=plan.add_gradients,
+    env.update(_feed=plan.feed, _seed=plan.seed, _value=plan.value_of, _store=plan.store_value,
+               _add=plan.add_gradients,
                _checked=plan.checked_gradient, _give=plan.give_gradients, _ndarray=np.ndarray,
                _type=type)
     out = name[plan.output]
     lines = ["def _run(_feed_values, _seed_value):", "    _feed(_feed_values)"]
-    lines += [f"    {name[n]}_ = {name[n]}.value" for n in plan.leaves]
+    lines += [f"    {name[n]}_ = _value({name[n]})" for n in plan.leaves]
 
     # forward: recompute an op only if one of its inputs is newer (as Graph.forward does)
     for node in plan.ops:
         me, args = name[node], _arguments(node, name)
         env[f"f_{me}"], env[f"attrs_{me}"] = node.op.forward, node.attrs
         newer = [f"{name[p]}.stamp > {me}.stamp" for p in dict.fromkeys(node.inputs)]
-        lines += [f"    if {' or '.join(newer + [f'{me}.value is None'])}:",
+        lines += [f"    if {' or '.join(newer + [f'_value({me}) is None'])}:",
                   f"        {me}_ = _store({me}, f_{me}({args}))",
                   f"    else:",
-                  f"        {me}_ = {me}.value"]
+                  f"        {me}_ = _value({me})"]
 
     # backward: one VJP call per edge that needs a gradient; what a node receives is summed
     steps = [(node, wanted) for node, wanted in plan.steps if wanted]   # others send nothing

@@ -95,6 +95,12 @@ def reassigning_a_new_shape():
     assert g.backward() == 14.0 and w.grad.shape == (3, 1)
 
 
+def minus_equals():
+    W = mg.Parameter([1.0, 2.0], name="W")
+    mg.Graph(mg.sum(W * W)).backward()
+    W.value -= 0.1 * W.grad
+
+
 def optimizer_update(update):
     w = mg.Parameter([1.0, 2.0], name="w")
     mg.Graph(mg.sum(w * w)).backward()
@@ -148,6 +154,8 @@ ROWS = [
     ("W.value = None", lambda: setattr(mg.Parameter(1.0, name="W"), "value", None),
      (mg.BadValueError, ["new value of Parameter 'W'", "None"])),
     ("W.value = a new shape", reassigning_a_new_shape, RIGHT),
+    ("W.value -= lr * W.grad", lambda: minus_equals(),
+     (mg.GraphError, ["'W' is read-only", "W.value = W.value - lr * W.grad"])),
     ("assigning an Input's value", lambda: setattr(mg.Input("x"), "value", 1.0),
      (mg.GraphError, ["cannot assign", "'x' (input", "feed it"])),
     ("assigning an op's value", lambda: setattr(mg.tanh(mg.Parameter(1.0), name="t"), "value", 1.0),
@@ -214,7 +222,7 @@ ROWS = [
     ("backward(wrt=[P]), P not in the graph", wrt_stranger,
      (mg.GraphError, ["stranger", "not part of this graph", "graph.parameters"])),
     ("backward(wrt=[W.value])", lambda: backward_wrt(lambda W, b: [W.value]),
-     (mg.BadValueError, ["got ndarray", "not its value (W.value)"])),
+     (mg.BadValueError, ["got an array", "not its value (W.value)"])),
     ("backward of a vector without a seed", lambda: mg.Graph(mg.tanh(mg.Parameter([1.0, 2.0]), name="t")).backward(),
      (mg.GraphError, ["output 't' (op, shape (2,)) is not one", "mg.sum", "seed="])),
     ("a seed of the wrong shape", lambda: mg.Graph(mg.tanh(mg.Parameter([1.0, 2.0]), name="t")).backward(seed=[1.0]),
