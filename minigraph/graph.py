@@ -73,7 +73,8 @@ def numbers(value, what, dtype=None):
         if array.dtype == object and any(isinstance(v, Node) for v in array.flat):
             raise BadValueError(f"{what} is a list of nodes, not numbers. To combine nodes, use "
                                 f"ops: a + b, or mg.concatenate([a, b]).")
-        raise BadValueError(f"{what} is {array.dtype.name} data ({shape_text(array)}), not numbers "
+        data = {"U": "text", "S": "bytes", "c": "complex numbers"}.get(array.dtype.kind, array.dtype.name)
+        raise BadValueError(f"{what} is {data} ({shape_text(array)}), not real numbers "
                             f"(got {str(value)[:40]!r}).")
     if dtype is not None and array.dtype != dtype:
         if np.dtype(dtype).kind in "iu" and array.dtype.kind == "f" and not np.all(array == np.round(array)):
@@ -267,9 +268,10 @@ def _finite(value, what, dtype=None):
     return array
 
 
-def as_node(value):
-    """Nodes stay nodes; numbers, lists and arrays become Constants."""
-    return value if isinstance(value, Node) else Constant(value)
+def as_node(value, what="a Constant's value"):
+    """Nodes stay nodes; numbers, lists and arrays become Constants (``what`` names the value in
+    the error if it is none of these)."""
+    return value if isinstance(value, Node) else Constant(numbers(value, what))
 
 
 def topological_order(outputs):
@@ -319,10 +321,10 @@ class Graph:
         self.outputs = [outputs] if isinstance(outputs, Node) else list(
             outputs if isinstance(outputs, (list, tuple)) else [outputs])
         if not self.outputs or not all(isinstance(n, Node) for n in self.outputs):
-            wrong = next((n for n in self.outputs if not isinstance(n, Node)), "nothing")
+            wrong = [f"{type(n).__name__} {str(n)[:40]!r}" for n in self.outputs if not isinstance(n, Node)]
             raise BadValueError(
                 f"Graph takes the node(s) to compute, e.g. Graph(loss); it was given "
-                f"{type(wrong).__name__} {str(wrong)[:40]!r}. A node's .value is only numbers "
+                f"{wrong[0] if wrong else 'an empty list'}. A node's .value is only numbers "
                 f"(did you write Graph(loss.value)?).")
         self.nodes = topological_order(self.outputs)
         self._ops = [n for n in self.nodes if n.op is not None]
@@ -384,11 +386,6 @@ class Graph:
                 raise _op_failure(node, args, error, "forward") from None
             if watched or node._forward_hooks:
                 out = self._watch(node, args, out)
-            if node.op.n_outputs > 1 and not (isinstance(out, tuple) and len(out) == node.op.n_outputs):
-                raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned "
-                              f"{shape_text(out) if not isinstance(out, tuple) else f'{len(out)} values'}, "
-                              f"but the op has n_outputs={node.op.n_outputs}: return a tuple of "
-                              f"{node.op.n_outputs} arrays, one per output.")
             store_value(node, out)
         values = [n._value for n in self.outputs]
         return values[0] if len(values) == 1 else values
@@ -450,8 +447,8 @@ class Graph:
             g = grads.get(node)
             if g is None:                             # no gradient reached this op
                 continue
-            if node.op.n_outputs > 1:                 # an output nobody used: zero gradient
-                g = tuple(np.zeros_like(v) if gi is None else gi for gi, v in zip(g, node._value))
+            if node.op.n_outputs > 1:
+                g = fill_unused_outputs(g, node._value)
             args = [parent._value for parent in node.inputs]
             vjps, ans, attrs = node.op.vjps, node._value, node.attrs
             sent = []
@@ -545,6 +542,12 @@ def value_of(node):
 
 def store_value(node, value):
     """Store what an op computed as its (read-only) value, stamp it, and return it."""
+    n_outputs = node.op.n_outputs
+    if n_outputs > 1 and not (isinstance(value, tuple) and len(value) == n_outputs):
+        raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned "
+                      f"{shape_text(value) if not isinstance(value, tuple) else f'{len(value)} values'}, "
+                      f"but the op has n_outputs={n_outputs}: return a tuple of {n_outputs} "
+                      f"arrays, one per output.")
     if type(value) is np.ndarray:
         value = _frozen(value)
     elif value is None:
@@ -613,6 +616,11 @@ def add_gradients(a, b):
     return a + b                      # never in place: ``a`` may be another node's gradient
 
 
+def fill_unused_outputs(g, value):
+    """A multi-output op's gradient, one per output: zeros for an output nobody used."""
+    return tuple(np.zeros_like(v) if gi is None else gi for gi, v in zip(g, value))
+
+
 def give_gradients(nodes, grads):
     """Set ``node.grad`` for each node, each its own writable array: one VJP may hand the same
     array to several inputs (``add`` sends ``g`` to both), or a read-only view, so an array that
@@ -646,7 +654,8 @@ class BackwardPlan:
        it, from its inputs' ``value_of``, storing what it computes with ``store_value``;
     2. starts from the gradient of ``output`` (``seed``), and for each ``(op, wanted)`` of ``steps``
        (outputs first) that received a gradient, calls the op's VJP for each input position in
-       ``wanted``, checks the result (``checked_gradient``) and sums what an input receives
+       ``wanted`` (a multi-output op gets one gradient per output: ``fill_unused_outputs``),
+       checks the result (``checked_gradient``) and sums what an input receives
        (``add_gradients``);
     3. hands the gradients of ``graded`` out with ``give_gradients``.
 
@@ -659,12 +668,12 @@ class BackwardPlan:
     store_value = staticmethod(store_value)
     checked_gradient = staticmethod(checked_gradient)
     add_gradients = staticmethod(add_gradients)
+    fill_unused_outputs = staticmethod(fill_unused_outputs)
     give_gradients = staticmethod(give_gradients)
 
     def __init__(self, graph, wrt):
         self.nodes, self.ops, self.output = graph.nodes, graph._ops, graph.outputs[0]
         self.leaves = [n for n in self.nodes if n.op is None]
-        self.multi_output = any(n.op.n_outputs > 1 for n in self.ops)
         self.feed = graph._feed
         if wrt is None:
             needs = {n for n in self.nodes if n.kind != "constant"

@@ -52,10 +52,7 @@ def defop(name, forward, vjps, symbol=None, n_outputs=1):
         if extra:
             attrs.update(_positional_attributes(opdef, extra))
         _check_attributes(opdef, attrs)
-        try:
-            nodes = [as_node(x) for x in inputs]
-        except BadValueError as error:
-            raise BadValueError(f"mg.{opdef.name}(...): {error}") from None
+        nodes = [as_node(x, f"input {i + 1} of mg.{opdef.name}") for i, x in enumerate(inputs)]
         node = Op(opdef, nodes, attrs, name)
         if n_outputs == 1:
             return node

@@ -30,7 +30,7 @@ What to compute, in which order, and the helpers it calls all come from the grap
 imports nothing of ``graph.py``, so it can only do what the interpreter does.
 
 ``Graph.backward`` runs that function from the second call with the same ``wrt`` on, when
-nothing unusual is going on: no hooks, no ``detect_anomaly``, no multi-output op, at most
+nothing unusual is going on: no hooks, no ``detect_anomaly``, at most
 ``MAX_OPS`` ops. It calls the same op functions on the same arrays in the same order as the
 interpreter, so the numbers are identical (the tests check this bit for bit). If anything
 raises, here or while writing the function, the interpreter runs the call again (so an op that
@@ -46,11 +46,8 @@ MAX_OPS = 1000                    # bigger graphs stay with the interpreter: wri
 
 
 def build(plan):
-    """The unrolled ``_run(feed, seed)`` of a ``BackwardPlan`` (``graph.plan(wrt)``), or None if
-    the graph has a multi-output op (the interpreter handles those)."""
+    """The unrolled ``_run(feed, seed)`` of a ``BackwardPlan`` (``graph.plan(wrt)``)."""
     text, env = _write(plan)
-    if text is None:
-        return None
     exec(compile(text, f"<minigraph: backward of '{plan.output.name}'>", "exec"), env)
     return env["_run"]
 
@@ -64,12 +61,10 @@ def _write(plan):
     """The source and the names it uses. Helpers start with ``_``; every other name comes from a
     node: ``x`` is the node, ``x_`` its value, ``g_x`` its gradient, ``f_x`` its op's forward.
     Everything it calls comes from the plan: the op functions and the plan's own steps."""
-    if plan.multi_output:
-        return None, None
     name = _identifiers(plan.nodes)
     env = {name[node]: node for node in plan.nodes}
     env.update(_feed=plan.feed, _seed=plan.seed, _value=plan.value_of, _store=plan.store_value,
-               _add=plan.add_gradients,
+               _add=plan.add_gradients, _fill=plan.fill_unused_outputs,
                _checked=plan.checked_gradient, _give=plan.give_gradients, _ndarray=np.ndarray,
                _type=type)
     out = name[plan.output]
@@ -97,10 +92,14 @@ def _write(plan):
         me, args = name[node], _arguments(node, name)
         inputs = ", ".join(f"{name[p]}_" for p in node.inputs)
         lines += [f"    if g_{me} is not None:"]
+        upstream = f"g_{me}"
+        if node.op.n_outputs > 1:                 # one gradient per output, zeros if unused
+            upstream = "_g"
+            lines += [f"        _g = _fill(g_{me}, {me}_)"]
         for k in wanted:
             parent = name[node.inputs[k]]
             env[f"vjp_{me}_{k}"] = node.op.vjps[k]
-            lines += [f"        _gi = vjp_{me}_{k}(g_{me}, {me}_, {args})",
+            lines += [f"        _gi = vjp_{me}_{k}({upstream}, {me}_, {args})",
                       f"        if not (_type(_gi) is _type({parent}_) is _ndarray and _gi.shape == {parent}_.shape):",
                       f"            _gi = _checked({me}, {k}, _gi, [{inputs}])",
                       f"        g_{parent} = _gi if g_{parent} is None else _add(g_{parent}, _gi)"]

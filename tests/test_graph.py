@@ -7,6 +7,7 @@ import pytest
 
 import minigraph as mg
 from minigraph.gradcheck import numerical_grad
+from test_random_graphs import same
 
 
 # -- exact gradients where toy engines go wrong -----------------------------------------------
@@ -67,8 +68,7 @@ def assert_unrolled_is_the_interpreter(g, wrt=None):
     g.invalidate()
     assert g.backward(wrt=wrt) == value
     for n in g.nodes:
-        assert (n.grad is None) == (unrolled[n] is None)
-        assert n.grad is None or np.array_equal(n.grad, unrolled[n]), n.name
+        assert same(n.grad, unrolled[n]), n.name
 
 
 def test_a_graph_that_is_just_a_leaf_has_gradient_one_every_time():
@@ -139,11 +139,12 @@ def test_unrolled_source_is_one_call_per_op_and_per_gradient():
     x, y = mg.Input("x"), mg.Input("y", dtype=int)
     net = mg.nn.MLP([3, 4, 2], "relu", rng=0)
     g = mg.Graph(mg.softmax_cross_entropy(net(x), y, name="loss"))
+    relu = next(n.name for n in g.nodes if n.op is not None and n.op.name == "relu")  # relu_<k>
     text = mg.unrolled.source(g, wrt=g.parameters)
     assert [line.split("(")[1].split(", ")[1] for line in text.splitlines() if "= _store(" in line] == \
-        ["f_mlp_fc1", "f_relu_1", "f_mlp_fc2", "f_loss"]
+        ["f_mlp_fc1", f"f_{relu}", "f_mlp_fc2", "f_loss"]
     vjps = [line.split("(")[0].split("= ")[1] for line in text.splitlines() if "= vjp_" in line]
-    assert vjps == ["vjp_loss_0", "vjp_mlp_fc2_0", "vjp_mlp_fc2_1", "vjp_mlp_fc2_2", "vjp_relu_1_0",
+    assert vjps == ["vjp_loss_0", "vjp_mlp_fc2_0", "vjp_mlp_fc2_1", "vjp_mlp_fc2_2", f"vjp_{relu}_0",
                     "vjp_mlp_fc1_1", "vjp_mlp_fc1_2"]   # none for the labels, none for the data
 
 
@@ -192,10 +193,13 @@ def test_the_code_writer_sees_only_the_plan():
     assert imported == {"keyword", "re", "numpy"}
 
 
-def test_multi_output_graphs_are_left_to_the_interpreter():
-    a, b = mg.split(mg.Parameter([1.0, 2.0, 3.0, 4.0], name="v"), 2)
+def test_multi_output_graphs_are_unrolled_too():
+    a, b, unused = mg.split(mg.Parameter([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], name="v"), 3)
     g = mg.Graph(mg.sum(a * b))
-    assert mg.unrolled.build(g.plan()) is None and g.backward() == 11.0
+    assert g.backward() == 11.0
+    assert "_fill(" in mg.unrolled.source(g)      # the unused output's gradient: zeros
+    assert_unrolled_is_the_interpreter(g)
+    assert np.array_equal(g.nodes[0].grad, [3.0, 4.0, 1.0, 2.0, 0.0, 0.0])
 
 
 # -- order, depth, names ----------------------------------------------------------------------
