@@ -271,7 +271,10 @@ def _finite(value, what, dtype=None):
 def as_node(value, what="a Constant's value"):
     """Nodes stay nodes; numbers, lists and arrays become Constants (``what`` names the value in
     the error if it is none of these)."""
-    return value if isinstance(value, Node) else Constant(numbers(value, what))
+    if isinstance(value, Node):
+        return value
+    numbers(value, what)                  # not numbers: a BadValueError that names ``what``
+    return Constant(value)                # the value itself: a Python number takes the default dtype
 
 
 def topological_order(outputs):

@@ -16,16 +16,6 @@ from minigraph import ops
 FLOATS = [np.float32, np.float64]
 
 
-@pytest.fixture(autouse=True)
-def fresh_automatic_names():
-    """Automatic node names (``relu_1``) count up across the whole test run; these tests build many
-    nodes, so they put the counters back for the tests that run after them and expect ``relu_1``."""
-    saved = dict(mg.graph._name_counters)
-    yield
-    mg.graph._name_counters.clear()
-    mg.graph._name_counters.update(saved)
-
-
 @pytest.fixture
 def default_float32():
     previous = mg.set_default_dtype(np.float32)
