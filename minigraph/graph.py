@@ -626,10 +626,10 @@ def fill_unused_outputs(g, value):
 
 def give_gradients(nodes, grads):
     """Set ``node.grad`` for each node, each its own writable array: one VJP may hand the same
-    array to several inputs (``add`` sends ``g`` to both), or a read-only view, so an array that
-    another node already holds, or that cannot be written, is copied. Clipping ``a.grad`` in
-    place then never changes ``b.grad``."""
-    held = set()                                  # ids of the arrays handed out (views: their base)
+    array to several inputs (``add`` sends ``g`` to both), a view of another gradient (``reshape``)
+    or a read-only one, so such an array is copied. Clipping ``a.grad`` in place then never
+    changes ``b.grad``."""
+    held = set()                                  # ids of the arrays handed out so far
     for node, g in zip(nodes, grads):
         node.grad = _own(g, held)
 
@@ -637,12 +637,9 @@ def give_gradients(nodes, grads):
 def _own(g, held):
     if type(g) is not np.ndarray:
         return tuple(_own(x, held) for x in g) if isinstance(g, tuple) else g
-    base = g
-    while base.base is not None:
-        base = base.base
-    if id(base) in held or not g.flags.writeable:
-        g = base = g.copy()
-    held.add(id(base))
+    if g.base is not None or id(g) in held or not g.flags.writeable:
+        g = g.copy()                              # a copy owns its memory: nobody else holds it
+    held.add(id(g))
     return g
 
 

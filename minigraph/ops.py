@@ -232,12 +232,11 @@ def _class_indices(labels, logits):
     return True
 
 
-def _check_classes(labels, n_classes):
-    """Class labels must be 0, 1, ..., n_classes - 1 (numpy would read -1 as the last class)."""
-    if labels.size and (labels.min() < 0 or labels.max() >= n_classes):
-        wrong = labels[(labels < 0) | (labels >= n_classes)]
-        raise BadValueError(f"label {wrong.flat[0]} is not a class: with {n_classes} columns of "
-                            f"logits, labels must be 0 to {n_classes - 1}")
+def _not_classes(labels, n_classes):
+    """The error for class labels outside 0, 1, ..., n_classes - 1."""
+    wrong = labels[(labels < 0) | (labels >= n_classes)]
+    return BadValueError(f"label {wrong.flat[0]} is not a class: with {n_classes} columns of "
+                         f"logits, labels must be 0 to {n_classes - 1}")
 
 
 def _examples(logits):
@@ -269,8 +268,13 @@ def _softmax_ce(logits, labels):
     """Mean over examples of -log p(correct class); with one-hot/soft labels, of -sum(labels * log p)."""
     logp, n = _log_softmax_of_logits(logits), _examples(logits)
     if _class_indices(labels, logits):
-        _check_classes(labels, logits.shape[-1])
-        return -logp.reshape(n, -1)[np.arange(n), labels.reshape(n)].sum() / n
+        try:                                       # a label >= C raises IndexError; numpy would
+            picked = logp.reshape(n, -1)[np.arange(n), labels.reshape(n)]   # read -1 as the last
+            if n and labels.min() < 0:             # class, so negative labels are refused here
+                raise IndexError
+        except IndexError:
+            raise _not_classes(labels, logits.shape[-1]) from None
+        return -picked.sum() / n
     return -(labels * logp).sum() / n
 
 
