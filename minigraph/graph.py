@@ -552,7 +552,7 @@ def store_value(node, value):
                       f"but the op has n_outputs={n_outputs}: return a tuple of {n_outputs} "
                       f"arrays, one per output.")
     if type(value) is np.ndarray:
-        value = _frozen(value)
+        value.setflags(False)                     # _frozen, inlined: this runs for every op
     elif value is None:
         raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned None. Did it forget "
                       f"`return`? It must return the op's value.")

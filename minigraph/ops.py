@@ -241,7 +241,7 @@ def _not_classes(labels, n_classes):
 
 def _examples(logits):
     """How many examples the logits score: rows of an (n, C) array; one for a (C,) vector."""
-    return math.prod(logits.shape[:-1])
+    return len(logits) if logits.ndim == 2 else math.prod(logits.shape[:-1])
 
 
 class _LastResult:
