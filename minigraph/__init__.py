@@ -10,7 +10,8 @@
     W.grad
 
 Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``ops`` (the op
-table: forward + backward of each op), ``nn`` (layers, losses), ``optim`` (optimizers),
+table: forward + backward of each op), ``dtypes`` (float64 or float32, and the default),
+``nn`` (layers, losses), ``optim`` (optimizers),
 ``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``),
 ``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``unrolled`` (backward
 written out as straight-line code, for speed: ``print(mg.unrolled.source(graph))``),
@@ -20,6 +21,7 @@ chapters' own tools: ``digits`` (05), ``landscape`` (06), ``recurrent`` (07).
 """
 
 from . import data, gradcheck, nn, optim
+from .dtypes import get_default_dtype, set_default_dtype
 from .errors import (BadValueError, CycleError, DrawingError, GraphError, MissingFeedError,
                      NonFiniteError, OpError, ShapeError)
 from .graph import Constant, Graph, Input, Node, Op, Parameter, detect_anomaly

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from . import unrolled
+from . import dtypes, unrolled
 from .errors import (BadValueError, CycleError, GraphError, MissingFeedError, NonFiniteError,
                      OpError, ShapeError, describe, shape_text)
 
@@ -186,14 +186,15 @@ class Input(Node):
 
     kind = "input"
 
-    def __init__(self, name=None, dtype=float):
+    def __init__(self, name=None, dtype=None):
         super().__init__(name or auto_name("input"))
         try:
             np.dtype(dtype)
         except TypeError:
             raise BadValueError(f"Input '{self.name}': dtype={dtype!r} is not a numpy dtype; use "
-                                f"float (the default) or int (class labels).") from None
-        self.dtype = dtype
+                                f"int (class labels) or float, or leave it out (floats as fed)."
+                                ) from None
+        self.dtype = dtype                         # None: what it's fed, as dtypes.float_dtype says
         self._fed = None                           # (dtype, shape, bytes) of the value fed last
 
     def feed(self, value):
@@ -202,27 +203,35 @@ class Input(Node):
         The bytes of the value are both the Input's private copy (later edits by the caller
         can't leak in) and what the next feed is compared with.
         """
-        new = value if type(value) is np.ndarray and value.dtype == self.dtype else numbers(
-            value, f"the value fed to Input '{self.name}'", self.dtype)
+        dtype = dtypes.float_dtype(value, self.dtype)
+        new = value if type(value) is np.ndarray and value.dtype == dtype else numbers(
+            value, f"the value fed to Input '{self.name}'", dtype)
         fed = (new.dtype, new.shape, new.tobytes())
         if fed != self._fed:
             self._fed = fed
-            self._value = np.frombuffer(fed[2], new.dtype).reshape(new.shape)   # read-only
+            self._value = np.ndarray(new.shape, new.dtype, fed[2])   # read-only, as bytes are
             self.stamp = next(_clock)
 
 
 class Parameter(Node):
-    """A trainable value. Change it by assignment (``W.value = ...``); its array is read-only."""
+    """A trainable value. Change it by assignment (``W.value = ...``); its array is read-only.
+
+    Its dtype is chosen once (see ``dtypes.py``), and an assigned value is converted to it.
+    """
 
     kind = "parameter"
 
-    def __init__(self, value, name=None):
+    def __init__(self, value, name=None, dtype=None):
         name = name or auto_name("param")
-        super().__init__(name, value=_frozen(_finite(value, f"the value of Parameter '{name}'")))
+        super().__init__(name, value=_frozen(_finite(value, f"the value of Parameter '{name}'", dtype)))
+
+    @property
+    def dtype(self):
+        return self._value.dtype
 
     @Node.value.setter
     def value(self, new):
-        self._set(_finite(new, f"the new value of Parameter '{self.name}'"))
+        self._set(_finite(new, f"the new value of Parameter '{self.name}'", self.dtype))
 
 
 class Constant(Node):
@@ -230,8 +239,9 @@ class Constant(Node):
 
     kind = "constant"
 
-    def __init__(self, value, name=None):
-        value = np.array(numbers(value, "a Constant's value"))   # integers (class labels) stay integers
+    def __init__(self, value, name=None, dtype=None):
+        numbers(value, "a Constant's value")              # None, a node, text: BadValueError
+        value = dtypes.constant_array(value, dtype)       # integers (class labels) stay integers
         super().__init__(name or auto_name("const"), value=_frozen(value))
 
 
@@ -249,9 +259,10 @@ class Op(Node):
         return f"Op('{self.name}' = {self.op.name}({args}), {shape_text(self._value)})"
 
 
-def _finite(value, what):
-    """A Parameter's value: a fresh float array with no NaN or infinity in it."""
-    array = np.array(numbers(value, what), dtype=float)
+def _finite(value, what, dtype=None):
+    """A Parameter's value: a fresh floating array (``dtype``, or as ``dtypes.float_dtype`` says)
+    with no NaN or infinity in it."""
+    array = np.array(numbers(value, what), dtype=dtypes.float_dtype(value, dtype))
     if not np.all(np.isfinite(array)):
         raise BadValueError(f"{what} contains NaN or infinity; a Parameter starts from finite numbers.")
     return array
@@ -260,7 +271,10 @@ def _finite(value, what):
 def as_node(value, what="a Constant's value"):
     """Nodes stay nodes; numbers, lists and arrays become Constants (``what`` names the value in
     the error if it is none of these)."""
-    return value if isinstance(value, Node) else Constant(numbers(value, what))
+    if isinstance(value, Node):
+        return value
+    numbers(value, what)                  # not numbers: a BadValueError that names ``what``
+    return Constant(value)                # the value itself: a Python number takes the default dtype
 
 
 def topological_order(outputs):
@@ -463,8 +477,12 @@ class Graph:
 
     def _plain(self):
         """No hooks on this graph or its ops, not inside detect_anomaly: the unrolled code may run."""
-        return not (self._forward_hooks or self._backward_hooks or _anomaly[0] or
-                    any(n._forward_hooks or n._backward_hooks for n in self._ops))
+        if self._forward_hooks or self._backward_hooks or _anomaly[0]:
+            return False
+        for n in self._ops:                   # a loop, not any(...): this runs at every backward
+            if n._forward_hooks or n._backward_hooks:
+                return False
+        return True
 
     def _unrolled(self, plan):
         """The straight-line form of this plan (see ``unrolled.py``), or None. It is written at
@@ -678,8 +696,9 @@ class BackwardPlan:
                     f"backward starts from a scalar, but the output {describe(self.output)} is not "
                     f"one. Reduce it to a scalar first (e.g. mg.sum(...) or a loss), or pass "
                     f"seed=np.ones({np.shape(value)}) to get a vector-Jacobian product.")
-            return np.ones(value.shape) if value.shape else np.array(1.0)
-        seed = np.array(seed, dtype=float)            # a copy: the caller's array stays theirs
+            dtype = dtypes.float_dtype(value)
+            return np.ones(value.shape, dtype) if value.shape else np.array(1.0, dtype)
+        seed = np.array(seed, dtype=dtypes.float_dtype(value))   # a copy: the caller's stays theirs
         if seed.shape != np.shape(value):
             raise ShapeError(f"the seed gradient has shape {seed.shape}, but the output "
                              f"{describe(self.output)} has shape {np.shape(value)}; they must match.")

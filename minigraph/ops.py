@@ -156,9 +156,11 @@ def _matmul_vjp_y(g, ans, x, y):
 def _linear(x, W, b):
     """x @ W + b, with b added in place into the fresh product (one temporary array fewer)."""
     out = x @ W
+    if getattr(out, "dtype", None) is not b.dtype:   # another dtype: numpy's promotion decides
+        return out + b
     try:
         out += b
-    except (TypeError, ValueError):          # b stretches the product, or needs another dtype
+    except ValueError:                       # b stretches the product
         out = out + b
     return out
 
@@ -193,7 +195,7 @@ def _transpose_vjp(g, ans, x, axes=None):
 
 
 def _getitem_vjp(g, ans, x, index):
-    out = np.zeros(x.shape)
+    out = np.zeros(x.shape, np.result_type(g))
     np.add.at(out, index, g)                      # repeated indices add up
     return out
 
@@ -201,7 +203,8 @@ def _getitem_vjp(g, ans, x, index):
 def _max_vjp(g, ans, x, axis=None, keepdims=False):
     top = _sum_back(ans, x, axis, keepdims)
     is_max = x == top
-    return _sum_back(g, x, axis, keepdims) * is_max / np.sum(is_max, axis=axis, keepdims=True)
+    spread = _sum_back(g, x, axis, keepdims) * is_max
+    return spread / np.sum(is_max, axis=axis, keepdims=True, dtype=spread.dtype)   # ties share g
 
 
 def _same_shape(a, b, what):
@@ -343,7 +346,7 @@ tanh = defop("tanh", np.tanh, [lambda g, ans, x: g * (1 - ans ** 2)], "tanh")
 sigmoid = defop("sigmoid", _sigmoid, [lambda g, ans, x: g * ans * (1 - ans)], "σ")
 relu = defop("relu", lambda x: np.maximum(x, 0), [lambda g, ans, x: g * (x > 0)], "relu")
 leaky_relu = defop("leaky_relu", lambda x, slope=0.01: np.where(x > 0, x, slope * x),
-                   [lambda g, ans, x, slope=0.01: g * np.where(x > 0, 1, slope)], "lrelu")
+                   [lambda g, ans, x, slope=0.01: np.where(x > 0, g, slope * g)], "lrelu")
 
 sum = defop("sum", np.sum,
             [lambda g, ans, x, axis=None, keepdims=False: _sum_back(g, x, axis, keepdims)], "Σ")
