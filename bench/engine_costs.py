@@ -1,4 +1,4 @@
-"""Where does minigraph's time go on T2 (64-128-10 MLP, digits, batch 64), next to numpy?
+"""Where does minigraph's time go on T2 (64-128-10 MLP, digits, batch 64, float32), next to numpy?
 
 engine_speed.py compares the whole engine with hand-written numpy. This script climbs from one to
 the other, adding one of the engine's promises at a time to the numpy step, and prints each
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from engine_speed import LR, MinigraphNet, init_params, numpy_step, softmax_cross_entropy, task_digits
+from engine_speed import LR, MinigraphNet, in_dtype, init_params, numpy_step, softmax_cross_entropy, task_digits
 from minigraph import ops
 
 
@@ -37,7 +37,7 @@ def rung(params, copy_feeds, new_params, keep_values, op_table):
             h = np.maximum(z1, 0)
             z = ops._linear(h, W2, b2)
             value = ops._softmax_ce(z, y)
-            dz = ops._softmax_ce_vjp_logits(np.array(1.0), value, z, y)
+            dz = ops._softmax_ce_vjp_logits(np.array(1.0, z.dtype), value, z, y)
             dW2, db2 = ops._matmul_vjp_y(dz, z, h, W2), ops.unbroadcast(dz, b2.shape)
             dz1 = ops._matmul_vjp_x(dz, z, h, W2) * (z1 > 0)
             dW1, db1 = ops._matmul_vjp_y(dz1, z1, X, W1), ops.unbroadcast(dz1, b1.shape)
@@ -64,7 +64,8 @@ def rung(params, copy_feeds, new_params, keep_values, op_table):
 
 def main():
     name, sizes, activation, loss, batches, _ = task_digits(np.random.default_rng(1))
-    params = init_params(sizes, np.random.default_rng(0))
+    batches = in_dtype(batches, np.float32)
+    params = init_params(sizes, np.random.default_rng(0), np.float32)
     baseline = [p.copy() for p in params]
     net = MinigraphNet(params, activation, loss)
     steps = {"numpy": lambda X, y: numpy_step(baseline, X, y, activation, loss),

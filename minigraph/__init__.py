@@ -10,31 +10,37 @@
     W.grad
 
 Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``ops`` (the op
-table: forward + backward of each op), ``nn`` (layers, losses), ``optim`` (optimizers),
+table: forward + backward of each op), ``dtypes`` (float64 or float32, and the default),
+``nn`` (layers, losses), ``optim`` (optimizers),
 ``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``),
-``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``digits`` (pictures and a
-browser of handwritten digits, chapter 05) and ``unrolled`` (backward written out as
-straight-line code, for speed: ``print(mg.unrolled.source(graph))``).
+``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``unrolled`` (backward
+written out as straight-line code, for speed: ``print(mg.unrolled.source(graph))``),
+``symbolic`` (``mg.grad``: the backward pass built as a graph, to draw or differentiate again)
+and ``compiled`` (``mg.function``: a graph as a callable training step, as in Theano). The
+chapters' own tools: ``digits`` (05), ``landscape`` (06), ``recurrent`` (07).
 """
 
 from . import data, gradcheck, nn, optim
-from .errors import (CycleError, DrawingError, GraphError, MissingFeedError, NonFiniteError, OpError,
-                     ShapeError)
+from .dtypes import get_default_dtype, set_default_dtype
+from .errors import (BadValueError, CycleError, DrawingError, GraphError, MissingFeedError,
+                     NonFiniteError, OpError, ShapeError)
 from .graph import Constant, Graph, Input, Node, Op, Parameter, detect_anomaly
 from .ops import (add, bce_with_logits, concatenate, defop, div, exp, getitem, leaky_relu, linear,
                   log, log_softmax, matmul, max, mean, mse, mul, neg, power, relu, reshape,
                   sigmoid, softmax, softmax_cross_entropy, split, sub, sum, tanh, transpose,
                   unbroadcast)
 
+from .compiled import function
+from .symbolic import defvjp, grad
 from .viz import draw
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    """``mg.widgets`` and ``mg.digits`` are imported on first use: ipywidgets and matplotlib are
-    slow to import."""
-    if name in ("widgets", "digits"):
+    """``mg.widgets``, ``mg.digits``, ``mg.landscape`` and ``mg.recurrent`` are imported on first use:
+    ipywidgets and matplotlib are slow to import."""
+    if name in ("widgets", "digits", "landscape", "recurrent"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'minigraph' has no attribute '{name}'")

@@ -25,6 +25,11 @@ class NonFiniteError(GraphError):
     """A node produced NaN or infinity (raised only inside ``detect_anomaly()``)."""
 
 
+class BadValueError(GraphError):
+    """A value minigraph was given (a feed, a Parameter's value, a label, an argument) is not one
+    it can use: not a number, of the wrong kind, or out of range."""
+
+
 class OpError(GraphError):
     """An op's forward or backward function failed for a reason other than shapes."""
 

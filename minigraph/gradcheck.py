@@ -79,7 +79,8 @@ def numerical_grad(graph, node, feed=None, eps=1e-6, seed=None):
         raise GraphError(f"numerical_grad perturbs a leaf's value; '{node.name}' is an op.")
     graph.forward(feed)
     weight = 1.0 if seed is None else np.asarray(seed)
-    base = np.array(node.value, dtype=float)
+    original = node.value
+    base = np.array(original, dtype=float)            # perturbed in float64, whatever its dtype
     grad = np.zeros_like(base)
     for i in np.ndindex(base.shape):
         total = 0.0
@@ -89,7 +90,7 @@ def numerical_grad(graph, node, feed=None, eps=1e-6, seed=None):
             node._set(bumped)
             total += sign * np.sum(weight * graph.forward())
         grad[i] = total / (2 * eps)
-    node._set(base)
+    node._set(original)
     graph.forward()
     return grad
 

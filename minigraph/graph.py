@@ -15,7 +15,8 @@ puts the nodes in topological order (every node after its inputs) and then
   changed; an op is stale when one of its inputs is newer than it);
 * ``backward(feed)`` runs forward, then walks the order in reverse and applies each op's
   vector-Jacobian product (VJP), *summing* the gradients a node receives from its consumers.
-  From the second call on, a graph runs the same steps written out as straight-line code
+  Both work from one ``BackwardPlan`` (``graph.plan(wrt)``): what to compute, in which order.
+  From the second call on, a graph runs the same plan written out as straight-line code
   (``unrolled.py``), which skips this loop's bookkeeping; this file is the reference.
 
 Gradients are **fresh for each backward call** (they do not accumulate as in PyTorch): after
@@ -28,12 +29,13 @@ than ``None`` replaces the output (forward) or the input gradients (backward), a
 
 import contextlib
 import itertools
+from collections.abc import Mapping
 
 import numpy as np
 
-from . import unrolled
-from .errors import (CycleError, GraphError, MissingFeedError, NonFiniteError, OpError,
-                     ShapeError, describe, shape_text)
+from . import dtypes, unrolled
+from .errors import (BadValueError, CycleError, GraphError, MissingFeedError, NonFiniteError,
+                     OpError, ShapeError, describe, shape_text)
 
 _clock = itertools.count(1)           # stamps: a value changed at tick t has stamp t
 _name_counters = {}                   # "matmul" -> how many automatic names were handed out
@@ -52,6 +54,66 @@ def _frozen(array):
     never in place behind the engine's back."""
     array.setflags(False)             # write=False (by position: three times faster, and it's hot)
     return array
+
+
+def numbers(value, what, dtype=None):
+    """``value`` (a number, a list, an array) as a numpy array of numbers, converted to ``dtype``
+    if one is given; anything else is a BadValueError that says what ``what`` was given."""
+    if value is None:
+        raise BadValueError(f"{what} is None; give it numbers (a number, a list or a numpy array).")
+    if isinstance(value, Node):
+        raise BadValueError(f"{what} is the node '{value.name}', not numbers. A node's numbers are "
+                            f"its .value; to compute with the node itself, use it in an op.")
+    try:
+        array = np.asarray(value)
+    except ValueError:                              # ragged: [[1, 2], [3]]
+        raise BadValueError(f"{what} is a ragged list (rows of different lengths); numbers must "
+                            f"form a rectangular array.") from None
+    if array.dtype.kind not in "biuf":
+        if array.dtype == object and any(isinstance(v, Node) for v in array.flat):
+            raise BadValueError(f"{what} is a list of nodes, not numbers. To combine nodes, use "
+                                f"ops: a + b, or mg.concatenate([a, b]).")
+        data = {"U": "text", "S": "bytes", "c": "complex numbers"}.get(array.dtype.kind, array.dtype.name)
+        raise BadValueError(f"{what} is {data} ({shape_text(array)}), not real numbers "
+                            f"(got {str(value)[:40]!r}).")
+    if dtype is not None and array.dtype != dtype:
+        if np.dtype(dtype).kind in "iu" and array.dtype.kind == "f" and not np.all(array == np.round(array)):
+            raise BadValueError(f"{what} has fractions ({array.flat[np.argmax(array != np.round(array))]:g}), "
+                                f"but it holds integers (class labels, counts): feed whole numbers.")
+        array = array.astype(dtype)
+    return array
+
+
+class ReadOnlyValue(np.ndarray):
+    """What ``node.value`` hands out: the node's own array, read-only. An in-place edit such as
+    ``W.value -= lr * W.grad`` raises an error saying to assign instead; anything computed from
+    it (``W.value - lr * W.grad``, a copy) is a plain, writable numpy array."""
+
+    def __array_finalize__(self, obj):
+        self.node = getattr(obj, "node", None)
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        array = array.view(np.ndarray)
+        return array[()] if return_scalar else array
+
+    def __repr__(self):
+        return repr(self.view(np.ndarray))
+
+    def copy(self, order="C"):
+        return self.view(np.ndarray).copy(order)
+
+    def _in_place(self, other):
+        name = getattr(self.node, "name", "W")
+        how = (f"assign a new array instead: {name}.value = {name}.value - lr * {name}.grad"
+               if getattr(self.node, "kind", None) == "parameter" else
+               "compute a new array from it instead (values change only by assignment or feeding)")
+        raise GraphError(f"the value of '{name}' is read-only, so it cannot be changed in place; {how}.")
+
+    def __setitem__(self, index, item):
+        self._in_place(item)
+
+    __iadd__ = __isub__ = __imul__ = __itruediv__ = __ipow__ = __imatmul__ = _in_place
+    __ifloordiv__ = __imod__ = _in_place
 
 
 class HookHandle:
@@ -83,7 +145,20 @@ class Node:
 
     @property
     def value(self):
-        return self._value
+        """This node's value: a read-only array (see ``ReadOnlyValue``), or None before it has one."""
+        value = self._value
+        if type(value) is not np.ndarray:
+            return value
+        view = value.view(ReadOnlyValue)
+        view.node = self
+        return view
+
+    @value.setter
+    def value(self, new):
+        how = {"input": "feed it: graph.forward({%s: ...})" % self.name,
+               "op": "it is computed from its inputs: assign a Parameter or feed an Input",
+               "constant": "it never changes: use a Parameter for a value you change"}
+        raise GraphError(f"cannot assign the value of {describe(self)}: {how.get(self.kind, '')}.")
 
     @property
     def shape(self):
@@ -111,9 +186,15 @@ class Input(Node):
 
     kind = "input"
 
-    def __init__(self, name=None, dtype=float):
+    def __init__(self, name=None, dtype=None):
         super().__init__(name or auto_name("input"))
-        self.dtype = dtype
+        try:
+            np.dtype(dtype)
+        except TypeError:
+            raise BadValueError(f"Input '{self.name}': dtype={dtype!r} is not a numpy dtype; use "
+                                f"int (class labels) or float, or leave it out (floats as fed)."
+                                ) from None
+        self.dtype = dtype                         # None: what it's fed, as dtypes.float_dtype says
         self._fed = None                           # (dtype, shape, bytes) of the value fed last
 
     def feed(self, value):
@@ -122,25 +203,35 @@ class Input(Node):
         The bytes of the value are both the Input's private copy (later edits by the caller
         can't leak in) and what the next feed is compared with.
         """
-        new = np.asarray(value, dtype=self.dtype)
+        dtype = dtypes.float_dtype(value, self.dtype)
+        new = value if type(value) is np.ndarray and value.dtype == dtype else numbers(
+            value, f"the value fed to Input '{self.name}'", dtype)
         fed = (new.dtype, new.shape, new.tobytes())
         if fed != self._fed:
             self._fed = fed
-            self._value = np.frombuffer(fed[2], new.dtype).reshape(new.shape)   # read-only
+            self._value = np.ndarray(new.shape, new.dtype, fed[2])   # read-only, as bytes are
             self.stamp = next(_clock)
 
 
 class Parameter(Node):
-    """A trainable value. Change it by assignment (``W.value = ...``); its array is read-only."""
+    """A trainable value. Change it by assignment (``W.value = ...``); its array is read-only.
+
+    Its dtype is chosen once (see ``dtypes.py``), and an assigned value is converted to it.
+    """
 
     kind = "parameter"
 
-    def __init__(self, value, name=None):
-        super().__init__(name or auto_name("param"), value=_frozen(np.array(value, dtype=float)))
+    def __init__(self, value, name=None, dtype=None):
+        name = name or auto_name("param")
+        super().__init__(name, value=_frozen(_finite(value, f"the value of Parameter '{name}'", dtype)))
+
+    @property
+    def dtype(self):
+        return self._value.dtype
 
     @Node.value.setter
     def value(self, new):
-        self._set(np.array(new, dtype=float))
+        self._set(_finite(new, f"the new value of Parameter '{self.name}'", self.dtype))
 
 
 class Constant(Node):
@@ -148,8 +239,9 @@ class Constant(Node):
 
     kind = "constant"
 
-    def __init__(self, value, name=None):
-        value = np.array(value)                    # integer arrays (class labels) stay integers
+    def __init__(self, value, name=None, dtype=None):
+        numbers(value, "a Constant's value")              # None, a node, text: BadValueError
+        value = dtypes.constant_array(value, dtype)       # integers (class labels) stay integers
         super().__init__(name or auto_name("const"), value=_frozen(value))
 
 
@@ -167,9 +259,22 @@ class Op(Node):
         return f"Op('{self.name}' = {self.op.name}({args}), {shape_text(self._value)})"
 
 
-def as_node(value):
-    """Nodes stay nodes; numbers, lists and arrays become Constants."""
-    return value if isinstance(value, Node) else Constant(value)
+def _finite(value, what, dtype=None):
+    """A Parameter's value: a fresh floating array (``dtype``, or as ``dtypes.float_dtype`` says)
+    with no NaN or infinity in it."""
+    array = np.array(numbers(value, what), dtype=dtypes.float_dtype(value, dtype))
+    if not np.all(np.isfinite(array)):
+        raise BadValueError(f"{what} contains NaN or infinity; a Parameter starts from finite numbers.")
+    return array
+
+
+def as_node(value, what="a Constant's value"):
+    """Nodes stay nodes; numbers, lists and arrays become Constants (``what`` names the value in
+    the error if it is none of these)."""
+    if isinstance(value, Node):
+        return value
+    numbers(value, what)                  # not numbers: a BadValueError that names ``what``
+    return Constant(value)                # the value itself: a Python number takes the default dtype
 
 
 def topological_order(outputs):
@@ -216,7 +321,14 @@ class Graph:
     """The outputs and all their ancestors, in a cached topological order."""
 
     def __init__(self, outputs):
-        self.outputs = [outputs] if isinstance(outputs, Node) else list(outputs)
+        self.outputs = [outputs] if isinstance(outputs, Node) else list(
+            outputs if isinstance(outputs, (list, tuple)) else [outputs])
+        if not self.outputs or not all(isinstance(n, Node) for n in self.outputs):
+            wrong = [f"{type(n).__name__} {str(n)[:40]!r}" for n in self.outputs if not isinstance(n, Node)]
+            raise BadValueError(
+                f"Graph takes the node(s) to compute, e.g. Graph(loss); it was given "
+                f"{wrong[0] if wrong else 'an empty list'}. A node's .value is only numbers "
+                f"(did you write Graph(loss.value)?).")
         self.nodes = topological_order(self.outputs)
         self._ops = [n for n in self.nodes if n.op is not None]
         self.inputs = [n for n in self.nodes if n.kind == "input"]
@@ -234,6 +346,10 @@ class Graph:
         """The node called ``name`` (given a node, that node: so callers may pass either)."""
         if isinstance(name, Node):
             return name
+        if not isinstance(name, str):
+            what = "an array" if isinstance(name, np.ndarray) else type(name).__name__
+            raise BadValueError(f"expected a node of this graph or its name, got {what} "
+                                f"{str(name)[:40]!r}: pass the node itself (W), not its value (W.value).")
         if name not in self._by_name:
             raise GraphError(f"no node named '{name}' in this graph; its nodes are: "
                              f"{', '.join(self._by_name)}")
@@ -273,12 +389,15 @@ class Graph:
                 raise _op_failure(node, args, error, "forward") from None
             if watched or node._forward_hooks:
                 out = self._watch(node, args, out)
-            node._value = _frozen(out) if type(out) is np.ndarray else _as_value(out)
-            node.stamp = next(_clock)
+            store_value(node, out)
         values = [n._value for n in self.outputs]
         return values[0] if len(values) == 1 else values
 
     def _feed(self, feed):
+        if type(feed) is not dict and not isinstance(feed, Mapping):
+            raise BadValueError(f"the feed must be a dict {{Input: value}}, e.g. "
+                                f"{{{', '.join(n.name + ': ...' for n in self.inputs) or 'x: ...'}}}; "
+                                f"got {type(feed).__name__} {str(feed)[:40]!r}.")
         for key, value in feed.items():
             node = self._feedable.get(key) or self._not_feedable(key)
             node.feed(value)
@@ -314,30 +433,25 @@ class Graph:
 
         ``seed`` is the gradient of whatever you differentiate with respect to the output: 1 for
         a scalar loss (the default); pass an array of the output's shape for a non-scalar one.
+        ``wrt`` is a list of nodes (or of their names); a single node means ``[node]``.
         """
-        if len(self.outputs) != 1:
-            raise GraphError(f"backward needs one output to differentiate; this graph has "
-                             f"{len(self.outputs)}. Build Graph(loss) for the one you mean.")
-        if wrt is not None and not isinstance(wrt, (list, tuple)):
-            wrt = list(wrt)                   # it is read twice
-        run = self._unrolled(wrt) if self._plain() else None
+        plan = self.plan(wrt)
+        run = self._unrolled(plan) if self._plain() else None
         if run is not None:
             try:
                 return run(feed or {}, seed)
             except Exception:
                 pass                      # the interpreter below runs the call again and explains
-        out = self.outputs[0]
         value = self.forward(feed)
-        steps, graded = self._plan(wrt)
         for node in self.nodes:                       # fresh gradients: forget the last call's
             node.grad = None
-        grads = {out: self._seed(out, value, seed)}
-        for node, wanted in steps:
+        grads = {plan.output: plan.seed(value, seed)}
+        for node, wanted in plan.steps:
             g = grads.get(node)
             if g is None:                             # no gradient reached this op
                 continue
-            if node.op.n_outputs > 1:                 # an output nobody used: zero gradient
-                g = tuple(np.zeros_like(v) if gi is None else gi for gi, v in zip(g, node._value))
+            if node.op.n_outputs > 1:
+                g = fill_unused_outputs(g, node._value)
             args = [parent._value for parent in node.inputs]
             vjps, ans, attrs = node.op.vjps, node._value, node.attrs
             sent = []
@@ -349,7 +463,7 @@ class Graph:
                                       f"'{node.inputs[k].name}')") from None
                 fits = type(gi) is type(args[k]) is np.ndarray and gi.shape == args[k].shape
                 if not fits or _anomaly[0]:               # None, numbers, tuples, a wrong shape
-                    gi = _checked_gradient(node, k, gi, args)
+                    gi = checked_gradient(node, k, gi, args)
                 sent.append((k, gi))
             if node._backward_hooks or self._backward_hooks:
                 sent = self._apply_backward_hooks(node, g, sent)
@@ -357,64 +471,60 @@ class Graph:
                 if gi is not None:                    # sum what each consumer sends back
                     parent = node.inputs[k]
                     old = grads.get(parent)
-                    grads[parent] = gi if old is None else _add(old, gi)
-        for node in graded:
-            node.grad = grads.get(node)
+                    grads[parent] = gi if old is None else add_gradients(old, gi)
+        give_gradients(plan.graded, [grads.get(node) for node in plan.graded])
         return value
 
     def _plain(self):
         """No hooks on this graph or its ops, not inside detect_anomaly: the unrolled code may run."""
-        return not (self._forward_hooks or self._backward_hooks or _anomaly[0] or
-                    any(n._forward_hooks or n._backward_hooks for n in self._ops))
+        if self._forward_hooks or self._backward_hooks or _anomaly[0]:
+            return False
+        for n in self._ops:                   # a loop, not any(...): this runs at every backward
+            if n._forward_hooks or n._backward_hooks:
+                return False
+        return True
 
-    def _unrolled(self, wrt):
-        """The straight-line form of this backward (see ``unrolled.py``), or None. It is written
-        at the second call with the same ``wrt`` (a backward run once is not worth writing out),
-        for graphs of up to ``unrolled.MAX_OPS`` ops (writing costs about 0.2 ms per op)."""
-        key = None if wrt is None else tuple(wrt)         # nodes hash by identity
-        if key not in self._unrolled_runs:
-            calls = self._backward_calls[key] = self._backward_calls.get(key, 0) + 1
+    def _unrolled(self, plan):
+        """The straight-line form of this plan (see ``unrolled.py``), or None. It is written at
+        the second call with the same plan (a backward run once is not worth writing out), for
+        graphs of up to ``unrolled.MAX_OPS`` ops (writing costs about 0.2 ms per op). If writing
+        it fails, the interpreter keeps this plan: the fast path never raises."""
+        if plan not in self._unrolled_runs:
+            calls = self._backward_calls[plan] = self._backward_calls.get(plan, 0) + 1
             if calls < 2 or len(self._ops) > unrolled.MAX_OPS:
                 return None
-            self._unrolled_runs[key] = unrolled.build(self, wrt)
-        return self._unrolled_runs[key]
+            try:
+                self._unrolled_runs[plan] = unrolled.build(plan)
+            except Exception:
+                self._unrolled_runs[plan] = None
+        return self._unrolled_runs[plan]
 
-    def _plan(self, wrt):
-        """What ``backward(wrt=...)`` walks, worked out once per ``wrt``: each op that needs a
-        gradient, outputs first, with the positions of its inputs that need one; and the nodes
-        whose ``.grad`` is set. By default every node that can have a gradient (not Constants,
-        not integer Inputs) needs one and gets it. With ``wrt``, the ``wrt`` nodes and the ops
-        downstream of one need one, and only the ``wrt`` nodes get it.
-        """
-        key = None if wrt is None else tuple(wrt)         # nodes hash by identity
-        if key not in self._plans:
-            if wrt is None:
-                needs = {n for n in self.nodes if n.kind != "constant"
-                         and not (n.kind == "input" and np.dtype(n.dtype).kind in "biu")}
-            else:
-                needs = set(wrt)
-                for n in self._ops:
-                    if any(parent in needs for parent in n.inputs):
-                        needs.add(n)
-            steps = [(n, [k for k, parent in enumerate(n.inputs) if parent in needs])
-                     for n in reversed(self._ops) if n in needs]
-            graded = needs if wrt is None else set(wrt)
-            self._plans[key] = steps, [n for n in self.nodes if n in graded]
-        return self._plans[key]
+    def plan(self, wrt=None):
+        """The ``BackwardPlan`` of ``backward(wrt=wrt)``: worked out once per ``wrt``, then cached."""
+        key = wrt if wrt is None or isinstance(wrt, (Node, str)) else tuple(wrt)
+        try:
+            return self._plans[key]
+        except (KeyError, TypeError):                 # TypeError: an unhashable entry (an array?)
+            plan = BackwardPlan(self, self._wrt_nodes(key))
+        self._plans[key] = plan
+        return plan
 
-    def _seed(self, out, value, seed):
-        if seed is None:
-            if getattr(value, "size", None) != 1:
-                raise GraphError(
-                    f"backward starts from a scalar, but the output {describe(out)} is not one. "
-                    f"Reduce it to a scalar first (e.g. mg.sum(...) or a loss), or pass "
-                    f"seed=np.ones({np.shape(value)}) to get a vector-Jacobian product.")
-            return np.ones(value.shape) if value.shape else np.array(1.0)
-        seed = np.asarray(seed, dtype=float)
-        if seed.shape != np.shape(value):
-            raise ShapeError(f"the seed gradient has shape {seed.shape}, but the output "
-                             f"{describe(out)} has shape {np.shape(value)}; they must match.")
-        return seed
+    def _wrt_nodes(self, wrt):
+        """``wrt`` as a list of this graph's nodes (None stays None: every node)."""
+        if len(self.outputs) != 1:
+            raise GraphError(f"backward needs one output to differentiate; this graph has "
+                             f"{len(self.outputs)}. Build Graph(loss) for the one you mean.")
+        if wrt is None:
+            return None
+        if isinstance(wrt, (Node, str)):
+            wrt = [wrt]
+        nodes = [self.node(w) for w in wrt]
+        strangers = [n.name for n in nodes if self._by_name.get(n.name) is not n]
+        if strangers:
+            raise GraphError(f"backward(wrt=...) names {', '.join(strangers)}, not part of this "
+                             f"graph (the output '{self.outputs[0].name}' does not depend on it). "
+                             f"Differentiate with respect to nodes of this graph, e.g. graph.parameters.")
+        return nodes
 
     def _apply_backward_hooks(self, node, g, sent):
         """Show each hook ``(node, g, grad_inputs)``, one entry per input (None if not wanted);
@@ -428,20 +538,64 @@ class Graph:
         return list(enumerate(grad_inputs))
 
 
-def _checked_gradient(node, k, gi, args):
+def value_of(node):
+    """The node's own array, as ops compute with it (``node.value`` hands out a read-only view)."""
+    return node._value
+
+
+def store_value(node, value):
+    """Store what an op computed as its (read-only) value, stamp it, and return it."""
+    n_outputs = node.op.n_outputs
+    if n_outputs > 1 and not (isinstance(value, tuple) and len(value) == n_outputs):
+        raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned "
+                      f"{shape_text(value) if not isinstance(value, tuple) else f'{len(value)} values'}, "
+                      f"but the op has n_outputs={n_outputs}: return a tuple of {n_outputs} "
+                      f"arrays, one per output.")
+    if type(value) is np.ndarray:
+        value.setflags(False)                     # _frozen, inlined: this runs for every op
+    elif value is None:
+        raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned None. Did it forget "
+                      f"`return`? It must return the op's value.")
+    else:
+        value = _as_value(value)
+    node._value, node.stamp = value, next(_clock)
+    return value
+
+
+def checked_gradient(node, k, gi, args):
     """A gradient from ``node``'s VJP for its input ``k``, checked: it has the input's shape (and,
     inside detect_anomaly, no NaN/inf). A plain Python number becomes a numpy value."""
     if gi is None:
-        return None
+        raise OpError(
+            f"the backward of '{node.name}' ({node.op.name}) returned None for its input "
+            f"{describe(node.inputs[k])}. Did its VJP forget `return`? It must return the gradient "
+            f"of that input (zeros if the output does not depend on it).")
     gi = _as_value(gi)
     if not same_shape(gi, args[k]):
         raise ShapeError(
             f"the backward of '{node.name}' ({node.op.name}) returned a gradient ({shape_text(gi)}) "
-            f"for its input {describe(node.inputs[k])}. A gradient must have the shape of "
-            f"its input: sum over the broadcast axes (mg.unbroadcast does this).")
+            f"for its input {describe(node.inputs[k])}: a gradient must have its input's shape. "
+            + _shape_advice(gi, args[k]))
     if _anomaly[0]:
         _check_finite(node, gi, f"sent a gradient to '{node.inputs[k].name}' that is", args)
     return gi
+
+
+def _shape_advice(grad, value):
+    """What a gradient of the wrong shape usually means, and what to do about it."""
+    got, want = np.shape(grad), np.shape(value)
+    if isinstance(value, tuple) or isinstance(grad, tuple):
+        return "An op with several outputs gets and returns one gradient per output, in a tuple."
+    if len(got) > 1 and got == want[::-1]:
+        return ("It is the input's shape reversed: a transposed gradient? For x @ W, x's gradient is "
+                "g @ W.T and W's is x.T @ g: transpose it, or swap the operands.")
+    if np.prod(got) < np.prod(want):
+        return ("It has fewer entries than the input: it was summed too much (np.sum without an axis "
+                "gives one number). Each entry of the input needs its own gradient: do not reduce.")
+    if np.prod(got) > np.prod(want):
+        return ("The input was broadcast in the forward pass: sum the gradient over the broadcast "
+                "axes (mg.unbroadcast(g, x.shape) does this).")
+    return "It has as many entries as the input: reshape it to the input's shape."
 
 
 def _as_value(x):
@@ -458,24 +612,112 @@ def same_shape(grad, value):
     return np.shape(grad) == np.shape(value)
 
 
-def _add(a, b):
+def add_gradients(a, b):
     """Sum two gradients (tuples element by element for multi-output ops; None means zero)."""
     if isinstance(a, tuple):
         return tuple(y if x is None else x if y is None else x + y for x, y in zip(a, b))
     return a + b                      # never in place: ``a`` may be another node's gradient
 
 
+def fill_unused_outputs(g, value):
+    """A multi-output op's gradient, one per output: zeros for an output nobody used."""
+    return tuple(np.zeros_like(v) if gi is None else gi for gi, v in zip(g, value))
+
+
+def give_gradients(nodes, grads):
+    """Set ``node.grad`` for each node, each its own writable array: one VJP may hand the same
+    array to several inputs (``add`` sends ``g`` to both), a view of another gradient (``reshape``)
+    or a read-only one, so such an array is copied. Clipping ``a.grad`` in place then never
+    changes ``b.grad``."""
+    held = set()                                  # ids of the arrays handed out so far
+    for node, g in zip(nodes, grads):
+        node.grad = _own(g, held)
+
+
+def _own(g, held):
+    if type(g) is not np.ndarray:
+        return tuple(_own(x, held) for x in g) if isinstance(g, tuple) else g
+    if g.base is not None or id(g) in held or not g.flags.writeable:
+        g = g.copy()                              # a copy owns its memory: nobody else holds it
+    held.add(id(g))
+    return g
+
+
+class BackwardPlan:
+    """What ``graph.backward(feed, seed, wrt)`` does, worked out once per ``wrt``.
+
+    It is the whole contract between the interpreter (``Graph.backward``, the reference) and the
+    code writer (``unrolled.py``, the fast path): the writer reads nothing else, so the code it
+    writes can only do what the interpreter does. A backward
+
+    1. feeds the Inputs (``feed``), then computes each op of ``ops`` whose inputs are newer than
+       it, from its inputs' ``value_of``, storing what it computes with ``store_value``;
+    2. starts from the gradient of ``output`` (``seed``), and for each ``(op, wanted)`` of ``steps``
+       (outputs first) that received a gradient, calls the op's VJP for each input position in
+       ``wanted`` (a multi-output op gets one gradient per output: ``fill_unused_outputs``),
+       checks the result (``checked_gradient``) and sums what an input receives
+       (``add_gradients``);
+    3. hands the gradients of ``graded`` out with ``give_gradients``.
+
+    By default every node that can have a gradient (not Constants, not integer Inputs) needs one
+    and gets it. With ``wrt``, the ``wrt`` nodes and the ops downstream of one need one, and only
+    the ``wrt`` nodes get it.
+    """
+
+    value_of = staticmethod(value_of)
+    store_value = staticmethod(store_value)
+    checked_gradient = staticmethod(checked_gradient)
+    add_gradients = staticmethod(add_gradients)
+    fill_unused_outputs = staticmethod(fill_unused_outputs)
+    give_gradients = staticmethod(give_gradients)
+
+    def __init__(self, graph, wrt):
+        self.nodes, self.ops, self.output = graph.nodes, graph._ops, graph.outputs[0]
+        self.leaves = [n for n in self.nodes if n.op is None]
+        self.feed = graph._feed
+        if wrt is None:
+            needs = {n for n in self.nodes if n.kind != "constant"
+                     and not (n.kind == "input" and np.dtype(n.dtype).kind in "biu")}
+        else:
+            needs = set(wrt)
+            for n in self.ops:
+                if any(parent in needs for parent in n.inputs):
+                    needs.add(n)
+        self.steps = [(n, [k for k, parent in enumerate(n.inputs) if parent in needs])
+                      for n in reversed(self.ops) if n in needs]
+        graded = needs if wrt is None else set(wrt)
+        self.graded = [n for n in self.nodes if n in graded]
+
+    def seed(self, value, seed):
+        """The gradient backward starts from: 1 for a scalar output, else the ``seed`` given."""
+        if seed is None:
+            if getattr(value, "size", None) != 1:
+                raise GraphError(
+                    f"backward starts from a scalar, but the output {describe(self.output)} is not "
+                    f"one. Reduce it to a scalar first (e.g. mg.sum(...) or a loss), or pass "
+                    f"seed=np.ones({np.shape(value)}) to get a vector-Jacobian product.")
+            dtype = dtypes.float_dtype(value)
+            return np.ones(value.shape, dtype) if value.shape else np.array(1.0, dtype)
+        seed = np.array(seed, dtype=dtypes.float_dtype(value))   # a copy: the caller's stays theirs
+        if seed.shape != np.shape(value):
+            raise ShapeError(f"the seed gradient has shape {seed.shape}, but the output "
+                             f"{describe(self.output)} has shape {np.shape(value)}; they must match.")
+        return seed
+
+
 def _op_failure(node, args, error, phase):
-    """A learner-readable error for an op whose forward or backward raised."""
-    inputs = "; ".join(f"{p.name} ({p.kind}) {shape_text(a)}" for p, a in zip(node.inputs, args))
-    is_shape = isinstance(error, ValueError) and any(
-        w in str(error) for w in ("shape", "broadcast", "dimension", "align", "size"))
+    """A learner-readable error for an op whose forward or backward raised: the node, the op and
+    its inputs' shapes first, then what went wrong and what to do."""
+    inputs = ", ".join(f"{p.name} ({p.kind}) {shape_text(a)}" for p, a in zip(node.inputs, args))
+    where = f"{phase} of '{node.name}' = {node.op.name}({inputs}) failed"
+    if isinstance(error, GraphError):             # an op that explains itself (e.g. a bad label)
+        return type(error)(f"{where}: {error}.")
+    is_shape = isinstance(error, IndexError) or isinstance(error, ValueError) and any(
+        w in str(error) for w in ("shape", "broadcast", "dimension", "align", "size", "division"))
     kind = ShapeError if is_shape else OpError
     advice = ("Check the shapes you feed and the shapes of the parameters." if is_shape else
               f"The code of op '{node.op.name}' raised this; if you wrote that op, fix its {phase.split()[0]}.")
-    return kind(f"{phase} of '{node.name}' = {node.op.name}(...) failed.\n"
-                f"  inputs: {inputs}\n"
-                f"  error: {type(error).__name__}: {error}\n  {advice}")
+    return kind(f"{where}. {advice}\n  error: {type(error).__name__}: {error}")  # numpy's words last
 
 
 def _check_finite(node, value, verb, args=()):

@@ -9,6 +9,8 @@ fused, numerically stable ops) and are re-exported here.
 import numpy as np
 
 from . import ops
+from .dtypes import get_default_dtype
+from .errors import BadValueError
 from .graph import Parameter
 from .ops import bce_with_logits, mse, softmax_cross_entropy  # noqa: F401  (losses)
 
@@ -34,18 +36,37 @@ ACTIVATIONS = {"tanh": ops.tanh, "sigmoid": ops.sigmoid, "relu": ops.relu,
                "leaky_relu": ops.leaky_relu}
 
 
+def choose(table, key, what):
+    """``table[key]``, or a BadValueError listing the choices."""
+    if key not in table:
+        raise BadValueError(f"unknown {what} {key!r}; choose one of: {', '.join(table)}.")
+    return table[key]
+
+
+def _size(n, what):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise BadValueError(f"{what} must be a whole number >= 1, got {n!r}.")
+    return int(n)
+
+
 def as_rng(rng):
     """A numpy Generator from a seed (int), a Generator, or None (fresh randomness)."""
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
 class Linear:
-    """``x @ W + b`` with W of shape (n_in, n_out), b of shape (n_out,), as one fused op."""
+    """``x @ W + b`` with W of shape (n_in, n_out), b of shape (n_out,), as one fused op.
 
-    def __init__(self, n_in, n_out, rng=None, init="xavier", name="linear"):
+    Its parameters have ``dtype`` (default: ``mg.get_default_dtype()``, see ``dtypes.py``).
+    """
+
+    def __init__(self, n_in, n_out, rng=None, init="xavier", name="linear", dtype=None):
         self.name = name
-        self.W = Parameter(INITS[init](as_rng(rng), n_in, n_out), name=f"{name}.W")
-        self.b = Parameter(np.zeros(n_out), name=f"{name}.b")
+        n_in, n_out = _size(n_in, f"{name}: n_in"), _size(n_out, f"{name}: n_out")
+        dtype = get_default_dtype() if dtype is None else dtype
+        self.W = Parameter(choose(INITS, init, "init")(as_rng(rng), n_in, n_out), name=f"{name}.W",
+                           dtype=dtype)
+        self.b = Parameter(np.zeros(n_out), name=f"{name}.b", dtype=dtype)
         self.parameters = [self.W, self.b]
 
     def __call__(self, x):
@@ -61,11 +82,14 @@ class MLP:
     ``MLP([2, 4, 1], "tanh")`` is 2 inputs -> 4 tanh units -> 1 output.
     """
 
-    def __init__(self, sizes, activation="tanh", rng=None, init=None, name="mlp"):
+    def __init__(self, sizes, activation="tanh", rng=None, init=None, name="mlp", dtype=None):
+        if not isinstance(sizes, (list, tuple)) or len(sizes) < 2:
+            raise BadValueError(f"MLP takes the layer sizes, inputs first, e.g. MLP([2, 4, 1]); "
+                                f"got {sizes!r}.")
         rng = as_rng(rng)
         init = init or ("he" if activation in ("relu", "leaky_relu") else "xavier")
-        self.activation = ACTIVATIONS[activation]
-        self.layers = [Linear(a, b, rng, init, name=f"{name}.fc{i + 1}")
+        self.activation = choose(ACTIVATIONS, activation, "activation")
+        self.layers = [Linear(a, b, rng, init, name=f"{name}.fc{i + 1}", dtype=dtype)
                        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:]))]
         self.parameters = [p for layer in self.layers for p in layer.parameters]
 

@@ -13,9 +13,11 @@ pass. ``unbroadcast`` does that in one place for every op.
 
 import functools
 import inspect
+import math
 
 import numpy as np
 
+from .errors import BadValueError, ShapeError
 from .graph import Node, Op, as_node
 
 
@@ -39,6 +41,9 @@ def defop(name, forward, vjps, symbol=None, n_outputs=1):
     of gradients in its VJPs; building it gives one node per output. Arguments after the inputs
     (one per VJP) are attributes, not nodes: ``sum(x, 0)`` means ``sum(x, axis=0)``.
     """
+    if not callable(forward) or callable(vjps) or not all(callable(v) for v in vjps):
+        raise BadValueError(f"defop('{name}', forward, vjps): forward is a function and vjps a list "
+                            f"of functions, one per input (even for one input: [vjp]).")
     opdef = OpDef(name, forward, vjps, symbol, n_outputs)
     n_inputs = len(opdef.vjps)
 
@@ -46,7 +51,9 @@ def defop(name, forward, vjps, symbol=None, n_outputs=1):
         inputs, extra = args[:n_inputs], args[n_inputs:]
         if extra:
             attrs.update(_positional_attributes(opdef, extra))
-        node = Op(opdef, [as_node(x) for x in inputs], attrs, name)
+        _check_attributes(opdef, attrs)
+        nodes = [as_node(x, f"input {i + 1} of mg.{opdef.name}") for i, x in enumerate(inputs)]
+        node = Op(opdef, nodes, attrs, name)
         if n_outputs == 1:
             return node
         return tuple(Op(OUTPUT, [node], {"index": i}, f"{node.name}[{i}]") for i in range(n_outputs))
@@ -54,6 +61,29 @@ def defop(name, forward, vjps, symbol=None, n_outputs=1):
     build.opdef = opdef
     build.__name__ = name
     return build
+
+
+@functools.cache
+def _attributes(opdef):
+    """The attributes an op takes: ``forward``'s parameters after the inputs (None: any, when
+    ``forward`` takes ``**kwargs`` or has no signature, like numpy's ufuncs)."""
+    try:
+        parameters = list(inspect.signature(opdef.forward).parameters.values())
+    except ValueError:                               # a builtin without a signature
+        return None
+    if any(p.kind == p.VAR_KEYWORD for p in parameters):
+        return None
+    start = 0 if any(p.kind == p.VAR_POSITIONAL for p in parameters) else len(opdef.vjps)
+    return [p.name for p in parameters[start:] if p.name not in ("out", "dtype")
+            and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _check_attributes(opdef, attrs):
+    names = _attributes(opdef)
+    unknown = [a for a in attrs if names is not None and a not in names]
+    if unknown:
+        raise BadValueError(f"mg.{opdef.name} has no attribute {', '.join(map(repr, unknown))}; its "
+                            f"attributes are: {', '.join(names) or 'none'}.")
 
 
 def _positional_attributes(opdef, extra):
@@ -126,11 +156,31 @@ def _matmul_vjp_y(g, ans, x, y):
 def _linear(x, W, b):
     """x @ W + b, with b added in place into the fresh product (one temporary array fewer)."""
     out = x @ W
+    if getattr(out, "dtype", None) is not b.dtype:   # another dtype: numpy's promotion decides
+        return out + b
     try:
         out += b
-    except (TypeError, ValueError):          # b stretches the product, or needs another dtype
+    except ValueError:                       # b stretches the product
         out = out + b
     return out
+
+
+def _power_vjp_x(g, ans, x, y):
+    """x ** y: the gradient of x is g·y·x^(y-1); where y is 0 (x ** 0 is 1 everywhere) it is 0,
+    even at x = 0, where x^(y-1) would be infinite (as in PyTorch)."""
+    return unbroadcast(g * y * x ** np.where(y == 0, 1, y - 1), x.shape)
+
+
+def _power_vjp_y(g, ans, x, y):
+    """x ** y: the gradient of y is g·x^y·log(x); 0 where x is 0 (as in PyTorch), not 0·log 0 = NaN."""
+    return unbroadcast(g * ans * np.log(np.where(x == 0, 1, x)), y.shape)
+
+
+def _product_grad(g, x, W):
+    """In linear, the gradient of the product x @ W: ``g`` itself, unless b stretched the product
+    (a (1, 1) product plus a (1, 9) bias), then summed back to the product's shape."""
+    shape = x.shape[:-1] + W.shape[1:]
+    return g if g.shape == shape else unbroadcast(g, shape)
 
 
 def _sigmoid(x):
@@ -139,8 +189,13 @@ def _sigmoid(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
+def _transpose_vjp(g, ans, x, axes=None):
+    """Undo the permutation: axis ``axes[i]`` of x became axis i (``-1`` counts from the end)."""
+    return np.transpose(g, None if axes is None else np.argsort(np.mod(axes, x.ndim)))
+
+
 def _getitem_vjp(g, ans, x, index):
-    out = np.zeros(x.shape)
+    out = np.zeros(x.shape, np.result_type(g))
     np.add.at(out, index, g)                      # repeated indices add up
     return out
 
@@ -148,12 +203,13 @@ def _getitem_vjp(g, ans, x, index):
 def _max_vjp(g, ans, x, axis=None, keepdims=False):
     top = _sum_back(ans, x, axis, keepdims)
     is_max = x == top
-    return _sum_back(g, x, axis, keepdims) * is_max / np.sum(is_max, axis=axis, keepdims=True)
+    spread = _sum_back(g, x, axis, keepdims) * is_max
+    return spread / np.sum(is_max, axis=axis, keepdims=True, dtype=spread.dtype)   # ties share g
 
 
 def _same_shape(a, b, what):
     if a.shape != b.shape:
-        raise ValueError(f"{what} needs predictions and targets of the same shape, got {a.shape} "
+        raise ShapeError(f"{what} needs predictions and targets of the same shape, got {a.shape} "
                          f"and {b.shape} (a (n, 1) vs (n,) mismatch would silently broadcast to (n, n))")
 
 
@@ -164,13 +220,28 @@ def _log_softmax(x, axis=-1):
 
 
 def _class_indices(labels, logits):
-    """True for integer class labels of shape (n,); False for one-hot (or soft) labels like logits."""
-    if labels.shape == logits.shape:
+    """True for integer class labels, one per example (shape ``logits.shape[:-1]``: (n,) for (n, C)
+    logits, a single number for one example's (C,) logits); False for one-hot (or soft) labels of
+    the logits' shape."""
+    if labels.shape == logits.shape and logits.ndim:
         return False
-    if labels.ndim != 1 or len(labels) != len(logits) or labels.dtype.kind not in "iu":
-        raise ValueError(f"labels must be integer classes of shape ({len(logits)},) or one-hot of shape "
-                         f"{logits.shape}; got {labels.dtype} labels of shape {labels.shape}")
+    if logits.ndim == 0 or labels.shape != logits.shape[:-1] or labels.dtype.kind not in "iu":
+        raise ShapeError(f"labels must be integer classes of shape {logits.shape[:-1]} or one-hot of "
+                         f"shape {logits.shape} (logits: one row of class scores per example); got "
+                         f"{labels.dtype} labels of shape {labels.shape}")
     return True
+
+
+def _not_classes(labels, n_classes):
+    """The error for class labels outside 0, 1, ..., n_classes - 1."""
+    wrong = labels[(labels < 0) | (labels >= n_classes)]
+    return BadValueError(f"label {wrong.flat[0]} is not a class: with {n_classes} columns of "
+                         f"logits, labels must be 0 to {n_classes - 1}")
+
+
+def _examples(logits):
+    """How many examples the logits score: rows of an (n, C) array; one for a (C,) vector."""
+    return len(logits) if logits.ndim == 2 else math.prod(logits.shape[:-1])
 
 
 class _LastResult:
@@ -194,29 +265,35 @@ _log_softmax_of_logits = _LastResult(_log_softmax)
 
 
 def _softmax_ce(logits, labels):
-    """Mean over rows of -log p(correct class); with one-hot/soft labels, of -sum(labels * log p)."""
-    logp = _log_softmax_of_logits(logits)
+    """Mean over examples of -log p(correct class); with one-hot/soft labels, of -sum(labels * log p)."""
+    logp, n = _log_softmax_of_logits(logits), _examples(logits)
     if _class_indices(labels, logits):
-        return -logp[np.arange(len(logp)), labels].sum() / len(logp)
-    return -(labels * logp).sum() / len(logp)
+        try:                                       # a label >= C raises IndexError; numpy would
+            picked = logp.reshape(n, -1)[np.arange(n), labels.reshape(n)]   # read -1 as the last
+            if n and labels.min() < 0:             # class, so negative labels are refused here
+                raise IndexError
+        except IndexError:
+            raise _not_classes(labels, logits.shape[-1]) from None
+        return -picked.sum() / n
+    return -(labels * logp).sum() / n
 
 
 def _softmax_ce_vjp_logits(g, ans, logits, labels):
-    """softmax - onehot, per row (for soft labels: softmax * total label mass - labels)."""
-    p = np.exp(_log_softmax_of_logits(logits))
+    """softmax - onehot, per example (for soft labels: softmax * total label mass - labels)."""
+    p, n = np.exp(_log_softmax_of_logits(logits)), _examples(logits)
     if _class_indices(labels, logits):
-        p[np.arange(len(p)), labels] -= 1
+        p.reshape(n, -1)[np.arange(n), labels.reshape(n)] -= 1     # a view: p changes
     else:
         p = p * np.sum(labels, axis=-1, keepdims=True) - labels
-    p /= len(p)                                    # p is a fresh array: update it in place
+    p /= n                                         # p is a fresh array: update it in place
     p *= g
     return p
 
 
 def _softmax_ce_vjp_labels(g, ans, logits, labels):
     if _class_indices(labels, logits):
-        return None                                # integer classes have no gradient
-    return -g * _log_softmax_of_logits(logits) / len(logits)
+        return np.zeros(labels.shape)              # integer classes: no gradient flows
+    return -g * _log_softmax_of_logits(logits) / _examples(logits)
 
 
 def _bce_with_logits(z, y):
@@ -259,9 +336,7 @@ mul = defop("mul", np.multiply,
 div = defop("div", np.divide,
             [lambda g, ans, x, y: unbroadcast(g / y, x.shape),
              lambda g, ans, x, y: unbroadcast(-g * x / y ** 2, y.shape)], "÷")
-power = defop("pow", np.power,
-              [lambda g, ans, x, y: unbroadcast(g * y * x ** (y - 1), x.shape),
-               lambda g, ans, x, y: unbroadcast(g * ans * np.log(x), y.shape)], "^")
+power = defop("pow", np.power, [_power_vjp_x, _power_vjp_y], "^")
 neg = defop("neg", np.negative, [lambda g, ans, x: -g], "−")
 matmul = defop("matmul", _matmul, [_matmul_vjp_x, _matmul_vjp_y], "@")
 
@@ -271,7 +346,7 @@ tanh = defop("tanh", np.tanh, [lambda g, ans, x: g * (1 - ans ** 2)], "tanh")
 sigmoid = defop("sigmoid", _sigmoid, [lambda g, ans, x: g * ans * (1 - ans)], "σ")
 relu = defop("relu", lambda x: np.maximum(x, 0), [lambda g, ans, x: g * (x > 0)], "relu")
 leaky_relu = defop("leaky_relu", lambda x, slope=0.01: np.where(x > 0, x, slope * x),
-                   [lambda g, ans, x, slope=0.01: g * np.where(x > 0, 1, slope)], "lrelu")
+                   [lambda g, ans, x, slope=0.01: np.where(x > 0, g, slope * g)], "lrelu")
 
 sum = defop("sum", np.sum,
             [lambda g, ans, x, axis=None, keepdims=False: _sum_back(g, x, axis, keepdims)], "Σ")
@@ -282,8 +357,7 @@ max = defop("max", np.max, [_max_vjp], "max")
 
 reshape = defop("reshape", lambda x, shape: np.reshape(x, shape),
                 [lambda g, ans, x, shape: np.reshape(g, x.shape)], "reshape")
-transpose = defop("transpose", lambda x, axes=None: np.transpose(x, axes),
-                  [lambda g, ans, x, axes=None: np.transpose(g, None if axes is None else np.argsort(axes))], "ᵀ")
+transpose = defop("transpose", lambda x, axes=None: np.transpose(x, axes), [_transpose_vjp], "ᵀ")
 getitem = defop("getitem", lambda x, index: x[index], [_getitem_vjp], "[ ]")
 
 softmax = defop("softmax", lambda x, axis=-1: np.exp(_log_softmax(x, axis)),
@@ -294,8 +368,8 @@ log_softmax = defop("log_softmax", _log_softmax,
 
 # fused ops: one node instead of several, for speed and numerical stability
 linear = defop("linear", _linear,
-               [lambda g, ans, x, W, b: _matmul_vjp_x(g, ans, x, W),
-                lambda g, ans, x, W, b: _matmul_vjp_y(g, ans, x, W),
+               [lambda g, ans, x, W, b: _matmul_vjp_x(_product_grad(g, x, W), ans, x, W),
+                lambda g, ans, x, W, b: _matmul_vjp_y(_product_grad(g, x, W), ans, x, W),
                 lambda g, ans, x, W, b: unbroadcast(g, b.shape)], "linear")
 mse = defop("mse", _mse,
             [lambda g, ans, p, t: g * 2 * (p - t) / p.size,
@@ -324,6 +398,9 @@ def _split_op(n):
 
 def concatenate(nodes, axis=0, name=None):
     """Join nodes along an existing axis."""
+    if isinstance(nodes, Node) or not isinstance(nodes, (list, tuple)) or not nodes:
+        raise BadValueError(f"mg.concatenate takes a non-empty list of nodes, e.g. "
+                            f"mg.concatenate([a, b], axis=0); got {str(nodes)[:40]!r}.")
     return _concat_op(len(nodes))(*nodes, axis=axis, name=name)
 
 

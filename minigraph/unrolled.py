@@ -7,28 +7,34 @@ path every time, so it can be written out once, as Python source with one call p
 per gradient. For ``y = tanh(w * x)`` and ``wrt=[w]``, ``print(mg.unrolled.source(graph, [w]))``
 shows (abridged)::
 
-    def _run(_feed, _seed):
-        _feed_inputs(_feed)
-        w_ = w._value
-        x_ = x._value
-        if w.stamp > mul_1.stamp or x.stamp > mul_1.stamp or mul_1._value is None:
-            mul_1_ = f_mul_1(w_, x_)                     # recompute only what is stale
-            ...
-        g_y = _seed_for(y, y_, _seed)                    # 1 for a scalar output
+    def _run(_feed_values, _seed_value):
+        _feed(_feed_values)
+        w_ = _value(w)                                   # the node's own array
+        x_ = _value(x)
+        if w.stamp > mul_1.stamp or x.stamp > mul_1.stamp or _value(mul_1) is None:
+            mul_1_ = _store(mul_1, f_mul_1(w_, x_))      # recompute only what is stale
+        else:
+            mul_1_ = _value(mul_1)
+        ...
+        g_y = _seed(y_, _seed_value)                     # 1 for a scalar output
         if g_y is not None:
             _gi = vjp_y_0(g_y, y_, mul_1_)               # tanh's VJP: g * (1 - y**2)
             ...
-                g_mul_1 = _gi if g_mul_1 is None else _add(g_mul_1, _gi)
+            g_mul_1 = _gi if g_mul_1 is None else _add(g_mul_1, _gi)
         ...
-        w.grad = g_w
+        _give((w, ), (g_w, ))                            # w.grad = g_w
         return y_
 
+What to compute, in which order, and the helpers it calls all come from the graph's
+``BackwardPlan`` (``graph.plan(wrt)``), the same plan ``Graph.backward`` interprets: this module
+imports nothing of ``graph.py``, so it can only do what the interpreter does.
+
 ``Graph.backward`` runs that function from the second call with the same ``wrt`` on, when
-nothing unusual is going on: no hooks, no ``detect_anomaly``, no multi-output op, at most
+nothing unusual is going on: no hooks, no ``detect_anomaly``, at most
 ``MAX_OPS`` ops. It calls the same op functions on the same arrays in the same order as the
 interpreter, so the numbers are identical (the tests check this bit for bit). If anything
-raises, the interpreter runs the call again (so an op that fails runs twice), and its error
-message says what went wrong.
+raises, here or while writing the function, the interpreter runs the call again (so an op that
+fails runs twice), and its error message says what went wrong.
 """
 
 import keyword
@@ -36,73 +42,71 @@ import re
 
 import numpy as np
 
-from . import graph as _graph
-
 MAX_OPS = 1000                    # bigger graphs stay with the interpreter: writing them out is slow
 
 
-def build(graph, wrt=None):
-    """The unrolled ``_run(feed, seed)`` for ``graph.backward(feed, seed, wrt)``, or None if the
-    graph has a multi-output op (the interpreter handles those)."""
-    text, env = _write(graph, wrt)
-    if text is None:
-        return None
-    exec(compile(text, f"<minigraph: backward of '{graph.outputs[0].name}'>", "exec"), env)
+def build(plan):
+    """The unrolled ``_run(feed, seed)`` of a ``BackwardPlan`` (``graph.plan(wrt)``)."""
+    text, env = _write(plan)
+    exec(compile(text, f"<minigraph: backward of '{plan.output.name}'>", "exec"), env)
     return env["_run"]
 
 
 def source(graph, wrt=None):
-    """The Python source ``Graph.backward`` runs for this graph (to read, not to edit)."""
-    return _write(graph, wrt)[0]
+    """The Python source ``graph.backward(wrt=wrt)`` runs (to read, not to edit)."""
+    return _write(graph.plan(wrt))[0]
 
 
-def _write(graph, wrt):
+def _write(plan):
     """The source and the names it uses. Helpers start with ``_``; every other name comes from a
-    node: ``x`` is the node, ``x_`` its value, ``g_x`` its gradient, ``f_x`` its op's forward."""
-    if any(n.op.n_outputs > 1 for n in graph._ops):
-        return None, None
-    name = _identifiers(graph.nodes)
-    env = {name[node]: node for node in graph.nodes}
-    env.update(_feed_inputs=graph._feed, _seed_for=graph._seed, _add=_graph._add,
-               _tick=_graph._clock.__next__, _frozen=_graph._frozen, _as_value=_graph._as_value,
-               _checked=_graph._checked_gradient, _ndarray=np.ndarray, _type=type)
-    out = name[graph.outputs[0]]
-    lines = ["def _run(_feed, _seed):", "    _feed_inputs(_feed)"]
-    lines += [f"    {name[n]}_ = {name[n]}._value" for n in graph.nodes if n.op is None]
+    node: ``x`` is the node, ``x_`` its value, ``g_x`` its gradient, ``f_x`` its op's forward.
+    Everything it calls comes from the plan: the op functions and the plan's own steps."""
+    name = _identifiers(plan.nodes)
+    env = {name[node]: node for node in plan.nodes}
+    env.update(_feed=plan.feed, _seed=plan.seed, _value=plan.value_of, _store=plan.store_value,
+               _add=plan.add_gradients, _fill=plan.fill_unused_outputs,
+               _checked=plan.checked_gradient, _give=plan.give_gradients, _ndarray=np.ndarray,
+               _type=type)
+    out = name[plan.output]
+    lines = ["def _run(_feed_values, _seed_value):", "    _feed(_feed_values)"]
+    lines += [f"    {name[n]}_ = _value({name[n]})" for n in plan.leaves]
 
     # forward: recompute an op only if one of its inputs is newer (as Graph.forward does)
-    for node in graph._ops:
+    for node in plan.ops:
         me, args = name[node], _arguments(node, name)
         env[f"f_{me}"], env[f"attrs_{me}"] = node.op.forward, node.attrs
         newer = [f"{name[p]}.stamp > {me}.stamp" for p in dict.fromkeys(node.inputs)]
-        lines += [f"    if {' or '.join(newer + [f'{me}._value is None'])}:",
-                  f"        {me}_ = f_{me}({args})",
-                  f"        {me}_ = _frozen({me}_) if _type({me}_) is _ndarray else _as_value({me}_)",
-                  f"        {me}._value, {me}.stamp = {me}_, _tick()",
+        lines += [f"    if {' or '.join(newer + [f'_value({me}) is None'])}:",
+                  f"        {me}_ = _store({me}, f_{me}({args}))",
                   f"    else:",
-                  f"        {me}_ = {me}._value"]
+                  f"        {me}_ = _value({me})"]
 
     # backward: one VJP call per edge that needs a gradient; what a node receives is summed
-    steps, graded = graph._plan(wrt)
-    receiving = ({graph.outputs[0]} | {node for node, _ in steps} |
+    steps = [(node, wanted) for node, wanted in plan.steps if wanted]   # others send nothing
+    receiving = ({plan.output} | {node for node, _ in steps} |
                  {node.inputs[k] for node, wanted in steps for k in wanted})
-    lines += [f"    {name[n]}.grad = None" for n in graph.nodes]
-    lines += [f"    g_{name[n]} = None" for n in graph.nodes if n in receiving and name[n] != out]
-    lines += [f"    g_{out} = _seed_for({out}, {out}_, _seed)"]
+    lines += [f"    {name[n]}.grad = None" for n in plan.nodes]
+    lines += [f"    g_{name[n]} = None" for n in plan.nodes if n in receiving and n is not plan.output]
+    lines += [f"    g_{out} = _seed({out}_, _seed_value)"]
     for node, wanted in steps:
         me, args = name[node], _arguments(node, name)
         inputs = ", ".join(f"{name[p]}_" for p in node.inputs)
         lines += [f"    if g_{me} is not None:"]
+        upstream = f"g_{me}"
+        if node.op.n_outputs > 1:                 # one gradient per output, zeros if unused
+            upstream = "_g"
+            lines += [f"        _g = _fill(g_{me}, {me}_)"]
         for k in wanted:
             parent = name[node.inputs[k]]
             env[f"vjp_{me}_{k}"] = node.op.vjps[k]
-            lines += [f"        _gi = vjp_{me}_{k}(g_{me}, {me}_, {args})",
+            lines += [f"        _gi = vjp_{me}_{k}({upstream}, {me}_, {args})",
                       f"        if not (_type(_gi) is _type({parent}_) is _ndarray and _gi.shape == {parent}_.shape):",
                       f"            _gi = _checked({me}, {k}, _gi, [{inputs}])",
-                      f"        if _gi is not None:",
-                      f"            g_{parent} = _gi if g_{parent} is None else _add(g_{parent}, _gi)"]
-    lines += [f"    {name[n]}.grad = g_{name[n]}" for n in graded if n in receiving]
-    lines += [f"    return {out}_"]
+                      f"        g_{parent} = _gi if g_{parent} is None else _add(g_{parent}, _gi)"]
+    graded = [n for n in plan.graded if n in receiving]
+    lines += [f"    _give(({''.join(name[n] + ', ' for n in graded)}), "
+              f"({''.join(f'g_{name[n]}, ' for n in graded)}))",
+              f"    return {out}_"]
     return "\n".join(lines) + "\n", env
 
 

@@ -1,11 +1,13 @@
 """Graph: order, forward/backward exactness on any DAG, incremental recompute, hooks, errors."""
 
+import re
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 
 import minigraph as mg
-from minigraph.gradcheck import check_graph, numerical_grad
+from minigraph.gradcheck import numerical_grad
+from test_random_graphs import same
 
 
 # -- exact gradients where toy engines go wrong -----------------------------------------------
@@ -52,39 +54,7 @@ def test_gradients_are_fresh_for_each_backward_call():
     assert w.grad == first == pytest.approx(12.0)   # not 24: nothing accumulates
 
 
-# -- random DAGs (hypothesis) -------------------------------------------------------------------
-
-UNARY = [mg.tanh, mg.sigmoid, lambda x: x * 0.5, lambda x: -x, lambda x: mg.exp(mg.tanh(x))]
-BINARY = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b,
-          lambda a, b: a / (1.5 + mg.tanh(b))]
-SHAPES = [(), (3,), (2, 3)]
-
-
-@st.composite
-def random_dags(draw):
-    """Leaves of broadcast-compatible shapes, then ops picking any earlier nodes (repeats allowed);
-    the loss sums several nodes, so nodes reach it by paths of different lengths."""
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    nodes = [mg.Parameter(rng.uniform(-1, 1, draw(st.sampled_from(SHAPES))), name=f"p{i}")
-             for i in range(draw(st.integers(1, 3)))]
-    for _ in range(draw(st.integers(1, 12))):
-        pick = st.integers(0, len(nodes) - 1)
-        if draw(st.booleans()):
-            nodes.append(draw(st.sampled_from(UNARY))(nodes[draw(pick)]))
-        else:                                       # the two picks may be the same node
-            nodes.append(draw(st.sampled_from(BINARY))(nodes[draw(pick)], nodes[draw(pick)]))
-    tails = draw(st.lists(st.integers(0, len(nodes) - 1), min_size=1, max_size=4))
-    loss = mg.sum(nodes[-1])
-    for i in tails:
-        loss = loss + mg.sum(nodes[i] * nodes[i])
-    return loss
-
-
-@settings(max_examples=1000, deadline=None)
-@given(loss=random_dags())
-def test_random_dags_match_central_differences(loss):
-    report = check_graph(mg.Graph(loss))
-    assert report.ok, report
+# Random graphs of every kind, on both paths: tests/test_random_graphs.py
 
 
 # -- the unrolled backward (unrolled.py) must be the interpreter, only faster -------------------
@@ -92,21 +62,13 @@ def test_random_dags_match_central_differences(loss):
 def assert_unrolled_is_the_interpreter(g, wrt=None):
     """Run the unrolled backward, then the interpreter, and compare value and every .grad bit
     for bit."""
-    value = mg.unrolled.build(g, wrt)({}, None)       # called directly: no fallback can hide a bug
+    value = mg.unrolled.build(g.plan(wrt))({}, None)       # called directly: no fallback can hide a bug
     unrolled = {n: n.grad for n in g.nodes}
     g.register_backward_hook(lambda node, grad_output, grad_inputs: None)   # any hook: interpreter
     g.invalidate()
     assert g.backward(wrt=wrt) == value
     for n in g.nodes:
-        assert (n.grad is None) == (unrolled[n] is None)
-        assert n.grad is None or np.array_equal(n.grad, unrolled[n]), n.name
-
-
-@settings(max_examples=300, deadline=None)
-@given(loss=random_dags(), some=st.booleans())
-def test_unrolled_backward_matches_the_interpreter_bit_for_bit(loss, some):
-    g = mg.Graph(loss)
-    assert_unrolled_is_the_interpreter(g, g.parameters[:1] if some else None)
+        assert same(n.grad, unrolled[n]), n.name
 
 
 def test_a_graph_that_is_just_a_leaf_has_gradient_one_every_time():
@@ -115,12 +77,39 @@ def test_a_graph_that_is_just_a_leaf_has_gradient_one_every_time():
     assert [(g.backward(), float(w.grad)) for _ in range(3)] == [(2.0, 1.0)] * 3
 
 
+def test_ops_whose_inputs_all_have_no_gradient_survive_a_second_backward():
+    """exp(Constant), 1 - y with y a Constant or an integer Input: no input of these ops takes a
+    gradient, and the unrolled code (from the second call on) once crashed on them."""
+    w = mg.Parameter(2.0, name="w")
+    g = mg.Graph(w * mg.exp(mg.Constant(3.0)))
+    assert [g.backward() for _ in range(3)] == [2.0 * np.exp(3.0)] * 3
+    assert w.grad == np.exp(3.0)
+    y, labels = mg.Constant([1.0, 0.0]), mg.Input("labels", dtype=int)
+    h = mg.Graph(mg.sum(w * (1 - y) + w * (labels * 2)))
+    grads = [(h.backward({labels: [3, 1]}), float(w.grad)) for _ in range(3)]
+    assert grads == [(1.0 * 2.0 + 8.0 * 2.0, 9.0)] * 3
+    assert_unrolled_is_the_interpreter(h)
+
+
+def test_explore_survives_slider_moves_on_a_graph_with_a_constant_only_op():
+    """Issue 11's learner case: a hand-written BCE's 1 - y, with y a Constant, under a slider."""
+    w = mg.Parameter(0.5, name="w")
+    y = mg.Constant(1.0, name="y")
+    p = mg.sigmoid(w, name="p")
+    bce = mg.neg(y * mg.log(p) + (1 - y) * mg.log(1 - p), name="bce")
+    explorer = mg.widgets.explore(mg.Graph(bce), {"w": (-2, 2)})
+    for value in (1.0, -1.0, 0.25):
+        explorer.sliders["w"].value = value
+        assert bce.value == pytest.approx(-np.log(1 / (1 + np.exp(-value))))
+        assert float(w.grad) == pytest.approx(1 / (1 + np.exp(-value)) - 1)
+
+
 def test_unrolled_backward_recomputes_only_what_changed():
     calls = []
     double = mg.defop("double", lambda x: calls.append(x) or 2 * x, [lambda g, ans, x: 2 * g])
     x, w = mg.Input("x"), mg.Parameter(3.0, name="w")
     g = mg.Graph(mg.sum(double(x) * w))
-    assert mg.unrolled.build(g) is not None
+    assert mg.unrolled.build(g.plan()) is not None
     g.backward({x: [1.0, 2.0]})
     g.backward({x: [1.0, 2.0]})                       # nothing changed
     assert list(g._unrolled_runs.values()) != [None]  # the second call was the unrolled one
@@ -150,11 +139,12 @@ def test_unrolled_source_is_one_call_per_op_and_per_gradient():
     x, y = mg.Input("x"), mg.Input("y", dtype=int)
     net = mg.nn.MLP([3, 4, 2], "relu", rng=0)
     g = mg.Graph(mg.softmax_cross_entropy(net(x), y, name="loss"))
+    relu = next(n.name for n in g.nodes if n.op is not None and n.op.name == "relu")  # relu_<k>
     text = mg.unrolled.source(g, wrt=g.parameters)
-    assert [line.split("(")[0].split("= ")[1] for line in text.splitlines() if "_ = f_" in line] == \
-        ["f_mlp_fc1", "f_relu_1", "f_mlp_fc2", "f_loss"]
+    assert [line.split("(")[1].split(", ")[1] for line in text.splitlines() if "= _store(" in line] == \
+        ["f_mlp_fc1", f"f_{relu}", "f_mlp_fc2", "f_loss"]
     vjps = [line.split("(")[0].split("= ")[1] for line in text.splitlines() if "= vjp_" in line]
-    assert vjps == ["vjp_loss_0", "vjp_mlp_fc2_0", "vjp_mlp_fc2_1", "vjp_mlp_fc2_2", "vjp_relu_1_0",
+    assert vjps == ["vjp_loss_0", "vjp_mlp_fc2_0", "vjp_mlp_fc2_1", "vjp_mlp_fc2_2", f"vjp_{relu}_0",
                     "vjp_mlp_fc1_1", "vjp_mlp_fc1_2"]   # none for the labels, none for the data
 
 
@@ -183,10 +173,33 @@ def test_errors_on_the_unrolled_path_are_the_interpreters():
         h.backward({x: np.ones((4, 3))})
 
 
-def test_multi_output_graphs_are_left_to_the_interpreter():
-    a, b = mg.split(mg.Parameter([1.0, 2.0, 3.0, 4.0], name="v"), 2)
+def test_when_the_unrolled_code_cannot_be_written_the_interpreter_runs(monkeypatch):
+    def broken(plan):
+        raise SyntaxError("a bug of the code writer")
+    monkeypatch.setattr(mg.unrolled, "build", broken)
+    w = mg.Parameter([1.0, 2.0], name="w")
+    g = mg.Graph(mg.sum(w * w))
+    assert [g.backward() for _ in range(3)] == [5.0] * 3 and np.array_equal(w.grad, [2.0, 4.0])
+
+
+def test_the_code_writer_sees_only_the_plan():
+    """unrolled.py imports nothing of graph.py: everything it writes comes from a BackwardPlan."""
+    import ast
+    import inspect
+    tree = ast.parse(inspect.getsource(mg.unrolled))
+    imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                for alias in node.names} | {node.module for node in ast.walk(tree)
+                                            if isinstance(node, ast.ImportFrom)}
+    assert imported == {"keyword", "re", "numpy"}
+
+
+def test_multi_output_graphs_are_unrolled_too():
+    a, b, unused = mg.split(mg.Parameter([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], name="v"), 3)
     g = mg.Graph(mg.sum(a * b))
-    assert mg.unrolled.build(g) is None and g.backward() == 11.0
+    assert g.backward() == 11.0
+    assert "_fill(" in mg.unrolled.source(g)      # the unused output's gradient: zeros
+    assert_unrolled_is_the_interpreter(g)
+    assert np.array_equal(g.nodes[0].grad, [3.0, 4.0, 1.0, 2.0, 0.0, 0.0])
 
 
 # -- order, depth, names ----------------------------------------------------------------------
@@ -290,12 +303,17 @@ def test_optimizer_step_marks_parameters_changed():
 
 def test_values_cannot_be_changed_in_place():
     W = mg.Parameter(np.zeros(2), name="W")
-    with pytest.raises(ValueError, match="read-only"):
+    with pytest.raises(mg.GraphError, match="'W' is read-only.*assign a new array instead"):
         W.value[0] = 1.0
+    with pytest.raises(mg.GraphError, match="W.value = W.value - lr \\* W.grad"):
+        W.value -= 0.1
     doubled = W * 2
     mg.Graph(doubled).forward()
-    with pytest.raises(ValueError, match="read-only"):
+    with pytest.raises(mg.GraphError, match="read-only"):
         doubled.value[0] = 1.0
+    copy = W.value.copy()                             # a copy, or anything computed, is yours
+    copy -= 1.0
+    assert type(copy) is type(W.value - 1.0) is np.ndarray and repr(W.value) == "array([0., 0.])"
 
 
 def test_feeding_then_mutating_the_callers_array_does_not_leak_in():
@@ -461,8 +479,61 @@ def test_a_broken_backward_is_named():
     with pytest.raises(mg.ShapeError, match="backward of 'sq' \\(bad_square\\) returned a gradient \\(scalar\\)"):
         mg.Graph(mg.sum(bad(x, name="sq"))).backward()
     crash = mg.defop("crash", lambda x: x, [lambda g, ans, x: undefined_name])  # noqa: F821
-    with pytest.raises(mg.OpError, match="(?s)backward \\(the gradient for input 'x'\\) of 'c'.*NameError.*fix its backward"):
+    with pytest.raises(mg.OpError, match="(?s)backward \\(the gradient for input 'x'\\) of 'c'.*fix its backward.*NameError"):
         mg.Graph(mg.sum(crash(x, name="c"))).backward()
+
+
+WRONG_GRADIENTS = [   # a learner's matmul VJP for W, and what its wrong shape must be called
+    ("transposed", lambda g, x, W: g.T @ x, "shape reversed: a transposed gradient.*swap the operands"),
+    ("summed too much", lambda g, x, W: np.sum(x.T @ g), "fewer entries than the input.*do not reduce"),
+    ("not unbroadcast", lambda g, x, W: np.broadcast_to(x.T @ g, (5, 3, 2)) + 0,
+     "broadcast in the forward pass.*mg.unbroadcast"),
+    ("flattened", lambda g, x, W: (x.T @ g).ravel(), "as many entries as the input: reshape"),
+]
+
+
+@pytest.mark.parametrize("mistake, vjp, advice", WRONG_GRADIENTS, ids=[w[0] for w in WRONG_GRADIENTS])
+def test_a_wrong_gradient_shape_is_told_apart_by_what_it_looks_like(mistake, vjp, advice):
+    my_matmul = mg.defop("my_matmul", lambda x, W: x @ W,
+                         [lambda g, ans, x, W: g @ W.T, lambda g, ans, x, W: vjp(g, x, W)])
+    x, W = mg.Constant(np.ones((4, 3))), mg.Parameter(np.ones((3, 2)), name="W")
+    g = mg.Graph(mg.sum(my_matmul(x, W, name="xW")))
+    with pytest.raises(mg.ShapeError) as caught:
+        g.backward()
+    message = str(caught.value)
+    first = message.split(". ")[0]             # the key facts come first
+    assert "'xW' (my_matmul)" in first and "'W' (parameter, shape (3, 2))" in first
+    assert re.search(advice, message), message
+    assert sum(phrase in message for phrase in ("transposed", "summed too much", "unbroadcast",
+                                                "reshape it")) == 1   # one diagnosis, not all
+
+
+def test_a_vjp_that_forgets_return_is_named():
+    forgetful = mg.defop("forgetful", lambda x: 2 * x, [lambda g, ans, x: None if True else 2 * g])
+    x = mg.Parameter([1.0, 2.0], name="x")
+    g = mg.Graph(mg.sum(forgetful(x, name="twice")))
+    for _ in range(3):                         # the interpreter, then the unrolled code: the same
+        with pytest.raises(mg.OpError, match="'twice' \\(forgetful\\) returned None for its input 'x'.*forget `return`"):
+            g.backward()
+
+
+def test_each_node_owns_its_gradient_array():
+    """add hands the same g to both inputs: clipping a.grad in place must not change b.grad."""
+    a, b = mg.Parameter([3.0, -4.0], name="a"), mg.Parameter([1.0, 1.0], name="b")
+    s = mg.add(a, b, name="s")
+    g = mg.Graph(mg.sum(s * mg.Constant([5.0, 5.0])))
+    for _ in range(3):                         # the interpreter, then the unrolled code
+        g.backward()
+        grads = [n.grad for n in g.nodes if n.grad is not None and n.grad.ndim]
+        assert len({id(x) for x in grads}) == len(grads) and all(x.flags.writeable for x in grads)
+        np.clip(a.grad, -1, 1, out=a.grad)
+        assert np.array_equal(a.grad, [1.0, 1.0]) and np.array_equal(b.grad, [5.0, 5.0])
+        assert np.array_equal(s.grad, [5.0, 5.0])
+    seed = np.array([1.0, 2.0])
+    h = mg.Graph(s)
+    h.backward(seed=seed)
+    a.grad[0] = 100.0
+    assert np.array_equal(seed, [1.0, 2.0]) and np.array_equal(b.grad, [1.0, 2.0])
 
 
 def test_feeding_something_that_is_not_an_input_of_the_graph():

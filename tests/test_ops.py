@@ -171,6 +171,62 @@ def test_losses(seed, n):
     assert_gradients_agree(mg.softmax_cross_entropy(scores, onehot))
 
 
+@pytest.mark.parametrize("axes", [None, (1, 0, 2), (-1, 0, 1), (2, -3, -2), (-1, -2, -3)])
+def test_transpose_with_negative_axes(axes):
+    rng = np.random.default_rng(4)
+    x = param(rng, (2, 3, 4), name="x")
+    out = mg.transpose(x, axes)
+    mg.Graph(out).forward()
+    assert np.array_equal(out.value, np.transpose(x.value, axes))
+    assert_gradients_agree(projected(out, rng))
+
+
+AXIS_OPS = [   # every op with an axis attribute, at a negative axis, against central differences
+    lambda x: mg.sum(x, axis=-1), lambda x: mg.mean(x, axis=(-1, 0)), lambda x: mg.max(x, axis=-2),
+    lambda x: mg.softmax(x, axis=-2), lambda x: mg.log_softmax(x, axis=-3),
+    lambda x: mg.concatenate([x, mg.tanh(x)], axis=-1), lambda x: mg.split(x, 2, axis=-1)[1],
+    lambda x: mg.sum(x, axis=-2, keepdims=True), lambda x: x[..., -1],
+]
+
+
+@pytest.mark.parametrize("op", AXIS_OPS)
+def test_ops_with_negative_axes(op):
+    rng = np.random.default_rng(5)
+    x = param(rng, (2, 3, 4), name="x")
+    assert_gradients_agree(projected(op(x), rng))
+
+
+def test_softmax_cross_entropy_refuses_labels_that_are_not_classes():
+    logits = mg.Parameter(np.zeros((2, 3)), name="logits")
+    for labels in ([0, -1], [0, 3]):
+        y = mg.Constant(np.array(labels), name="y")
+        with pytest.raises(mg.BadValueError, match=f"'ce' = softmax_cross_entropy.*label {labels[1]} "
+                                                   f"is not a class.*0 to 2"):
+            mg.Graph(mg.softmax_cross_entropy(logits, y, name="ce")).forward()
+
+
+def test_softmax_cross_entropy_of_one_example():
+    """1-D logits are one example: the loss is -log p(class), not divided by the classes."""
+    scores = np.array([1.0, 2.0, 0.5])
+    logp = scores - np.log(np.exp(scores).sum())
+    for labels in (np.array(1), np.array([0.0, 1.0, 0.0])):
+        logits = mg.Parameter(scores, name="logits")
+        loss = mg.softmax_cross_entropy(logits, mg.Constant(labels))
+        assert mg.Graph(loss).forward() == pytest.approx(-logp[1])
+        assert_gradients_agree(loss)
+        assert np.allclose(logits.grad, np.exp(logp) - [0, 1, 0])
+    rows = mg.softmax_cross_entropy(mg.Constant(scores[None]), mg.Constant([1]))
+    assert mg.Graph(rows).forward() == pytest.approx(-logp[1])
+
+
+def test_power_at_zero_has_the_gradients_pytorch_gives():
+    """d(0 ** y)/dy is 0 (not 0 * log 0 = NaN); d(x ** 0)/dx is 0 even at x = 0."""
+    x, y = mg.Parameter([0.0, 0.0, 2.0], name="x"), mg.Parameter([2.0, 0.0, 0.0], name="y")
+    with mg.detect_anomaly():
+        mg.Graph(mg.sum(x ** y)).backward()
+    assert np.array_equal(y.grad, [0.0, 0.0, np.log(2.0)]) and np.array_equal(x.grad, [0.0, 0.0, 0.0])
+
+
 def test_losses_match_their_textbook_formulas():
     z, y = np.array([[-2.0], [0.5], [3.0]]), np.array([[0.0], [1.0], [1.0]])
     p = 1 / (1 + np.exp(-z))
@@ -258,3 +314,10 @@ def test_too_many_positional_arguments_are_refused_not_dropped():
     with pytest.raises(TypeError, match="reshape takes 1 input\\(s\\) and then the attributes shape"):
         mg.reshape(x, (2,), 5)
     assert mg.max(x, 1, True).attrs == {"axis": 1, "keepdims": True}
+
+
+def test_linear_when_the_bias_stretches_the_product():
+    """x @ W of shape (1, 1) plus b of shape (1, 4): the product's gradient is summed back."""
+    rng = np.random.default_rng(6)
+    x, W, b = param(rng, (1, 2), name="x"), param(rng, (2, 1), name="W"), param(rng, (1, 4), name="b")
+    assert_gradients_agree(projected(mg.linear(x, W, b), rng))

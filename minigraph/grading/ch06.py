@@ -77,15 +77,18 @@ def _judge_sequence(mistakes, where):
 
 def _run_optimizer(answer, case):
     """Make the learner's optimizer for one Parameter and call its ``update`` once per gradient,
-    as ``step()`` does: the value and the gradient are the engine's read-only arrays."""
+    as ``step()`` does: the value and the gradient are read-only numpy arrays. The values are
+    kept here, not in the Parameter, so that a rule that makes NaN or infinity (which a
+    Parameter refuses) still sends its numbers, and ``judge`` can name the mistake."""
     if not (isinstance(answer, type) and "Optimizer" in {c.__name__ for c in answer.__mro__}):
         raise TypeError(f"{case['cls']} must be a class that subclasses mg.optim.Optimizer, "
                         f"not {type(answer).__name__}")
     p = mg.Parameter(case["inputs"]["value"], name="p")
     optimizer, state, out = answer([p], **case["settings"]), {}, []
+    value = _read_only(case["inputs"]["value"])
     for grad in case["inputs"]["grads"]:
         try:
-            new = optimizer.update(p.value, mg.Constant(grad).value, state)
+            new = optimizer.update(value, _read_only(grad), state)
         except ValueError as error:
             if "read-only" not in str(error):
                 raise
@@ -93,9 +96,20 @@ def _run_optimizer(answer, case):
                              "gradients are read-only: return a new array (value - ...)") from None
         if new is None:
             raise TypeError("update returned None: did you forget `return`?")
-        p.value = new
-        out.append(encode(p.value))
+        try:
+            value = _read_only(new)
+        except (TypeError, ValueError):
+            raise TypeError(f"update returned {type(new).__name__} {str(new)[:40]!r}, not numbers: it "
+                            f"must return the new value, an array like value") from None
+        out.append(encode(value))
     return out
+
+
+def _read_only(numbers):
+    """``numbers`` as a new float array that cannot be changed in place."""
+    array = np.array(numbers, dtype=float)
+    array.setflags(write=False)
+    return array
 
 
 def _describe_optimizer(case):

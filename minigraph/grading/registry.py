@@ -15,6 +15,7 @@ CHAPTERS = {
     "05": "minigraph.grading.ch05",
     "06": "minigraph.grading.ch06",
     "07": "minigraph.grading.ch07",
+    "08": "minigraph.grading.ch08",
 }
 
 

@@ -1,0 +1,93 @@
+"""``mg.function``: a graph turned into a callable, in the spirit of Theano's ``function``.
+
+    x, t = mg.Input("x"), mg.Input("t")
+    loss = ...                                             # built from x, t and Parameters W, b
+    dW, db = mg.grad(loss, [W, b])                         # the backward pass, as nodes
+    train = mg.function([x, t], loss, updates={W: W - 0.1 * dW, b: b - 0.1 * db})
+    train(x_values, t_values)                              # one step: returns the loss
+
+All the work of a training step (forward, backward, the update) is one graph, fixed once, so
+it is written out once as straight-line Python: one line per op, calling the op's forward from
+the op table (``print(train.source)`` shows it). A call feeds the Inputs, runs those lines
+(no stamps, hooks or stored values: the interpreter's bookkeeping is gone) and then assigns
+every update at once, so each update sees the old values of all Parameters. The op values stay
+local to the call: ``node.value`` of an op is what the interpreter (``Graph.forward``) last
+computed. If a line raises, the interpreter runs the same graph again and explains the error.
+"""
+
+from .errors import BadValueError, GraphError, ShapeError, describe
+from .graph import Graph, Node, as_node, value_of
+
+
+class Function:
+    """A compiled graph: ``f(*values)`` feeds ``inputs`` in order and returns ``outputs``' values."""
+
+    def __init__(self, inputs, outputs, updates=None):
+        self.inputs = [inputs] if isinstance(inputs, Node) else list(inputs)
+        self.single = isinstance(outputs, Node)
+        self.outputs = [outputs] if self.single else list(outputs)
+        pairs = list((updates or {}).items() if hasattr(updates or {}, "items") else updates)
+        for parameter, _ in pairs:
+            if getattr(parameter, "kind", None) != "parameter":
+                raise BadValueError(f"updates maps Parameters to the node of their new value; "
+                                    f"{parameter!r} is not a Parameter.")
+        self.updated = [p for p, _ in pairs]
+        self.graph = Graph(self.outputs + [as_node(new) for _, new in pairs])
+        strangers = [n for n in self.inputs if getattr(n, "kind", None) != "input"]
+        if strangers:
+            raise BadValueError(f"mg.function's inputs are Input nodes, in the order of the call's "
+                                f"arguments; {strangers[0]!r} is not an Input.")
+        missing = [n.name for n in self.graph.inputs if n not in self.inputs]
+        if missing:
+            raise GraphError(f"the outputs and updates need the Input(s) {', '.join(missing)}, which "
+                             f"are not among the function's inputs: add them to the list of inputs.")
+        self.source, env = _write(self.graph)
+        exec(compile(self.source, "<minigraph: compiled function>", "exec"), env)
+        self._run = env["_run"]
+
+    def __call__(self, *values):
+        if len(values) != len(self.inputs):
+            raise BadValueError(f"this function takes {len(self.inputs)} value(s), one per input "
+                                f"({', '.join(n.name for n in self.inputs)}); it was given {len(values)}.")
+        feed = dict(zip(self.inputs, values))
+        try:
+            for node, value in feed.items():
+                node.feed(value)
+            results = self._run()
+        except Exception:                # the interpreter runs the call again and explains
+            results = self.graph.forward(feed)
+            results = results if len(self.graph.outputs) > 1 else [results]
+        n = len(self.outputs)
+        for parameter, new in zip(self.updated, results[n:]):
+            if new.shape != parameter.shape:
+                raise ShapeError(f"the update of {describe(parameter)} computes {new.shape}: an "
+                                 f"update must keep the Parameter's shape.")
+        for parameter, new in zip(self.updated, results[n:]):
+            parameter.value = new
+        return results[0] if self.single else results[:n]
+
+
+def _write(graph):
+    """The source of ``_run()``: the graph's values, in topological order, as local variables."""
+    name = {node: f"v{i}" for i, node in enumerate(graph.nodes)}
+    env = {"_value": value_of}
+    lines = ["def _run():"]
+    for node in graph.nodes:
+        v = name[node]
+        env[f"n{v}"] = node
+        if node.op is None:
+            lines.append(f"    {v} = _value(n{v}){'':<24}# {node.kind} {node.name}")
+            continue
+        env[f"f{v}"], env[f"a{v}"] = node.op.forward, node.attrs
+        args = ", ".join([name[p] for p in node.inputs] + ([f"**a{v}"] if node.attrs else []))
+        call = f"f{v}({args})"
+        lines.append(f"    {v} = {call:<30} # {node.name} = {node.op.name}"
+                     f"({', '.join(p.name for p in node.inputs)})")
+    lines.append(f"    return [{', '.join(name[n] for n in graph.outputs)}]")
+    return "\n".join(lines) + "\n", env
+
+
+def function(inputs, outputs, updates=None):
+    """Compile ``outputs`` (a node or a list) into a callable taking one value per node of
+    ``inputs``; ``updates`` ({Parameter: node}, or a list of pairs) are assigned after each call."""
+    return Function(inputs, outputs, updates)

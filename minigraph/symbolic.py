@@ -1,0 +1,303 @@
+"""Gradients as graphs: ``mg.grad(loss, wrt)`` builds the backward pass out of ops.
+
+``Graph.backward`` computes gradients as numbers. ``grad`` writes the same computation down as
+*nodes*: for each node of ``wrt`` it returns a node whose value is d(loss)/d(node). The backward
+pass becomes part of the graph, so you can draw it (``mg.draw``), run it (``mg.Graph(...)``)
+and differentiate it again: ``mg.grad(mg.grad(f, x), x)`` is f''(x).
+
+It walks the same ``BackwardPlan`` as ``Graph.backward`` (same order, same inputs wanted) and,
+where the interpreter calls an op's VJP on arrays, it calls the op's *graph VJP* on nodes:
+
+    defvjp(mg.tanh, lambda g, ans, x: g * (1 - ans * ans))
+
+which builds ``g * (1 - ans * ans)`` as three new ops. A node that feeds several consumers
+receives one gradient from each, added up with ``mg.add`` (the interpreter adds arrays).
+
+Some VJPs need a few more ops than the table has: undoing broadcasting (``sum_to``), spreading a
+sum back (``broadcast_like``), a mask such as ``x > 0`` (``step``). They are defined here, each
+with a numeric VJP (so ``Graph.backward`` runs through them) and a graph VJP (so ``grad`` can go
+through them again). Ops whose value does not change under small changes of their inputs
+(masks, shapes, sizes) have gradient 0: their graph VJP is ``None``, no gradient flows.
+"""
+
+import functools
+
+import numpy as np
+
+from . import ops
+from .errors import OpError
+from .graph import Graph, Node, Op, auto_name
+
+GRAPH_VJPS = {}          # op (its OpDef) or op name -> one function per input: (g, ans, *inputs, **attrs) -> node
+
+
+def defvjp(op, *vjps):
+    """Give an op (``mg.tanh``; or a name, for every op of that name) its VJP written with ops,
+    one function per input:
+    ``vjp(g, ans, *inputs, **attrs)`` gets *nodes* and returns a node; None instead of a function
+    (or a function returning None) means no gradient flows to that input."""
+    GRAPH_VJPS[getattr(op, "opdef", op)] = [
+        _nothing if vjp is None else vjp for vjp in vjps]
+
+
+def _nothing(*args, **attrs):
+    return None
+
+
+# -- ops the graph VJPs need ---------------------------------------------------------------------
+
+def _no_gradient(op):
+    """Declare that ``op``'s value does not move when its inputs move a little: gradient 0."""
+    defvjp(op, *[None] * len(op.opdef.vjps))
+    return op
+
+
+def _zero_vjps(n):
+    return [lambda g, ans, *xs, k=k, **attrs: np.zeros(np.shape(xs[k])) for k in range(n)]
+
+
+def _piecewise_constant(name, forward, n_inputs=1, symbol=None):
+    """An op whose gradient is 0 almost everywhere (a mask, a shape, a count)."""
+    return _no_gradient(ops.defop(name, forward, _zero_vjps(n_inputs), symbol))
+
+
+ones_like = _piecewise_constant("ones_like", lambda x: np.ones(np.shape(x)), symbol="1")
+zeros_like = _piecewise_constant("zeros_like", lambda x: np.zeros(np.shape(x)), symbol="0")
+step = _piecewise_constant("step", lambda x: (x > 0).astype(float), symbol="x>0")
+is_zero = _piecewise_constant("is_zero", lambda x: (x == 0).astype(float), symbol="x=0")
+leaky_slope = _piecewise_constant("leaky_slope", lambda x, slope=0.01: np.where(x > 0, 1.0, slope),
+                                  symbol="slope")
+size = _piecewise_constant("size", lambda x: np.array(float(np.size(x))), symbol="size")
+size_ratio = _piecewise_constant("size_ratio", lambda a, b: np.array(np.size(a) / np.size(b)), 2,
+                                 symbol="ratio")
+examples = _piecewise_constant("examples", lambda x: np.array(float(np.prod(np.shape(x)[:-1]))),
+                               symbol="n")
+
+
+def _max_share(x, axis=None, keepdims=False):
+    """1/k at each of the k places where x reaches its maximum (along ``axis``), 0 elsewhere."""
+    is_max = (x == np.max(x, axis=axis, keepdims=True)).astype(float)
+    return is_max / np.sum(is_max, axis=axis, keepdims=True)
+
+
+max_share = _piecewise_constant("max_share", _max_share, symbol="argmax")
+
+
+def _targets(labels, logits):
+    """Cross-entropy targets in the logits' shape: class labels as one-hot rows, else the labels."""
+    if labels.shape == logits.shape and logits.ndim:
+        return labels.astype(float)
+    return np.eye(logits.shape[-1])[labels]
+
+
+targets = _piecewise_constant("one_hot", _targets, 2, symbol="one-hot")
+
+sum_to = ops.defop("sum_to", lambda g, x: ops.unbroadcast(g, np.shape(x)),
+                   [lambda h, ans, g, x: np.broadcast_to(h, np.shape(g)).copy(),
+                    lambda h, ans, g, x: np.zeros(np.shape(x))], "sum_to")
+broadcast_like = ops.defop("broadcast_like", lambda g, x: np.broadcast_to(g, np.shape(x)).copy(),
+                           [lambda h, ans, g, x: ops.unbroadcast(h, np.shape(g)),
+                            lambda h, ans, g, x: np.zeros(np.shape(x))], "broadcast")
+reshape_like = ops.defop("reshape_like", lambda a, b: np.reshape(a, np.shape(b)),
+                         [lambda h, ans, a, b: np.reshape(h, np.shape(a)),
+                          lambda h, ans, a, b: np.zeros(np.shape(b))], "reshape")
+expand_dims = ops.defop("expand_dims", lambda g, axis: np.expand_dims(g, axis),
+                        [lambda h, ans, g, axis: np.reshape(h, np.shape(g))], "expand")
+defvjp(sum_to, lambda h, ans, g, x: broadcast_like(h, g), None)
+defvjp(broadcast_like, lambda h, ans, g, x: sum_to(h, g), None)
+defvjp(reshape_like, lambda h, ans, a, b: reshape_like(h, a), None)
+defvjp(expand_dims, lambda h, ans, g, axis: reshape_like(h, g))
+
+
+def _as_matrix(x, side):
+    """A vector as a 1-row ("left" operand of @) or 1-column ("right") matrix; matrices stay."""
+    if np.ndim(x) != 1:
+        return x
+    return np.reshape(x, (1, -1) if side == "left" else (-1, 1))
+
+
+as_matrix = ops.defop("as_matrix", _as_matrix, [lambda h, ans, x, side: np.reshape(h, np.shape(x))],
+                      "matrix")
+defvjp(as_matrix, lambda h, ans, x, side: reshape_like(h, x))
+
+
+def _product_matrix(g, x, y):
+    """The gradient of x @ y shaped like the product of their matrix views (see ``as_matrix``)."""
+    return np.reshape(g, (_as_matrix(x, "left").shape[0], _as_matrix(y, "right").shape[1]))
+
+
+product_matrix = ops.defop("product_matrix", _product_matrix,
+                           [lambda h, ans, g, x, y: np.reshape(h, np.shape(g))] + _zero_vjps(3)[1:],
+                           "matrix")
+defvjp(product_matrix, lambda h, ans, g, x, y: reshape_like(h, g), None, None)
+
+sum_to_product = ops.defop(
+    "sum_to_product", lambda g, x, W: ops.unbroadcast(g, np.shape(x)[:-1] + np.shape(W)[1:]),
+    [lambda h, ans, g, x, W: np.broadcast_to(h, np.shape(g)).copy()] + _zero_vjps(3)[1:], "sum_to")
+defvjp(sum_to_product, lambda h, ans, g, x, W: broadcast_like(h, g), None, None)
+
+
+def _spread(g, axis, keepdims):
+    """A reduction's gradient, with the reduced axis put back (size 1), ready to broadcast."""
+    return g if axis is None or keepdims else expand_dims(g, axis)
+
+
+@functools.cache
+def _concat_part(k):
+    """Input i of a k-way concatenation: its slice of the gradient (one op per k)."""
+    def part(g, *xs, axis=0, i=0):
+        start = int(np.sum([np.shape(x)[axis] for x in xs[:i]]))
+        return np.take(g, range(start, start + np.shape(xs[i])[axis]), axis=axis)
+
+    def pad(h, ans, g, *xs, axis=0, i=0):
+        return np.concatenate([h if j == i else np.zeros(np.shape(x)) for j, x in enumerate(xs)], axis)
+
+    op = ops.defop("concat_part", part, [pad] + _zero_vjps(k + 1)[1:], "slice")
+    defvjp(op, lambda h, ans, g, *xs, axis=0, i=0: ops.concatenate(
+        [h if j == i else zeros_like(x) for j, x in enumerate(xs)], axis=axis), *[None] * k)
+    return op
+
+
+# -- the graph VJP of each op of the table -----------------------------------------------------
+
+def _matmul_x(g, ans, x, y):
+    """x @ y: the gradient of x is g @ yᵀ (vectors viewed as 1-row / 1-column matrices)."""
+    return reshape_like(product_matrix(g, x, y) @ ops.transpose(as_matrix(y, "right")), x)
+
+
+def _matmul_y(g, ans, x, y):
+    """x @ y: the gradient of y is xᵀ @ g."""
+    return reshape_like(ops.transpose(as_matrix(x, "left")) @ product_matrix(g, x, y), y)
+
+
+def _transpose(g, ans, x, axes=None):
+    return ops.transpose(g, None if axes is None else tuple(int(i) for i in np.argsort(np.mod(axes, len(axes)))))
+
+
+def _is_integer(node):
+    """Integer labels (class indices, or integer one-hot) take no gradient."""
+    if node.value is not None:
+        return np.asarray(node.value).dtype.kind in "biu"
+    return node.kind == "input" and np.dtype(node.dtype).kind in "biu"
+
+
+def _cross_entropy_logits(g, ans, logits, labels):
+    """softmax · (total label mass) - targets, per example, times g."""
+    t = targets(labels, logits) if _is_integer(labels) else labels
+    p = ops.softmax(logits, axis=-1) * ops.sum(t, axis=-1, keepdims=True)
+    return g * (p - t) / examples(logits)
+
+
+def _cross_entropy_labels(g, ans, logits, labels):
+    return None if _is_integer(labels) else -g * ops.log_softmax(logits, axis=-1) / examples(logits)
+
+
+def _split(g, ans, x, n, axis=-1):
+    """Join the parts' gradients again; a part nobody used contributes zeros."""
+    return ops.concatenate([gi if gi is not None else zeros_like(Op(ops.OUTPUT, [ans], {"index": i}))
+                            for i, gi in enumerate(g)], axis=axis)
+
+
+defvjp(ops.add, lambda g, ans, x, y: sum_to(g, x), lambda g, ans, x, y: sum_to(g, y))
+defvjp(ops.sub, lambda g, ans, x, y: sum_to(g, x), lambda g, ans, x, y: sum_to(-g, y))
+defvjp(ops.mul, lambda g, ans, x, y: sum_to(g * y, x), lambda g, ans, x, y: sum_to(g * x, y))
+defvjp(ops.div, lambda g, ans, x, y: sum_to(g / y, x), lambda g, ans, x, y: sum_to(-g * x / (y * y), y))
+defvjp(ops.power,
+       lambda g, ans, x, y: sum_to(g * y * x ** (y - 1 + 2 * is_zero(y)), x),   # x ** 0: slope 0
+       lambda g, ans, x, y: sum_to(g * ans * ops.log(x + is_zero(x)), y))     # 0 ** y: slope 0
+defvjp(ops.neg, lambda g, ans, x: -g)
+defvjp(ops.matmul, _matmul_x, _matmul_y)
+defvjp(ops.exp, lambda g, ans, x: g * ans)
+defvjp(ops.log, lambda g, ans, x: g / x)
+defvjp(ops.tanh, lambda g, ans, x: g * (1 - ans * ans))
+defvjp(ops.sigmoid, lambda g, ans, x: g * ans * (1 - ans))
+defvjp(ops.relu, lambda g, ans, x: g * step(x))
+defvjp(ops.leaky_relu, lambda g, ans, x, slope=0.01: g * leaky_slope(x, slope=slope))
+defvjp(ops.sum, lambda g, ans, x, axis=None, keepdims=False: broadcast_like(_spread(g, axis, keepdims), x))
+defvjp(ops.mean, lambda g, ans, x, axis=None, keepdims=False:
+       broadcast_like(_spread(g, axis, keepdims), x) * size_ratio(ans, x))
+defvjp(ops.max, lambda g, ans, x, axis=None, keepdims=False:
+       broadcast_like(_spread(g, axis, keepdims), x) * max_share(x, axis=axis))
+defvjp(ops.reshape, lambda g, ans, x, shape: reshape_like(g, x))
+defvjp(ops.transpose, _transpose)
+defvjp(ops.getitem, lambda g, ans, x, index: _scatter(g, x, index=index))
+defvjp(ops.softmax, lambda g, ans, x, axis=-1: ans * (g - ops.sum(g * ans, axis=axis, keepdims=True)))
+defvjp(ops.log_softmax, lambda g, ans, x, axis=-1: g - ops.exp(ans) * ops.sum(g, axis=axis, keepdims=True))
+defvjp(ops.linear, lambda g, ans, x, W, b: _matmul_x(sum_to_product(g, x, W), None, x, W),
+       lambda g, ans, x, W, b: _matmul_y(sum_to_product(g, x, W), None, x, W),
+       lambda g, ans, x, W, b: sum_to(g, b))
+defvjp(ops.mse, lambda g, ans, p, t: g * 2 * (p - t) / size(p),
+       lambda g, ans, p, t: g * 2 * (t - p) / size(p))
+defvjp(ops.bce_with_logits, lambda g, ans, z, y: g * (ops.sigmoid(z) - y) / size(z),
+       lambda g, ans, z, y: -g * z / size(z))
+defvjp(ops.softmax_cross_entropy, _cross_entropy_logits, _cross_entropy_labels)
+defvjp("split", _split)
+defvjp(ops.OUTPUT, lambda g, ans, t, index: tuple(g if i == index else None
+                                                  for i in range(t.op.n_outputs)))
+CONCATENATE = "concatenate"      # k inputs: the VJP of input i is concat_part(k) with i=i
+
+
+def _scatter_forward(g, x, index):
+    out = np.zeros(np.shape(x))
+    np.add.at(out, index, g)                      # repeated indices add up
+    return out
+
+
+_scatter = ops.defop("scatter", _scatter_forward,
+                     [lambda h, ans, g, x, index: h[index], lambda h, ans, g, x, index: np.zeros(np.shape(x))],
+                     "scatter")
+defvjp(_scatter, lambda h, ans, g, x, index: ops.getitem(h, index=index), None)
+
+
+# -- grad -----------------------------------------------------------------------------------------
+
+def _vjp(node, k):
+    """The graph VJP of ``node``'s op for its input ``k``, or an error naming the op."""
+    name = node.op.name
+    if name == CONCATENATE:
+        k_inputs = len(node.inputs)
+        return lambda g, ans, *xs, axis=0: _concat_part(k_inputs)(g, *xs, axis=axis, i=k)
+    vjps = GRAPH_VJPS.get(node.op) or GRAPH_VJPS.get(name)
+    if vjps is None:
+        raise OpError(f"mg.grad: the op '{name}' (node '{node.name}') has no VJP written as a graph "
+                      f"yet, so its backward cannot become part of the graph. Give it one with "
+                      f"mg.defvjp(op, lambda g, ans, x: ...), building the gradient from ops.")
+    return vjps[k]
+
+
+def _add(a, b):
+    """Sum two gradients (nodes, or tuples of nodes for a multi-output op; None means zero)."""
+    if isinstance(a, tuple):
+        return tuple(_add(x, y) for x, y in zip(a, b))
+    return b if a is None else a if b is None else ops.add(a, b)
+
+
+def grad(output, wrt, seed=None):
+    """For each node of ``wrt`` (a list of nodes or names, or one), a node whose value is
+    d(output)/d(node).
+
+    The gradient is built from ops, following ``Graph(output).plan(wrt)``: the same steps
+    ``Graph.backward`` takes. ``seed`` (a node) is the gradient of the output to start from;
+    by default ``ones_like(output)``: d(output)/d(output) = 1 (for a non-scalar output, this is
+    the gradient of ``sum(output)``). A node the output does not depend on gets zeros.
+    """
+    graph, single = Graph(output), isinstance(wrt, (Node, str))
+    wrt = [graph.node(w) for w in ([wrt] if single else wrt)]     # nodes, or their names
+    plan = graph.plan(wrt)
+    grads = {plan.output: ones_like(output) if seed is None else ops.as_node(seed)}
+    for node, wanted in plan.steps:
+        g = grads.get(node)
+        if g is None or all(gi is None for gi in (g if isinstance(g, tuple) else (g,))):
+            continue
+        for k in wanted:
+            gi = _vjp(node, k)(g, node, *node.inputs, **node.attrs)
+            parent = node.inputs[k]
+            if gi is not None:
+                grads[parent] = _add(grads.get(parent), gi)
+    result = [grads.get(w) if grads.get(w) is not None else zeros_like(w) for w in plan.graded]
+    named = {}
+    for w, g in zip(plan.graded, result):
+        if g.op is not None and g.name.startswith(g.op.name + "_") and g not in named.values():
+            g.name = named[w] = auto_name(f"d{plan.output.name}/d{w.name}")
+    by_node = dict(zip(plan.graded, result))
+    return by_node[wrt[0]] if single else [by_node[w] for w in wrt]

@@ -1,0 +1,127 @@
+"""Chapter 08 (gradients as graphs): typical wrong answers and different right answers."""
+
+import numpy as np
+
+import minigraph as mg
+
+from . import wrong
+
+
+# -- 08.softplus_graph_vjp ----------------------------------------------------------------------
+
+def vjp_sigmoid(g, ans, x):
+    return g * mg.sigmoid(x)
+
+
+def vjp_exp_ratio(g, ans, x):
+    return g * mg.exp(x) / (1 + mg.exp(x))
+
+
+def vjp_from_the_output(g, ans, x):
+    return g * (1 - mg.exp(-ans))                 # e^ans = 1 + e^x, so 1 - e^-ans = σ(x)
+
+
+def vjp_numbers(g, ans, x):
+    return np.asarray(g.value) / (1 + np.exp(-np.asarray(x.value)))
+
+
+def vjp_built_from_values(g, ans, x):
+    return mg.Constant(np.asarray(g.value) / (1 + np.exp(-np.asarray(x.value)))) + 0 * x
+
+
+# -- 08.second_derivative -------------------------------------------------------------------------
+
+def second_twice(f, x):
+    return mg.grad(mg.grad(f(x), x), x)
+
+
+def second_with_lists(f, x):
+    y = f(x)
+    [dy] = mg.grad(y, [x])
+    [d2y] = mg.grad(dy, [x])
+    return d2y
+
+
+def second_first_only(f, x):
+    return mg.grad(f(x), x)
+
+
+def second_squared(f, x):
+    d = mg.grad(f(x), x)
+    return d * d
+
+
+def second_f_itself(f, x):
+    return f(x)
+
+
+def second_negated(f, x):
+    return -second_twice(f, x)
+
+
+def second_numbers(f, x):
+    return mg.Graph(second_twice(f, x)).forward()
+
+
+# -- 08.framework_words ----------------------------------------------------------------------------
+
+TORCH_WORDS = {"Input": "torch.tensor", "Parameter": "nn.Parameter", "Graph.forward": "model(x)",
+               "backward(wrt=...)": "torch.autograd.grad", "register_backward_hook": "register_hook"}
+OTHER_TORCH_WORDS = {"Input": "Tensor", "Parameter": "torch.nn.Parameter", "Graph.forward": "model.forward",
+                     "backward(wrt=...)": "autograd.grad()",
+                     "register_backward_hook": "register_full_backward_hook"}
+
+
+def words_with(word, torch_word):
+    """The right table of words, except that ``word`` is translated as ``torch_word``."""
+    return {**TORCH_WORDS, word: torch_word}
+
+
+# -- the tables ------------------------------------------------------------------------------------
+
+WRONG = {
+    "08.softplus_graph_vjp": {
+        "the upstream gradient g forgotten": wrong(lambda g, ans, x: mg.sigmoid(x), "upstream gradient"),
+        "eᕽ·g: the division by 1 + eᕽ forgotten": wrong(lambda g, ans, x: g * mg.exp(x), "divides by 1 + e"),
+        "the sign flipped": wrong(lambda g, ans, x: -g * mg.sigmoid(x), "sign"),
+        "σ of the output instead of the input": wrong(lambda g, ans, x: g * mg.sigmoid(ans), "output"),
+        "g times the output, as for exp": wrong(lambda g, ans, x: g * ans, "times the output"),
+        "numbers computed from .value, not a node": wrong(vjp_numbers, "not a node"),
+        "a node built from the numbers in .value": wrong(vjp_built_from_values, ".value"),
+    },
+    "08.second_derivative": {
+        "mg.grad once: the first derivative": wrong(second_first_only, "first derivative"),
+        "the first derivative squared": wrong(second_squared, "squared"),
+        "f itself": wrong(second_f_itself, "f itself"),
+        "the sign flipped": wrong(second_negated, "sign"),
+        "numbers from a forward pass, not a node": wrong(second_numbers, "not a node"),
+    },
+    "08.framework_words": {
+        "an Input as an nn.Parameter": wrong(words_with("Input", "nn.Parameter"), "placeholder"),
+        "a Parameter as a plain tensor": wrong(words_with("Parameter", "torch.tensor"), "requires_grad"),
+        "backward(wrt=...) as loss.backward()": wrong(words_with("backward(wrt=...)", "loss.backward()"),
+                                                      "adds into .grad"),
+        "forward as loss.backward()": wrong(words_with("Graph.forward", "loss.backward()"),
+                                            "only computes values"),
+        "a hook as the optimizer's step": wrong(words_with("register_backward_hook", "optimizer.step"),
+                                                "watches gradients"),
+        "an entry missing": wrong({k: v for k, v in TORCH_WORDS.items() if k != "Parameter"}, "no entry"),
+        "a list of words, not a dict": wrong(list(TORCH_WORDS.values()), "a dict"),
+    },
+    "08.newton_step": {
+        "uphill: the step added": wrong(lambda g, H, x: x + np.linalg.solve(H, g), "uphill"),
+        "a gradient step": wrong(lambda g, H, x: x - g, "gradient step"),
+        "multiplied by H, not by its inverse": wrong(lambda g, H, x: x - H @ g, "instead of by its inverse"),
+        "divided by the diagonal of H only": wrong(lambda g, H, x: x - g / np.diag(H), "diagonal"),
+        "half a step": wrong(lambda g, H, x: x - 0.5 * np.linalg.solve(H, g), "half a step"),
+    },
+}
+
+RIGHT = {
+    "08.softplus_graph_vjp": {"g·σ(x)": vjp_sigmoid, "g·eᕽ/(1 + eᕽ)": vjp_exp_ratio,
+                              "from the output ans": vjp_from_the_output},
+    "08.second_derivative": {"mg.grad twice": second_twice, "mg.grad on lists": second_with_lists},
+    "08.framework_words": {"short words": TORCH_WORDS, "other spellings": OTHER_TORCH_WORDS},
+    "08.newton_step": {"solve H d = g": lambda g, H, x: x - np.linalg.solve(H, g),
+                       "the inverse of H": lambda g, H, x: x - np.linalg.inv(H) @ g},
+}

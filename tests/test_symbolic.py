@@ -1,0 +1,176 @@
+"""mg.grad: the backward pass built as a graph, checked against the interpreter and numerically.
+
+On random graphs from the engine's generator (tests/test_random_graphs.py, the whole space):
+first order, mg.grad's values equal Graph.backward's numbers; second order, the gradient of
+(grad · v) (a Hessian-vector product) equals central differences of Graph.backward's gradient
+along v.
+"""
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph.symbolic import GRAPH_VJPS
+from test_random_graphs import N_SEEDED, draw_graph, is_float_leaf
+
+N_FIRST = 600          # graphs checked at first order (all but integer-leaf graphs)
+N_SECOND = 800         # graphs drawn for second order (those with a Parameter are checked)
+EPS = 1e-5
+
+
+def close(a, b, rtol=1e-9, atol=1e-12):
+    return np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def wrt_of(loss, rng):
+    """A random non-empty subset of the graph's float leaves and single-output ops."""
+    nodes = [n for n in mg.Graph(loss).nodes if (is_float_leaf(n) or n.op is not None and not
+             isinstance(n.value, tuple)) and not n.name.startswith("fixed")]
+    chosen = [n for n in nodes if rng.random() < 0.5]
+    return chosen or nodes[-1:]
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_first_order_equals_backward(block):
+    """Each graph's mg.grad nodes, computed, equal the interpreter's gradients (a tight allclose:
+    the same VJPs in the same order, written with ops)."""
+    per_block, checked = N_FIRST // 4, 0
+    for seed in range(block * per_block, (block + 1) * per_block):
+        loss, drawer = draw_graph(seed)
+        wrt = wrt_of(loss, np.random.default_rng(seed))
+        if not wrt:                                   # an integer leaf as the whole graph
+            continue
+        checked += 1
+        grads = mg.grad(loss, wrt)
+        feed = {n: v for n, v in drawer.feed.items() if n in mg.Graph(loss).inputs}
+        mg.Graph(loss).backward(feed, wrt=wrt)
+        expected = [w.grad for w in wrt]
+        values = mg.Graph(grads).forward(feed)
+        values = values if len(grads) > 1 else [values]
+        for w, got, want in zip(wrt, values, expected):
+            want = np.zeros(np.shape(w.value)) if want is None else want
+            assert close(got, want), f"seed {seed}: d{loss.name}/d{w.name}: {got} vs {want}"
+    assert checked >= per_block * 0.9
+
+
+def hessian_vector_check(loss, drawer, rng):
+    """For the graph's Parameters w: grad(sum(grad(loss, w) · v), w) = H v, against central
+    differences of Graph.backward's gradient along v, and against Graph.backward run on the
+    gradient graph itself. False if there is no Parameter."""
+    graph = mg.Graph(loss)
+    wrt = graph.parameters
+    if not wrt:
+        return False
+    feed = {n: drawer.feed[n] for n in graph.inputs}
+    v = [rng.normal(size=np.shape(w.value)) for w in wrt]
+    first = mg.grad(loss, wrt)
+    dot = first[0] * mg.Constant(v[0])
+    total = mg.sum(dot)
+    for g, vi in zip(first[1:], v[1:]):
+        total = total + mg.sum(g * mg.Constant(vi))
+    hvp = mg.grad(total, wrt)
+    hvp_graph = mg.Graph(hvp)
+    got = hvp_graph.forward({n: v for n, v in feed.items() if n in hvp_graph.inputs})
+    got = got if len(hvp) > 1 else [got]
+    # the interpreter differentiates the gradient graph too (the helper ops' numeric VJPs)
+    mg.Graph(total).backward({n: v for n, v in feed.items() if n in mg.Graph(total).inputs}, wrt=wrt)
+    for w, h in zip(wrt, got):
+        assert close(np.zeros(np.shape(h)) if w.grad is None else w.grad, h, rtol=1e-8, atol=1e-10), \
+            f"backward of the gradient graph, for {w.name}: {w.grad} vs {h}"
+
+    base = [np.array(w.value) for w in wrt]
+
+    def gradient_at(t):
+        for w, b, vi in zip(wrt, base, v):
+            w.value = b + t * vi
+        graph.backward(feed, wrt=wrt)
+        return [np.zeros(np.shape(w.value)) if w.grad is None else np.array(w.grad) for w in wrt]
+
+    plus, minus = gradient_at(EPS), gradient_at(-EPS)
+    gradient_at(0.0)
+    for w, h, p, m in zip(wrt, got, plus, minus):
+        numeric = (p - m) / (2 * EPS)
+        scale = np.max(np.abs(numeric), initial=0.0)
+        assert np.shape(h) == np.shape(numeric) and np.all(np.abs(h - numeric) <= 1e-5 + 1e-4 * scale), \
+            f"Hv for {w.name}: {h} vs {numeric}"
+    return True
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_second_order_hessian_vector_products(block):
+    per_block = N_SECOND // 4
+    checked = 0
+    for seed in range(N_SEEDED + block * per_block, N_SEEDED + (block + 1) * per_block):
+        loss, drawer = draw_graph(seed)
+        try:
+            checked += hessian_vector_check(loss, drawer, np.random.default_rng(seed))
+        except AssertionError as error:
+            raise AssertionError(f"seed {seed}: {error}") from None
+    assert checked >= per_block // 3      # about 40% of the graphs have a Parameter
+
+
+def test_every_op_of_the_table_has_a_graph_vjp():
+    missing = [name for name in ["add", "sub", "mul", "div", "pow", "neg", "matmul", "exp", "log",
+                                 "tanh", "sigmoid", "relu", "leaky_relu", "sum", "mean", "max",
+                                 "reshape", "transpose", "getitem", "softmax", "log_softmax", "linear",
+                                 "mse", "bce_with_logits", "softmax_cross_entropy", "split", "output"]
+               if name not in {getattr(op, "name", op) for op in GRAPH_VJPS}]
+    assert missing == []
+
+
+def test_second_derivative_of_a_scalar_function():
+    x = mg.Parameter(0.7, name="x")
+    f = mg.tanh(x) * x
+    d1 = mg.grad(f, x)
+    d2 = mg.grad(d1, x)
+    t = np.tanh(0.7)
+    assert np.isclose(mg.Graph(d1).forward(), t + 0.7 * (1 - t * t))
+    assert np.isclose(mg.Graph(d2).forward(), 2 * (1 - t * t) - 2 * 0.7 * t * (1 - t * t))
+
+
+def test_third_derivative_and_grad_names():
+    x = mg.Parameter(0.3, name="x")
+    f = x ** mg.Constant(4.0)
+    d3 = mg.grad(mg.grad(mg.grad(f, x), x), x)
+    assert np.isclose(mg.Graph(d3).forward(), 24 * 0.3)
+    assert mg.grad(f, [x])[0].name.startswith(f"d{f.name}/dx")
+
+
+def test_an_op_without_graph_vjp_is_named():
+    cube = mg.defop("cube_no_graph", lambda x: x ** 3, [lambda g, ans, x: 3 * x * x * g])
+    x = mg.Parameter(2.0, name="x")
+    with pytest.raises(mg.OpError, match="'cube_no_graph'.*mg.defvjp"):
+        mg.grad(cube(x), x)
+    mg.defvjp(cube, lambda g, ans, x: 3 * x * x * g)
+    assert np.isclose(mg.Graph(mg.grad(mg.grad(cube(x), x), x)).forward(), 12.0)
+
+
+def test_a_node_the_output_does_not_reach_gets_zeros():
+    x, y = mg.Parameter([1.0, 2.0], name="x"), mg.Parameter(3.0, name="y")
+    loss = mg.sum(x * 2.0) + y * 0.0 + mg.relu(mg.neg(mg.Constant(1.0)) * y)
+    assert close(mg.Graph(mg.grad(loss, y)).forward(), 0.0)
+
+
+def test_the_gradient_graph_follows_new_feeds_and_shapes():
+    """Built once, the gradient node is right for any feed, even of another shape (broadcasting)."""
+    x, b = mg.Input("x"), mg.Parameter([0.5, -1.0, 2.0], name="b")
+    loss = mg.sum(mg.tanh(x + b) ** mg.Constant(2.0))
+    db = mg.grad(loss, b)
+    graph = mg.Graph(loss)
+    for feed in ([1.0, 2.0, 3.0], [[1.0, 2.0, 3.0], [0.0, 0.1, 0.2]]):
+        graph.backward({x: feed}, wrt=[b])
+        assert close(mg.Graph(db).forward({x: feed}), b.grad)
+
+
+def test_wrt_by_name_and_mistakes_are_explained():
+    x = mg.Parameter([1.0, 2.0], name="x")
+    loss = mg.sum(x * x)
+    assert close(mg.Graph(mg.grad(loss, "x")).forward(), [2.0, 4.0])
+    with pytest.raises(mg.BadValueError, match="not its value"):
+        mg.grad(loss, [x.value])
+    with pytest.raises(mg.GraphError, match="no node named 'y'"):
+        mg.grad(loss, ["y"])
+    with pytest.raises(mg.GraphError, match="not part of this graph"):
+        mg.grad(loss, [mg.Parameter(1.0, name="stranger")])
+    with pytest.raises(mg.BadValueError, match="Graph takes the node"):
+        mg.grad(loss.value, [x])
