@@ -102,18 +102,29 @@ class ReadOnlyValue(np.ndarray):
     def copy(self, order="C"):
         return self.view(np.ndarray).copy(order)
 
-    def _in_place(self, other):
+    def _refuse(self):
         name = getattr(self.node, "name", "W")
         how = (f"assign a new array instead: {name}.value = {name}.value - lr * {name}.grad"
                if getattr(self.node, "kind", None) == "parameter" else
                "compute a new array from it instead (values change only by assignment or feeding)")
         raise GraphError(f"the value of '{name}' is read-only, so it cannot be changed in place; {how}.")
 
-    def __setitem__(self, index, item):
-        self._in_place(item)
+    def _in_place(name):
+        """numpy's in-place ``name``, refused on the node's own (read-only) array. A fresh array
+        numpy makes in this one's likeness (``v = np.zeros_like(W.value)``) is writable and
+        behaves as a plain array."""
+        def method(self, *args):
+            if not self.flags.writeable:
+                self._refuse()
+            return getattr(np.ndarray, name)(self, *args)
+        return method
 
-    __iadd__ = __isub__ = __imul__ = __itruediv__ = __ipow__ = __imatmul__ = _in_place
-    __ifloordiv__ = __imod__ = _in_place
+    __setitem__ = _in_place("__setitem__")
+    __iadd__, __isub__, __imul__, __itruediv__ = map(
+        _in_place, ("__iadd__", "__isub__", "__imul__", "__itruediv__"))
+    __ipow__, __imatmul__, __ifloordiv__, __imod__ = map(
+        _in_place, ("__ipow__", "__imatmul__", "__ifloordiv__", "__imod__"))
+    del _in_place
 
 
 class HookHandle:

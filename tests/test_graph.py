@@ -316,6 +316,20 @@ def test_values_cannot_be_changed_in_place():
     assert type(copy) is type(W.value - 1.0) is np.ndarray and repr(W.value) == "array([0., 0.])"
 
 
+def test_a_fresh_array_made_like_a_value_is_writable():
+    """A learner's optimizer state starts as np.zeros_like(value): it is theirs to change."""
+    W = mg.Parameter(np.ones(3), name="W")
+    for make in (np.zeros_like, np.ones_like, np.empty_like, lambda v: np.full_like(v, 2.0)):
+        v = make(W.value)
+        v[0] = 5.0
+        v += 1.0
+        v *= 2.0
+        assert v[0] == 12.0
+    assert np.array_equal(W.value, np.ones(3))
+    with pytest.raises(mg.GraphError, match="read-only"):
+        W.value[1:] += 1.0                            # a view of the value stays the value's
+
+
 def test_feeding_then_mutating_the_callers_array_does_not_leak_in():
     x = mg.Input("x")
     g = mg.Graph(x * 2)
