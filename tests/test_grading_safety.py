@@ -61,8 +61,9 @@ def test_the_sandbox_shows_only_the_package_has_no_network_no_secrets_and_one_wr
     seen = json.loads(proc.stdout)
     assert seen["pid"] == 2                                  # its own PID namespace
     assert set(seen["repo"]) <= {"minigraph", Path(sys.prefix).name}   # not solutions/, tests/, .git ...
-    on_the_way = [home.parts[2]] if home.parts[1] == "tmp" else []
-    assert seen["tmp"] == on_the_way                         # a private /tmp (but for the way home)
+    # a private /tmp, but for the way to the sandbox's folder and to a checkout that lives in /tmp
+    on_the_way = {path.parts[2] for path in (home, ROOT, Path(sys.prefix)) if path.parts[1] == "tmp"}
+    assert set(seen["tmp"]) == on_the_way
     assert seen["network"] in ("ConnectionRefusedError", "OSError")
     assert seen["wrote"] == [str(home / "probe")]            # only its own folder
     assert set(seen["env"]) - {"PWD"} == set(sandbox.environment(home))   # nothing of ours (bwrap sets PWD)

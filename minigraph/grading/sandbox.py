@@ -165,10 +165,12 @@ def _bwrap_args(home):
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+    # the private /tmp first, then Python and the package on top of it: a checkout that lives
+    # under /tmp (a CI clone) stays visible, and nothing else of the real /tmp does
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
     python = sorted({sys.base_prefix, sys.prefix, str(PACKAGE)} - {"/usr", "/usr/local"})
     for path in python:
         args += ["--ro-bind", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
     bound = python
     if home != Path("/"):
         args += ["--bind", str(home), str(home), "--chdir", str(home)]
