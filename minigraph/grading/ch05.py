@@ -13,7 +13,7 @@
   and measures the accuracy on the 1,000 held-out ones (``try_recipe`` does the same for a
   learner who wants to experiment).
 
-A wrong answer is named, not only shown: ``named_mistake`` recomputes the typical mistakes of an
+A wrong answer is named, not only shown: ``exercise.diagnose`` recomputes the typical mistakes of an
 exercise (a missing division by the batch size, a flipped sign, rows and columns swapped, ...) on
 the case's inputs, and when the learner's answer equals one of them the message says which.
 """
@@ -22,29 +22,13 @@ import numpy as np
 
 import minigraph as mg
 
-from .exercise import Exercise, Verdict, case, compare
+from .exercise import Exercise, Verdict, case, compare, diagnose
 from .values import Unreadable, decode, encode, shape_text
 
 TITLE = "Handwritten digits"
 
 
-# -- naming the mistake ---------------------------------------------------------------------
-
-def named_mistake(verdict, got, mistakes, *inputs):
-    """``verdict`` with its message replaced by the mistake's name when ``got`` equals what one of
-    ``mistakes`` (pairs ``(message, wrong_function)``) computes from ``inputs``."""
-    if verdict.passed or not isinstance(got, np.ndarray):
-        return verdict
-    for message, wrong in mistakes:
-        try:
-            with np.errstate(all="ignore"):
-                value = np.asarray(wrong(*inputs), dtype=float)
-        except (ValueError, IndexError, FloatingPointError):
-            continue
-        if value.shape == got.shape and np.allclose(value, got, rtol=1e-6, atol=1e-9, equal_nan=True):
-            return Verdict(False, verdict.expected, verdict.got, message)
-    return verdict
-
+# -- function exercises with integer inputs and named mistakes ---------------------------------
 
 def _integers(case):
     """A case's inputs: float arrays, except the names listed in ``case["integers"]``."""
@@ -64,7 +48,8 @@ def _exercise(id, name, points, reference, mistakes, cases, hint, title, raise_o
 
     def judge(case, got):
         got, inputs = decode(got), _integers(case)
-        return named_mistake(compare(reference(*inputs), got), got, mistakes, *inputs)
+        return diagnose(compare(reference(*inputs), got), got, dict(mistakes),
+                        lambda wrong: wrong(*inputs))
 
     return Exercise(id, name, points, cases, run, judge, title, hint)
 

@@ -17,23 +17,10 @@ import numpy as np
 
 import minigraph as mg
 
-from .exercise import Exercise, Verdict, case, compare
+from .exercise import Exercise, Verdict, case, compare, diagnose
 from .values import Unreadable, decode, encode
 
 TITLE = "Gradients as graphs"
-
-
-def named(verdict, got, mistakes, *inputs):
-    """``verdict``, its message replaced by a mistake's name when ``got`` equals what one of
-    ``mistakes`` (pairs ``(message, wrong_function)``) computes from ``inputs``."""
-    if verdict.passed or not isinstance(got, np.ndarray):
-        return verdict
-    for message, wrong in mistakes:
-        with np.errstate(all="ignore"):
-            value = np.asarray(wrong(*inputs), dtype=float)
-        if value.shape == got.shape and np.allclose(value, got, rtol=1e-6, atol=1e-9):
-            return Verdict(False, verdict.expected, verdict.got, message)
-    return verdict
 
 
 def _not_a_node(got):
@@ -99,7 +86,8 @@ def _vjp_judge(case, got):
     value = decode(got["value"])
     if "again" not in got:
         return _not_a_node(value)
-    verdict = named(compare(g * _sigmoid(x), value), value, SOFTPLUS_MISTAKES, g, x)
+    verdict = diagnose(compare(g * _sigmoid(x), value), value, dict(SOFTPLUS_MISTAKES),
+                       lambda wrong: wrong(g, x))
     if not verdict.passed:
         return verdict
     again = decode(got["again"])
@@ -155,7 +143,8 @@ def _second_judge(case, got):
                 ("that is the first derivative squared: the second derivative differentiates the "
                  "first derivative's node, it does not multiply it by itself", lambda x: f1(x) ** 2),
                 ("the sign is flipped", lambda x: -f2(x))]
-    return named(compare(f2(x), value), value, mistakes, x)
+    return diagnose(compare(f2(x), value), value, dict(mistakes),
+                    lambda wrong: wrong(x))
 
 
 second_derivative = Exercise(
@@ -253,7 +242,8 @@ def _newton_run(answer, case):
 def _newton_judge(case, got):
     g, H, x = (np.asarray(case["inputs"][k], dtype=float) for k in ("g", "H", "x"))
     value = decode(got)
-    return named(compare(_newton(g, H, x), value), value, NEWTON_MISTAKES, g, H, x)
+    return diagnose(compare(_newton(g, H, x), value), value, dict(NEWTON_MISTAKES),
+                    lambda wrong: wrong(g, H, x))
 
 
 newton_step = Exercise(
