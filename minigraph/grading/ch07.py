@@ -7,13 +7,11 @@ are data (``MISTAKES``: a text and the function that makes that mistake), and th
 each of them in as a learner's answer.
 """
 
-import dataclasses
-
 import numpy as np
 
 import minigraph as mg
 
-from .exercise import Exercise, Verdict, arrays, case, compare, function_exercise
+from .exercise import Exercise, Verdict, case, compare, function_exercise
 from .values import decode, encode, show
 from .vjp import graph_case, vjp_exercise
 
@@ -38,24 +36,6 @@ def _matches(wrong, got):
             and bool(np.allclose(value, wrong, rtol=1e-6, atol=1e-9)))
 
 
-def naming_mistakes(exercise, mistakes, inputs=arrays):
-    """``exercise`` with a judge that, when a case fails, says which known mistake it matches.
-
-    ``mistakes`` is a list of ``(text, wrong)``: ``wrong(*inputs(case))`` gives what that
-    mistake returns. Graph cases (``vjp.graph_case``) are judged as before.
-    """
-    def judge(case, got):
-        verdict = exercise.judge(case, got)
-        if verdict.passed or case.get("graph"):
-            return verdict
-        for text, wrong in mistakes:
-            with np.errstate(all="ignore"):
-                if _matches(wrong(*inputs(case)), got):
-                    return Verdict(False, verdict.expected, verdict.got, f"{verdict.message}. {text}")
-        return verdict
-    return dataclasses.replace(exercise, judge=judge)
-
-
 # -- 07.rnn_step ---------------------------------------------------------------------------------
 
 def _rnn_step(x, h, W_xh, W_hh, b):
@@ -77,7 +57,7 @@ STEP_MISTAKES = [
      lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + h @ W_hh) + b),
 ]
 
-rnn_step = naming_mistakes(function_exercise(
+rnn_step = function_exercise(
     "07.rnn_step", "rnn_step", _rnn_step, points=2,
     cases=[
         case(x=[[1.0, 0.0, 0.0]], h=[[0.5, -0.5]], W_xh=[[0.2, -0.4], [0.7, 0.1], [-0.3, 0.9]],
@@ -91,7 +71,7 @@ rnn_step = naming_mistakes(function_exercise(
     ],
     hint="A step adds three parts, the input times W_xh, the previous state times W_hh and the "
          "bias b, and squashes the sum with tanh.",
-    title="rnn_step(x, h, W_xh, W_hh, b)"), STEP_MISTAKES)
+    title="rnn_step(x, h, W_xh, W_hh, b)", mistakes=dict(STEP_MISTAKES))
 
 
 # -- 07.bptt_two_steps -------------------------------------------------------------------------------
@@ -125,7 +105,7 @@ TWO_STEP_MISTAKES = [
 _TWO = dict(x1=[[1.0, 0.0]], x2=[[0.0, 1.0]], h0=[[0.3, -0.6]], W_xh=[[0.5, -0.2], [0.1, 0.4]],
             W_hh=[[0.7, -0.3], [0.2, 0.9]], b=[0.05, -0.1], u=[[1.0, -2.0]])
 
-bptt_two_steps = naming_mistakes(function_exercise(
+bptt_two_steps = function_exercise(
     "07.bptt_two_steps", "bptt_two_steps", _two_steps, points=3,
     cases=[
         case(**_TWO),
@@ -141,7 +121,8 @@ bptt_two_steps = naming_mistakes(function_exercise(
     hint="Go backward: dz2 = u·(1 − h2²); W_hh's share from step 2 is h1ᵀ dz2. Carry the "
          "gradient back to h1 through the matmul, then through step 1's tanh, and add step 1's "
          "share h0ᵀ dz1.",
-    title="bptt_two_steps(x1, x2, h0, W_xh, W_hh, b, u) -> dL/dW_hh"), TWO_STEP_MISTAKES)
+    title="bptt_two_steps(x1, x2, h0, W_xh, W_hh, b, u) -> dL/dW_hh",
+    mistakes=dict(TWO_STEP_MISTAKES))
 
 
 # -- 07.gate_vjp: the VJP of  ans = σ(z) · c  (the forget gate keeping the cell state) ----------
@@ -168,20 +149,20 @@ def gate_graph(rules):
 
 GATE_MISTAKES = [
     ("It looks like the gradient for z used σ(z) instead of its slope σ(z)(1 − σ(z)).",
-     lambda g, z, c: (g * c * _sigmoid(z), g * _sigmoid(z))),
+     lambda g, ans, z, c: (g * c * _sigmoid(z), g * _sigmoid(z))),
     ("It looks like ans·(1 − ans) was used as σ'(z): here ans is σ(z)·c, not σ(z).",
-     lambda g, z, c: (g * _gate(z, c) * (1 - _gate(z, c)), g * _sigmoid(z))),
+     lambda g, ans, z, c: (g * _gate(z, c) * (1 - _gate(z, c)), g * _sigmoid(z))),
     ("It looks like the upstream gradient g was not multiplied in.",
-     lambda g, z, c: _gate_reference(np.ones_like(g), None, z, c)),
+     lambda g, ans, z, c: _gate_reference(np.ones_like(g), None, z, c)),
     ("It looks like the two gradients are swapped: return (grad_z, grad_c).",
-     lambda g, z, c: _gate_reference(g, None, z, c)[::-1]),
+     lambda g, ans, z, c: _gate_reference(g, None, z, c)[::-1]),
     ("It looks like grad_c used z instead of the gate's value σ(z).",
-     lambda g, z, c: (_gate_reference(g, None, z, c)[0], g * z)),
+     lambda g, ans, z, c: (_gate_reference(g, None, z, c)[0], g * z)),
     ("It looks like grad_z forgot the factor c.",
-     lambda g, z, c: (g * _sigmoid(z) * (1 - _sigmoid(z)), g * _sigmoid(z))),
+     lambda g, ans, z, c: (g * _sigmoid(z) * (1 - _sigmoid(z)), g * _sigmoid(z))),
 ]
 
-gate_vjp = naming_mistakes(vjp_exercise(
+gate_vjp = vjp_exercise(
     "07.gate_vjp", "gate_vjp", 3, "gate_vjp(g, ans, z, c) -> (grad_z, grad_c)", _gate,
     _gate_reference, gate_graph, "c1 = σ(x·w)·c0 + 0.2, loss = sum((σ(x·v)·tanh(c1))²)",
     cases=[
@@ -193,8 +174,8 @@ gate_vjp = naming_mistakes(vjp_exercise(
     ],
     hint="ans = σ(z)·c is a product of two factors: each input's gradient is g times the "
          "derivative of the product with respect to that input. The slope of σ is σ·(1 − σ), "
-         "and ans is not σ(z) here."),
-    GATE_MISTAKES)
+         "and ans is not σ(z) here.",
+    mistakes=dict(GATE_MISTAKES))
 
 
 # -- 07.clip_by_global_norm -------------------------------------------------------------------
