@@ -37,8 +37,7 @@ def _softplus(x):
     return np.logaddexp(0, x)
 
 
-def _sigmoid(x):
-    return 1 / (1 + np.exp(-x))
+_sigmoid = mg.sigmoid.opdef.forward        # the engine's own, stable for large |x|
 
 
 softplus = mg.defop("softplus", _softplus, [lambda g, ans, x: g * _sigmoid(x)], "softplus")
