@@ -40,6 +40,7 @@ from .errors import (BadValueError, CycleError, GraphError, MissingFeedError, No
 _clock = itertools.count(1)           # stamps: a value changed at tick t has stamp t
 _name_counters = {}                   # "matmul" -> how many automatic names were handed out
 _hook_ids = itertools.count()
+_live_hooks = [0]                     # hooks registered anywhere; while 0, nobody looks for them
 _anomaly = [False]                    # detect_anomaly() switches this on
 
 
@@ -133,9 +134,12 @@ class HookHandle:
     def __init__(self, table, fn):
         self._table, self._key = table, next(_hook_ids)
         table[self._key] = fn
+        _live_hooks[0] += 1
 
     def remove(self):
-        self._table.pop(self._key, None)
+        if self._key in self._table:
+            del self._table[self._key]
+            _live_hooks[0] -= 1
 
 
 class Node:
@@ -177,8 +181,8 @@ class Node:
 
     def _set(self, value):
         """Store a new value for a leaf and stamp it, so ops that depend on it recompute."""
-        self._value = _frozen(value)
-        self.stamp = next(_clock)
+        value.setflags(False)                     # _frozen, inlined: optimizers call this a lot
+        self._value, self.stamp = value, next(_clock)
 
     def register_forward_hook(self, fn):
         """Call ``fn(node, inputs, output)`` each time this op is computed."""
@@ -200,12 +204,11 @@ class Input(Node):
     def __init__(self, name=None, dtype=None):
         super().__init__(name or auto_name("input"))
         try:
-            np.dtype(dtype)
+            self.dtype = None if dtype is None else np.dtype(dtype)   # None: floats as fed
         except TypeError:
             raise BadValueError(f"Input '{self.name}': dtype={dtype!r} is not a numpy dtype; use "
                                 f"int (class labels) or float, or leave it out (floats as fed)."
                                 ) from None
-        self.dtype = dtype                         # None: what it's fed, as dtypes.float_dtype says
         self._fed = None                           # (dtype, shape, bytes) of the value fed last
 
     def feed(self, value):
@@ -214,9 +217,12 @@ class Input(Node):
         The bytes of the value are both the Input's private copy (later edits by the caller
         can't leak in) and what the next feed is compared with.
         """
-        dtype = dtypes.float_dtype(value, self.dtype)
-        new = value if type(value) is np.ndarray and value.dtype == dtype else numbers(
-            value, f"the value fed to Input '{self.name}'", dtype)
+        if type(value) is np.ndarray and (value.dtype == self.dtype if self.dtype is not None
+                                          else value.dtype.kind == "f"):
+            new = value                            # already numbers of the right dtype
+        else:
+            new = numbers(value, f"the value fed to Input '{self.name}'",
+                          dtypes.float_dtype(value, self.dtype))
         fed = (new.dtype, new.shape, new.tobytes())
         if fed != self._fed:
             self._fed = fed
@@ -488,7 +494,11 @@ class Graph:
 
     def _plain(self):
         """No hooks on this graph or its ops, not inside detect_anomaly: the unrolled code may run."""
-        if self._forward_hooks or self._backward_hooks or _anomaly[0]:
+        if _anomaly[0]:
+            return False
+        if not _live_hooks[0]:                # no hooks anywhere: nothing to look for
+            return True
+        if self._forward_hooks or self._backward_hooks:
             return False
         for n in self._ops:                   # a loop, not any(...): this runs at every backward
             if n._forward_hooks or n._backward_hooks:
@@ -556,21 +566,27 @@ def value_of(node):
 
 def store_value(node, value):
     """Store what an op computed as its (read-only) value, stamp it, and return it."""
+    if type(value) is np.ndarray and node.op.n_outputs == 1:
+        value.setflags(False)                     # _frozen, inlined: this runs for every op
+    elif not (isinstance(value, np.generic) and node.op.n_outputs == 1):   # a numpy number is fine
+        value = _checked_value(node, value)
+    node._value, node.stamp = value, next(_clock)
+    return value
+
+
+def _checked_value(node, value):
+    """An op's value that is not simply one array: one per output for a multi-output op, a
+    numpy number, or a Python number (made a numpy value); None is an error."""
     n_outputs = node.op.n_outputs
     if n_outputs > 1 and not (isinstance(value, tuple) and len(value) == n_outputs):
         raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned "
                       f"{shape_text(value) if not isinstance(value, tuple) else f'{len(value)} values'}, "
                       f"but the op has n_outputs={n_outputs}: return a tuple of {n_outputs} "
                       f"arrays, one per output.")
-    if type(value) is np.ndarray:
-        value.setflags(False)                     # _frozen, inlined: this runs for every op
-    elif value is None:
+    if value is None:
         raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned None. Did it forget "
                       f"`return`? It must return the op's value.")
-    else:
-        value = _as_value(value)
-    node._value, node.stamp = value, next(_clock)
-    return value
+    return _as_value(value)
 
 
 def checked_gradient(node, k, gi, args):

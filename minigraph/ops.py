@@ -109,10 +109,11 @@ def unbroadcast(g, shape):
     if g.shape == shape:
         return g
     added = g.ndim - len(shape)                      # leading axes broadcasting added
-    stretched = () if 1 not in shape else tuple(     # axes of size 1 that broadcasting stretched
+    if g.shape[added:] == shape:                     # only those (a bias on each row: one axis,
+        return g.sum(axis=0 if added == 1 else tuple(range(added)))   # given as an int: faster)
+    stretched = tuple(                               # axes of size 1 that broadcasting stretched
         i for i, size in enumerate(shape, added) if size == 1 and g.shape[i] != 1)
-    g = g.sum(axis=tuple(range(added)) + stretched)
-    return g.reshape(shape) if stretched else g
+    return g.sum(axis=tuple(range(added)) + stretched).reshape(shape)
 
 
 def _sum_back(g, x, axis, keepdims):
@@ -181,6 +182,26 @@ def _product_grad(g, x, W):
     (a (1, 1) product plus a (1, 9) bias), then summed back to the product's shape."""
     shape = x.shape[:-1] + W.shape[1:]
     return g if g.shape == shape else unbroadcast(g, shape)
+
+
+def _rows_times_matrix(g, x, W):
+    """linear's usual case, written out in its VJPs because it runs for every layer: x a batch
+    of rows, W a matrix, and b did not stretch the product, so ``g`` is the product's gradient."""
+    return x.ndim == W.ndim == 2 and g.shape == (len(x), W.shape[1])
+
+
+def _linear_vjp_x(g, ans, x, W, b):
+    """linear: x's gradient is matmul's, g @ Wᵀ, for the product's gradient."""
+    if _rows_times_matrix(g, x, W):
+        return g @ W.T
+    return _matmul_vjp_x(_product_grad(g, x, W), ans, x, W)
+
+
+def _linear_vjp_W(g, ans, x, W, b):
+    """linear: W's gradient is matmul's, xᵀ @ g, for the product's gradient."""
+    if _rows_times_matrix(g, x, W):
+        return x.T @ g
+    return _matmul_vjp_y(_product_grad(g, x, W), ans, x, W)
 
 
 def _sigmoid(x):
@@ -269,8 +290,8 @@ def _softmax_ce(logits, labels):
     logp, n = _log_softmax_of_logits(logits), _examples(logits)
     if _class_indices(labels, logits):
         try:                                       # a label >= C raises IndexError; numpy would
-            picked = logp.reshape(n, -1)[np.arange(n), labels.reshape(n)]   # read -1 as the last
-            if n and labels.min() < 0:             # class, so negative labels are refused here
+            picked = logp.reshape(n, -1)[_correct_class(n, labels)]          # read -1 as the
+            if n and labels.min() < 0:             # last class, so negative labels are refused
                 raise IndexError
         except IndexError:
             raise _not_classes(labels, logits.shape[-1]) from None
@@ -282,12 +303,26 @@ def _softmax_ce_vjp_logits(g, ans, logits, labels):
     """softmax - onehot, per example (for soft labels: softmax * total label mass - labels)."""
     p, n = np.exp(_log_softmax_of_logits(logits)), _examples(logits)
     if _class_indices(labels, logits):
-        p.reshape(n, -1)[np.arange(n), labels.reshape(n)] -= 1     # a view: p changes
+        p.reshape(n, -1)[_correct_class(n, labels)] -= 1       # a view: p changes
     else:
         p = p * np.sum(labels, axis=-1, keepdims=True) - labels
     p /= n                                         # p is a fresh array: update it in place
-    p *= g
+    if g != 1:                                     # a loss's backward starts from 1: nothing to do
+        p *= g
     return p
+
+
+def _correct_class(n, labels):
+    """The index of each example's correct class in its row of (n, C) logits: (rows, labels)."""
+    return _row_numbers(n), labels.reshape(n)
+
+
+@functools.lru_cache(maxsize=8)
+def _row_numbers(n):
+    """0, 1, ..., n-1, made once per batch size (read-only, since every call shares it)."""
+    rows = np.arange(n)
+    rows.setflags(write=False)
+    return rows
 
 
 def _softmax_ce_vjp_labels(g, ans, logits, labels):
@@ -299,12 +334,18 @@ def _softmax_ce_vjp_labels(g, ans, logits, labels):
 def _bce_with_logits(z, y):
     """mean(-y log σ(z) - (1-y) log(1-σ(z))) = mean(max(z,0) - z y + log(1 + e^-|z|)), never overflowing."""
     _same_shape(z, y, "bce_with_logits")
-    return np.mean(np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z))))
+    return _mean(np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z))))
 
 
 def _mse(p, t):
     _same_shape(p, t, "mse")
-    return np.mean((p - t) ** 2)
+    return _mean((p - t) ** 2)
+
+
+def _mean(x):
+    """The mean of all of ``x``: the same number as ``np.mean(x)`` (the same sum, divided by the
+    same count), without np.mean's layers of Python, which cost more than the sum on small arrays."""
+    return x.sum() / x.size
 
 
 def _split(x, n, axis=-1):
@@ -368,9 +409,7 @@ log_softmax = defop("log_softmax", _log_softmax,
 
 # fused ops: one node instead of several, for speed and numerical stability
 linear = defop("linear", _linear,
-               [lambda g, ans, x, W, b: _matmul_vjp_x(_product_grad(g, x, W), ans, x, W),
-                lambda g, ans, x, W, b: _matmul_vjp_y(_product_grad(g, x, W), ans, x, W),
-                lambda g, ans, x, W, b: unbroadcast(g, b.shape)], "linear")
+               [_linear_vjp_x, _linear_vjp_W, lambda g, ans, x, W, b: unbroadcast(g, b.shape)], "linear")
 mse = defop("mse", _mse,
             [lambda g, ans, p, t: g * 2 * (p - t) / p.size,
              lambda g, ans, p, t: g * 2 * (t - p) / p.size], "MSE")

@@ -28,18 +28,25 @@ class Optimizer:
 
     def step(self):
         for p in self.params:
-            if p.grad is None:
+            value, grad = p._value, p.grad
+            if grad is None:
                 raise GraphError(f"Parameter '{p.name}' has no gradient. Run graph.backward(feed) "
                                  "before opt.step(), on a graph that contains it.")
-            new = self.update(p._value, p.grad, self.state[p])
-            if not (type(new) is np.ndarray and new.shape == p._value.shape) and (
-                    new is None or np.shape(new) != p._value.shape):
-                raise (BadValueError if new is None else ShapeError)(
-                    f"{type(self).__name__}.update returned "
-                    f"{'None' if new is None else shape_text(np.asarray(new))} for Parameter "
-                    f"'{p.name}' ({shape_text(p._value)}): it must return the new value, of the "
-                    f"Parameter's shape" + (" (did it forget `return`?)." if new is None else "."))
-            p._set(np.asarray(new, dtype=p._value.dtype))
+            new = self.update(value, grad, self.state[p])
+            if not (type(new) is np.ndarray and new.dtype is value.dtype and new.shape == value.shape):
+                new = self._checked(p, new)
+            p._set(new)
+
+    def _checked(self, p, new):
+        """What ``update`` returned for ``p``, as an array of ``p``'s dtype, or an error if it is
+        None or has the wrong shape (it must be the new value)."""
+        if new is None or np.shape(new) != p._value.shape:
+            raise (BadValueError if new is None else ShapeError)(
+                f"{type(self).__name__}.update returned "
+                f"{'None' if new is None else shape_text(np.asarray(new))} for Parameter "
+                f"'{p.name}' ({shape_text(p._value)}): it must return the new value, of the "
+                f"Parameter's shape" + (" (did it forget `return`?)." if new is None else "."))
+        return np.asarray(new, dtype=p._value.dtype)
 
     def update(self, value, grad, state):
         raise NotImplementedError("an optimizer must say how a value moves: write update()")

@@ -135,6 +135,22 @@ def test_hooks_registered_after_an_unrolled_backward_still_fire():
     assert seen == ["forward", "t"]                   # the forward hook: nothing was stale
 
 
+def test_removing_a_hook_twice_does_not_silence_the_others():
+    # the engine skips looking for hooks while none is registered anywhere: that count must not
+    # drop below the hooks that are still there (a handle removed twice counts once)
+    x = mg.Parameter([1.0, -2.0], name="x")
+    t = mg.tanh(x, name="t")
+    g = mg.Graph(mg.sum(t, name="total"))
+    g.backward(), g.backward()                        # the unrolled path exists
+    seen = []
+    first = t.register_backward_hook(lambda node, grad_output, grad_inputs: seen.append("first"))
+    g.register_backward_hook(lambda node, grad_output, grad_inputs: seen.append(node.name))
+    first.remove()
+    first.remove()
+    g.backward()
+    assert seen == ["total", "t"]
+
+
 def test_unrolled_source_is_one_call_per_op_and_per_gradient():
     x, y = mg.Input("x"), mg.Input("y", dtype=int)
     net = mg.nn.MLP([3, 4, 2], "relu", rng=0)
