@@ -321,3 +321,32 @@ def test_linear_when_the_bias_stretches_the_product():
     rng = np.random.default_rng(6)
     x, W, b = param(rng, (1, 2), name="x"), param(rng, (2, 1), name="W"), param(rng, (1, 4), name="b")
     assert_gradients_agree(projected(mg.linear(x, W, b), rng))
+
+
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(1, 40), min_size=0, max_size=3), seed=st.integers(0, 2**32 - 1),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_mse_and_bce_are_the_very_numbers_of_np_mean(shape, seed, dtype):
+    # the fused losses divide a sum by the count instead of calling np.mean (faster on small
+    # arrays): the result must be np.mean's, bit for bit, in either dtype and at any size
+    rng = np.random.default_rng(seed)
+    p, t = (rng.normal(size=shape).astype(dtype) * 10 for _ in range(2))
+    y = (rng.random(shape) < 0.5).astype(dtype)
+    mse = mg.Graph(mg.mse(mg.Constant(p), mg.Constant(t))).forward()
+    bce = mg.Graph(mg.bce_with_logits(mg.Constant(p), mg.Constant(y))).forward()
+    assert mse == np.mean((p - t) ** 2) and mse.dtype == dtype
+    assert bce == np.mean(np.maximum(p, 0) - p * y + np.log1p(np.exp(-np.abs(p)))) and bce.dtype == dtype
+
+
+@pytest.mark.parametrize("seed", [3.0, 0.0, -0.5])
+def test_softmax_ce_gradient_scales_with_the_gradient_it_receives(seed):
+    # the loss's backward skips the multiply when it receives 1: any other number must count
+    rng = np.random.default_rng(0)
+    z, labels = mg.Parameter(rng.normal(size=(5, 3))), mg.Input("labels", dtype=int)
+    g = mg.Graph(mg.softmax_cross_entropy(z, labels))
+    feed = {labels: [0, 2, 1, 1, 0]}
+    g.backward(feed)
+    unit = z.grad.copy()
+    for _ in range(2):                                # the interpreter, then the unrolled code
+        g.backward(feed, seed=seed)
+        assert np.array_equal(z.grad, unit * seed)
