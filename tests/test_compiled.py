@@ -114,6 +114,8 @@ def test_compiled_code_equals_the_interpreter_on_random_graphs():
             expected = reference.forward(feed)
             got = f(*[feed[n] for n in inputs])
             assert len(got) == len(expected) and all(same(a, b) for a, b in zip(got, expected)), f"seed {seed}"
+            straight = f._run()                   # the written-out code itself (a call would fall
+            assert all(same(a, b) for a, b in zip(straight, expected)), f"seed {seed}"   # back)
             for p in reference.parameters[:1]:
                 p.value = drawer.floats(np.shape(p.value))
         checked += 1
