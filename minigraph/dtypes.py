@@ -55,9 +55,10 @@ def float_dtype(value, dtype=None):
 
 def constant_array(value, dtype=None):
     """The array a Constant holds. A lone Python number is arithmetic: it takes the default dtype,
-    as ``float_dtype`` says (in a formula, ``2 * x``, its op converts it again: ``WithNumbers``). Anything else keeps numpy's reading of it, except that
-    a list of Python floats takes the default dtype: integer arrays and lists of whole numbers
-    stay integers (class labels), booleans stay booleans."""
+    as ``float_dtype`` says (in a formula, ``2 * x``, its op converts it again: ``WithNumbers``).
+    Anything else keeps numpy's reading of it, except that a list of Python floats takes the
+    default dtype: integer arrays and lists of whole numbers stay integers (class labels),
+    booleans stay booleans."""
     if dtype is None and (isinstance(value, bool) or not isinstance(value, (int, float))):
         array = np.array(value)
         if array.dtype.kind != "f" or isinstance(value, (np.ndarray, np.generic)):

@@ -82,7 +82,8 @@ leaky_slope = _piecewise_constant("leaky_slope", lambda x, slope=0.01:
                                   np.where(x > 0, 1.0, slope).astype(_floating(x)),
                                   symbol="slope")
 size = _piecewise_constant("size", lambda x: np.array(np.size(x), _floating(x)), symbol="size")
-size_ratio = _piecewise_constant("size_ratio", lambda a, b: np.array(np.size(a) / np.size(b), _floating(a)), 2,
+size_ratio = _piecewise_constant("size_ratio",
+                                 lambda a, b: np.array(np.size(a) / np.size(b), _floating(a)), 2,
                                  symbol="ratio")
 examples = _piecewise_constant("examples", lambda x: np.array(np.prod(np.shape(x)[:-1]), _floating(x)),
                                symbol="n")

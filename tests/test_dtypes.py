@@ -252,7 +252,8 @@ def test_an_input_fed_later_decides_the_numbers_dtype_at_each_call(number):
 def test_numbers_are_weak_next_to_parameters_and_ops_of_any_default(dtype, default_float32):
     w = mg.Parameter(np.array([0.5, -1.0], dtype), name="w")
     array = np.array([0.5, -1.0], dtype)
-    for formula, numpy in [(lambda v: 2 * v, lambda a: 2 * a), (lambda v: v ** 2 - 1.5, lambda a: a ** 2 - 1.5),
+    for formula, numpy in [(lambda v: 2 * v, lambda a: 2 * a),
+                           (lambda v: v ** 2 - 1.5, lambda a: a ** 2 - 1.5),
                            (lambda v: 1 / (mg.exp(v) + 1), lambda a: 1 / (np.exp(a) + 1))]:
         out = formula(w)
         graph = mg.Graph(mg.sum(out))
