@@ -7,11 +7,11 @@ trained next to the same network written in numpy float32.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import minigraph as mg
-from minigraph import ops
+from minigraph import dtypes, ops
 
 FLOATS = [np.float32, np.float64]
 
@@ -314,6 +314,72 @@ def test_a_number_is_drawn_and_shown_as_the_number():
     assert number.kind == "constant" and number.value == 2.5
     assert out.value.dtype == np.float32 and out.op.name == "mul" and out.op.symbol == "×"
     assert "2.5" in mg.draw(graph).source
+
+
+# Random formulas: every kind of leaf (float32/float64 Inputs and Parameters, Python ints and
+# floats, mg.Constant, numpy scalars of both dtypes) under every op of a formula, nested.
+LEAVES = st.one_of(
+    st.tuples(st.sampled_from(["input", "parameter"]), st.sampled_from(FLOATS)),
+    st.tuples(st.just("python"), st.sampled_from([2, 3, 0.5, 1.25])),
+    st.tuples(st.just("constant"), st.sampled_from([0.5, 2.0])),
+    st.tuples(st.just("numpy scalar"), st.sampled_from([np.float32(1.5), np.float64(0.75)])))
+FORMULA_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+               "pow": np.power, "tanh": np.tanh, "exp": np.exp, "neg": np.negative}
+FORMULAS = st.recursive(LEAVES, lambda inner: st.one_of(
+    st.tuples(st.sampled_from(["add", "sub", "mul", "div", "pow"]), inner, inner),
+    st.tuples(st.sampled_from(["tanh", "exp", "neg"]), inner)), max_leaves=6)
+
+
+def _build(formula, feed, rng):
+    """The formula as minigraph nodes, and as numpy computes it: arrays, and Python numbers kept
+    as Python numbers (a result of numbers alone, too: numpy's float64 turned into a Python float,
+    which is what ``WithNumbers`` does with a number-only op's value)."""
+    kind, *rest = formula
+    if kind in ("input", "parameter"):
+        array = rng.uniform(0.5, 1.5, size=3).astype(rest[0])
+        node = mg.Input() if kind == "input" else mg.Parameter(array)
+        feed.update({node: array} if kind == "input" else {})
+        return node, array
+    if kind == "python":
+        return rest[0], rest[0]
+    if kind == "constant":
+        return mg.Constant(rest[0]), np.asarray(rest[0], mg.get_default_dtype())
+    if kind == "numpy scalar":
+        return rest[0], rest[0]
+    built = [_build(child, feed, rng) for child in rest]
+    nodes, values = [b[0] for b in built], [b[1] for b in built]
+    if all(dtypes.is_python_number(v) for v in values):
+        return getattr(mg, kind if kind != "pow" else "power")(*nodes), float(
+            FORMULA_OPS[kind](*map(np.float64, values)))
+    return getattr(mg, kind if kind != "pow" else "power")(*nodes), FORMULA_OPS[kind](*values)
+
+
+@settings(max_examples=150, deadline=None)
+@given(formula=FORMULAS, seed=st.integers(0, 2 ** 16))
+def test_random_formulas_give_numpys_dtype_and_numbers_in_interpreter_and_unrolled_code(formula, seed):
+    """The value has numpy's dtype and numbers; the unrolled code repeats the interpreter bit for
+    bit, mg.function too, and mg.grad's gradients have backward's dtypes."""
+    feed = {}
+    with np.errstate(all="ignore"):                       # 0 ** -1, exp(exp(3)): inf, in both
+        out, expected = _build(formula, feed, np.random.default_rng(seed))
+        leaves = [n for n in mg.Graph(out).nodes if n.kind in ("input", "parameter")] \
+            if isinstance(out, mg.Node) else []
+        assume(leaves)                                    # a formula of an Input or Parameter
+        graph = mg.Graph(mg.sum(out))
+        runs = []
+        for _ in range(3):                                # the interpreter, then the unrolled code
+            graph.backward(feed)
+            runs.append([out.value] + [n.grad for n in leaves])
+    assert out.value.dtype == np.asarray(expected).dtype
+    assert np.array_equal(out.value, expected, equal_nan=True)
+    for run in runs[1:]:                                  # the unrolled code, bit for bit
+        assert all(a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True) for a, b in zip(run, runs[0]))
+    inputs = [n for n in leaves if n.kind == "input"]
+    with np.errstate(all="ignore"):
+        compiled = mg.function(inputs, out)(*[feed[n] for n in inputs])
+        grads = mg.Graph(mg.grad(mg.sum(out), leaves)).forward(feed)
+    assert compiled.dtype == out.value.dtype and np.array_equal(compiled, out.value, equal_nan=True)
+    assert [g.dtype for g in (grads if len(leaves) > 1 else [grads])] == [g.dtype for g in runs[0][1:]]
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
