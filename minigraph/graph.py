@@ -4,7 +4,8 @@ A computational graph has four kinds of node:
 
 * ``Input``     -- a placeholder: its value is *fed* each time the graph runs (data, labels).
 * ``Parameter`` -- a value the graph owns and training changes (weights, biases).
-* ``Constant``  -- a value that never changes (the ``2`` in ``2 * x``).
+* ``Constant``  -- a value that never changes (the ``2`` in ``2 * x`` is a ``Number``, a
+                   Constant that takes the dtype of what it meets, see ``dtypes.py``).
 * ``Op``        -- the result of an operation on other nodes (``W @ x``, ``tanh(z)``).
 
 Building a graph computes nothing: ``z = W @ x + b`` only records nodes and edges. A ``Graph``
@@ -146,6 +147,7 @@ class Node:
     """A vertex of the graph. See the module docstring for the four kinds."""
 
     kind = "node"
+    weak = False                      # a Python number of a formula (or an op of such numbers only)
     __array_ufunc__ = None            # ``ndarray + node`` defers to ``node.__radd__``
     __iter__ = None                   # a node is not a sequence (even though it has [ ])
 
@@ -262,6 +264,17 @@ class Constant(Node):
         super().__init__(name or auto_name("const"), value=_frozen(value))
 
 
+class Number(Constant):
+    """A Python number written into a formula: the ``2`` of ``2 * x`` (``as_node`` makes it).
+
+    It is *weak*, as numpy 2 treats Python numbers: the op that uses it converts it to the dtype
+    of its other inputs each time it runs (see ``dtypes.WithNumbers``), so ``2 * x`` keeps
+    ``x``'s float32. Its own value shows the number, in the default dtype.
+    """
+
+    weak = True
+
+
 class Op(Node):
     """The result of applying an op (an entry of the op table in ``ops.py``) to input nodes."""
 
@@ -269,6 +282,10 @@ class Op(Node):
 
     def __init__(self, op, inputs, attrs=None, name=None):
         super().__init__(name or auto_name(op.name), inputs)
+        numbers = [k for k, parent in enumerate(self.inputs) if parent.weak]
+        self.weak = len(numbers) == len(self.inputs) > 0     # computed from numbers alone: a number
+        if numbers and not self.weak:
+            op = dtypes.WithNumbers(op, numbers)             # the numbers take the others' dtype
         self.op, self.attrs = op, dict(attrs or {})
 
     def __repr__(self):
@@ -286,12 +303,12 @@ def _finite(value, what, dtype=None):
 
 
 def as_node(value, what="a Constant's value"):
-    """Nodes stay nodes; numbers, lists and arrays become Constants (``what`` names the value in
-    the error if it is none of these)."""
+    """Nodes stay nodes; a Python number becomes a (weak) ``Number``; lists and arrays become
+    Constants (``what`` names the value in the error if it is none of these)."""
     if isinstance(value, Node):
         return value
     numbers(value, what)                  # not numbers: a BadValueError that names ``what``
-    return Constant(value)                # the value itself: a Python number takes the default dtype
+    return Number(value) if dtypes.is_python_number(value) else Constant(value)
 
 
 def topological_order(outputs):

@@ -18,13 +18,19 @@ sum back (``broadcast_like``), a mask such as ``x > 0`` (``step``). They are def
 with a numeric VJP (so ``Graph.backward`` runs through them) and a graph VJP (so ``grad`` can go
 through them again). Ops whose value does not change under small changes of their inputs
 (masks, shapes, sizes) have gradient 0: their graph VJP is ``None``, no gradient flows.
+
+These helpers keep the dtype of what they are given, as every op does (see ``dtypes.py``): the
+mask of a float32 ``x`` is float32, and so are the zeros sent to its inputs by a float32
+gradient. Something that has no floating dtype of its own (integer labels, a count) takes the
+floating dtype of the values it meets (``_floating``), so the gradients of a float32 graph stay
+float32 however often ``grad`` is applied.
 """
 
 import functools
 
 import numpy as np
 
-from . import ops
+from . import dtypes, ops
 from .errors import OpError
 from .graph import Graph, Node, Op, auto_name
 
@@ -52,8 +58,15 @@ def _no_gradient(op):
     return op
 
 
+def _floating(x):
+    """The floating dtype of something made from ``x``: its own if it is floating, else (integer
+    labels, a shape) the default dtype."""
+    return dtypes.float_dtype(x)
+
+
 def _zero_vjps(n):
-    return [lambda g, ans, *xs, k=k, **attrs: np.zeros(np.shape(xs[k])) for k in range(n)]
+    """VJPs that send zeros, each of its input's shape, in the dtype of the gradient received."""
+    return [lambda h, ans, *xs, k=k, **attrs: np.zeros(np.shape(xs[k]), _floating(h)) for k in range(n)]
 
 
 def _piecewise_constant(name, forward, n_inputs=1, symbol=None):
@@ -61,22 +74,24 @@ def _piecewise_constant(name, forward, n_inputs=1, symbol=None):
     return _no_gradient(ops.defop(name, forward, _zero_vjps(n_inputs), symbol))
 
 
-ones_like = _piecewise_constant("ones_like", lambda x: np.ones(np.shape(x)), symbol="1")
-zeros_like = _piecewise_constant("zeros_like", lambda x: np.zeros(np.shape(x)), symbol="0")
-step = _piecewise_constant("step", lambda x: (x > 0).astype(float), symbol="x>0")
-is_zero = _piecewise_constant("is_zero", lambda x: (x == 0).astype(float), symbol="x=0")
-leaky_slope = _piecewise_constant("leaky_slope", lambda x, slope=0.01: np.where(x > 0, 1.0, slope),
+ones_like = _piecewise_constant("ones_like", lambda x: np.ones(np.shape(x), _floating(x)), symbol="1")
+zeros_like = _piecewise_constant("zeros_like", lambda x: np.zeros(np.shape(x), _floating(x)), symbol="0")
+step = _piecewise_constant("step", lambda x: (x > 0).astype(_floating(x)), symbol="x>0")
+is_zero = _piecewise_constant("is_zero", lambda x: (x == 0).astype(_floating(x)), symbol="x=0")
+leaky_slope = _piecewise_constant("leaky_slope", lambda x, slope=0.01:
+                                  np.where(x > 0, 1.0, slope).astype(_floating(x)),
                                   symbol="slope")
-size = _piecewise_constant("size", lambda x: np.array(float(np.size(x))), symbol="size")
-size_ratio = _piecewise_constant("size_ratio", lambda a, b: np.array(np.size(a) / np.size(b)), 2,
+size = _piecewise_constant("size", lambda x: np.array(np.size(x), _floating(x)), symbol="size")
+size_ratio = _piecewise_constant("size_ratio",
+                                 lambda a, b: np.array(np.size(a) / np.size(b), _floating(a)), 2,
                                  symbol="ratio")
-examples = _piecewise_constant("examples", lambda x: np.array(float(np.prod(np.shape(x)[:-1]))),
+examples = _piecewise_constant("examples", lambda x: np.array(np.prod(np.shape(x)[:-1]), _floating(x)),
                                symbol="n")
 
 
 def _max_share(x, axis=None, keepdims=False):
     """1/k at each of the k places where x reaches its maximum (along ``axis``), 0 elsewhere."""
-    is_max = (x == np.max(x, axis=axis, keepdims=True)).astype(float)
+    is_max = (x == np.max(x, axis=axis, keepdims=True)).astype(_floating(x))
     return is_max / np.sum(is_max, axis=axis, keepdims=True)
 
 
@@ -84,23 +99,24 @@ max_share = _piecewise_constant("max_share", _max_share, symbol="argmax")
 
 
 def _targets(labels, logits):
-    """Cross-entropy targets in the logits' shape: class labels as one-hot rows, else the labels."""
+    """Cross-entropy targets in the logits' shape (and dtype): class labels as one-hot rows, else
+    the labels."""
     if labels.shape == logits.shape and logits.ndim:
-        return labels.astype(float)
-    return np.eye(logits.shape[-1])[labels]
+        return labels.astype(_floating(logits))
+    return np.eye(logits.shape[-1], dtype=_floating(logits))[labels]
 
 
 targets = _piecewise_constant("one_hot", _targets, 2, symbol="one-hot")
 
 sum_to = ops.defop("sum_to", lambda g, x: ops.unbroadcast(g, np.shape(x)),
-                   [lambda h, ans, g, x: np.broadcast_to(h, np.shape(g)).copy(),
-                    lambda h, ans, g, x: np.zeros(np.shape(x))], "sum_to")
+                   [lambda h, ans, g, x: np.broadcast_to(h, np.shape(g)).copy()] + _zero_vjps(2)[1:],
+                   "sum_to")
 broadcast_like = ops.defop("broadcast_like", lambda g, x: np.broadcast_to(g, np.shape(x)).copy(),
-                           [lambda h, ans, g, x: ops.unbroadcast(h, np.shape(g)),
-                            lambda h, ans, g, x: np.zeros(np.shape(x))], "broadcast")
+                           [lambda h, ans, g, x: ops.unbroadcast(h, np.shape(g))] + _zero_vjps(2)[1:],
+                           "broadcast")
 reshape_like = ops.defop("reshape_like", lambda a, b: np.reshape(a, np.shape(b)),
-                         [lambda h, ans, a, b: np.reshape(h, np.shape(a)),
-                          lambda h, ans, a, b: np.zeros(np.shape(b))], "reshape")
+                         [lambda h, ans, a, b: np.reshape(h, np.shape(a))] + _zero_vjps(2)[1:],
+                         "reshape")
 expand_dims = ops.defop("expand_dims", lambda g, axis: np.expand_dims(g, axis),
                         [lambda h, ans, g, axis: np.reshape(h, np.shape(g))], "expand")
 defvjp(sum_to, lambda h, ans, g, x: broadcast_like(h, g), None)
@@ -150,7 +166,8 @@ def _concat_part(k):
         return np.take(g, range(start, start + np.shape(xs[i])[axis]), axis=axis)
 
     def pad(h, ans, g, *xs, axis=0, i=0):
-        return np.concatenate([h if j == i else np.zeros(np.shape(x)) for j, x in enumerate(xs)], axis)
+        return np.concatenate([h if j == i else np.zeros(np.shape(x), _floating(h))
+                               for j, x in enumerate(xs)], axis)
 
     op = ops.defop("concat_part", part, [pad] + _zero_vjps(k + 1)[1:], "slice")
     defvjp(op, lambda h, ans, g, *xs, axis=0, i=0: ops.concatenate(
@@ -238,13 +255,13 @@ CONCATENATE = "concatenate"      # k inputs: the VJP of input i is concat_part(k
 
 
 def _scatter_forward(g, x, index):
-    out = np.zeros(np.shape(x))
+    out = np.zeros(np.shape(x), _floating(g))
     np.add.at(out, index, g)                      # repeated indices add up
     return out
 
 
 _scatter = ops.defop("scatter", _scatter_forward,
-                     [lambda h, ans, g, x, index: h[index], lambda h, ans, g, x, index: np.zeros(np.shape(x))],
+                     [lambda h, ans, g, x, index: h[index]] + _zero_vjps(2)[1:],
                      "scatter")
 defvjp(_scatter, lambda h, ans, g, x, index: ops.getitem(h, index=index), None)
 
@@ -257,7 +274,8 @@ def _vjp(node, k):
     if name == CONCATENATE:
         k_inputs = len(node.inputs)
         return lambda g, ans, *xs, axis=0: _concat_part(k_inputs)(g, *xs, axis=axis, i=k)
-    vjps = GRAPH_VJPS.get(node.op) or GRAPH_VJPS.get(name)
+    op = getattr(node.op, "plain", node.op)      # used with Python numbers: dtypes.WithNumbers
+    vjps = GRAPH_VJPS.get(op) or GRAPH_VJPS.get(name)
     if vjps is None:
         raise OpError(f"mg.grad: the op '{name}' (node '{node.name}') has no VJP written as a graph "
                       f"yet, so its backward cannot become part of the graph. Give it one with "

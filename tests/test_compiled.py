@@ -128,3 +128,30 @@ def test_a_failing_line_is_explained_by_the_interpreter():
     with pytest.raises(mg.ShapeError, match="matmul"):
         f([[1.0, 2.0, 3.0]])
     assert "matmul" in f.source and "def _run" in f.source
+
+
+def test_a_float32_training_step_stays_float32_and_matches_backward():
+    """A 2-2-1 sigmoid network in float32 (the default left at float64, Python numbers in the
+    formulas): the compiled step's loss and gradients are float32, equal to Graph.backward's
+    within float32 rounding, and the Parameters it updates stay float32, step after step."""
+    x, t = mg.Input("x"), mg.Input("t")
+    W = mg.Parameter(np.array([[3.0, 4.0], [2.0, 3.0]], np.float32), name="W")
+    b = mg.Parameter(np.array([-2.0, -4.0], np.float32), name="b")
+    W2 = mg.Parameter(np.array([5.0, -5.0], np.float32), name="W2")
+    params = [W, b, W2]
+    y = mg.sigmoid(mg.sigmoid(x @ W.T + b) @ W2 - 2)
+    loss = mg.sum(0.5 * (t - y) ** 2) + 1e-3 * mg.sum(W ** 2)
+    grads = mg.grad(loss, params)
+    step = mg.function([x, t], [loss] + grads, updates={p: p - 0.5 * g for p, g in zip(params, grads)})
+    graph = mg.Graph(loss)
+    data = [(np.array([[0.0, 1.0]], np.float32), np.array([1.0], np.float32)),
+            (np.array([[1.0, 1.0]], np.float32), np.array([0.0], np.float32))]
+    for i in range(4):
+        X, T = data[i % 2]
+        value = graph.backward({x: X, t: T}, wrt=params)
+        expected = [value] + [p.grad for p in params]
+        got = step(X, T)
+        assert [np.asarray(v).dtype for v in got] == [np.float32] * len(got)
+        for a, e in zip(got, expected):
+            np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
+        assert all(p.value.dtype == np.float32 for p in params)

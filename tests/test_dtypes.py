@@ -7,11 +7,11 @@ trained next to the same network written in numpy float32.
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import minigraph as mg
-from minigraph import ops
+from minigraph import dtypes, ops
 
 FLOATS = [np.float32, np.float64]
 
@@ -179,17 +179,207 @@ def test_mixed_dtypes_follow_numpys_promotion(op, a, b):
     assert x.value.dtype == a and y.value.dtype == b
 
 
-def test_a_float64_python_number_promotes_a_float32_value_under_the_float64_default():
-    """With the default float64, ``2.0 * x`` has a float64 Constant: numpy gives float64. Set
-    the default to float32 to keep such formulas in float32."""
-    x = mg.Parameter(np.ones(2, np.float32))
-    assert mg.Graph(2.0 * x).forward().dtype == np.float64
-    previous = mg.set_default_dtype(np.float32)
+# -- Python numbers in formulas are weak, as in numpy 2 (NEP 50) -----------------------------------
+
+TWO_INPUT_OPS = sorted((f for f in vars(ops).values() if hasattr(f, "opdef") and len(f.opdef.vjps) == 2),
+                       key=lambda f: f.opdef.name)
+NUMBERS = [3, 0.5]                                  # a Python int and a Python float
+
+
+SAME_SHAPES = ("mse", "bce_with_logits")             # they need inputs of one shape: 0-d here
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("number", NUMBERS)
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", TWO_INPUT_OPS, ids=lambda f: f.opdef.name)
+def test_a_python_number_in_a_formula_takes_the_dtype_numpy_gives(op, dtype, number, side):
+    """Every two-input op of the table, with a Python int or float on either side of a float32 or
+    float64 Input: the interpreter, the unrolled code (second call on), mg.grad and mg.function
+    all give numpy's dtype (``np.result_type`` of the array and the Python number itself) and
+    numpy's value. Ops that take no 0-d value there (matmul wants vectors or matrices,
+    cross-entropy integer labels) refuse the number as they refuse a 0-d array."""
+    array = np.linspace(0.5, 2.0, 3).astype(dtype)
+    array = np.asarray(array[1]) if op.opdef.name in SAME_SHAPES else array
+    expected = np.result_type(array, number)               # numpy's rule: a Python number is weak
+    order = (lambda a, b: (a, b)) if side == "left" else (lambda a, b: (b, a))
+    x = mg.Input("x")
+    out = op(*order(number, x))
+    feed = {x: array}
     try:
-        assert mg.Graph(2.0 * x).forward().dtype == np.float32
-        assert mg.Graph(x ** 2).forward().dtype == np.float32
+        want = op.opdef.forward(*order(np.asarray(number, expected), array))
+    except (ValueError, mg.GraphError):                    # numpy, or the op, refuses a 0-d value
+        with pytest.raises(mg.GraphError):
+            mg.Graph(out).forward(feed)
+        return
+    if isinstance(op.opdef.forward, np.ufunc):             # numpy's own arithmetic on the number
+        assert op.opdef.forward(*order(number, array)).tobytes() == np.asarray(want).tobytes()
+    loss = mg.sum(out)
+    graph = mg.Graph(loss)
+    runs = []
+    for _ in range(3):                                     # the interpreter, then the unrolled code
+        graph.backward(feed)
+        runs.append((np.asarray(out.value), x.grad))
+    assert any(graph._unrolled_runs.values())              # the fast path did run
+    for value, grad in runs:
+        assert value.dtype == grad.dtype == expected, (value.dtype, grad.dtype)
+        assert value.tobytes() == runs[0][0].tobytes() and grad.tobytes() == runs[0][1].tobytes()
+    assert runs[0][0].tobytes() == np.asarray(want).tobytes()
+    (dx,) = mg.grad(loss, [x])
+    assert mg.Graph(dx).forward(feed).dtype == expected
+    np.testing.assert_allclose(dx.value, runs[0][1], rtol=4 * np.finfo(expected).eps)
+    compiled = mg.function([x], [out, dx])(array)
+    assert [v.dtype for v in compiled] == [expected, expected]
+    assert compiled[0].tobytes() == runs[0][0].tobytes()
+
+
+@pytest.mark.parametrize("number", NUMBERS)
+def test_an_input_fed_later_decides_the_numbers_dtype_at_each_call(number):
+    """The graph is built before anything is fed; the same graph then follows whatever dtype the
+    Input is fed, call after call, in the interpreter and in the unrolled code."""
+    x = mg.Input("x")
+    y = mg.tanh(x) * number + (1 - x) / 3
+    graph = mg.Graph(mg.sum(y ** 2))
+    for dtype in [np.float32, np.float32, np.float64, np.float64, np.float32, np.float64]:
+        array = np.linspace(-1, 1, 4).astype(dtype)
+        expected = (np.tanh(array) * number + (1 - array) / 3).dtype
+        assert expected == dtype                           # numpy keeps the dtype: weak numbers
+        assert graph.backward({x: array}).dtype == y.value.dtype == x.grad.dtype == expected
+    assert any(graph._unrolled_runs.values())
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_numbers_are_weak_next_to_parameters_and_ops_of_any_default(dtype, default_float32):
+    w = mg.Parameter(np.array([0.5, -1.0], dtype), name="w")
+    array = np.array([0.5, -1.0], dtype)
+    for formula, numpy in [(lambda v: 2 * v, lambda a: 2 * a),
+                           (lambda v: v ** 2 - 1.5, lambda a: a ** 2 - 1.5),
+                           (lambda v: 1 / (mg.exp(v) + 1), lambda a: 1 / (np.exp(a) + 1))]:
+        out = formula(w)
+        graph = mg.Graph(mg.sum(out))
+        graph.backward()
+        assert out.value.dtype == w.grad.dtype == numpy(array).dtype == dtype
+
+
+@pytest.mark.parametrize("default", FLOATS)
+def test_numbers_next_to_integers_only_are_values_of_the_default_dtype(default):
+    """Next to integer labels there is no floating dtype to take: the number is a value of the
+    default dtype and numpy's promotion decides. ``labels * 0.5`` is then what numpy gives for
+    the Python number (float64); ``labels * 2`` is floating too, where numpy would keep integers:
+    formulas compute in floating point."""
+    previous = mg.set_default_dtype(default)
+    try:
+        labels = mg.Input("labels", dtype=int)
+        ints = np.array([1, 2, 3])
+        assert mg.Graph(labels * 0.5).forward({labels: ints}).dtype == (ints * 0.5).dtype
+        for number in NUMBERS:
+            assert mg.Graph(number * labels).forward({labels: ints}).dtype == (
+                np.asarray(number, default) * ints).dtype
     finally:
         mg.set_default_dtype(previous)
+
+
+@pytest.mark.parametrize("strong", [lambda: mg.Constant(2.0), lambda: np.float64(2.0),
+                                    lambda: np.array(2.0), lambda: np.float32(2.0),
+                                    lambda: mg.Constant(2.0, dtype=np.float32)],
+                         ids=["Constant", "np.float64", "0-d array", "np.float32", "Constant float32"])
+def test_a_constant_or_a_numpy_value_is_not_weak(strong):
+    """An mg.Constant, a numpy scalar or array keeps its own dtype: numpy's promotion decides."""
+    x = mg.Parameter(np.ones(2, np.float32), name="x")
+    value = strong()
+    as_numpy = value.value if isinstance(value, mg.Node) else value
+    expected = (as_numpy * np.ones(2, np.float32)).dtype
+    graph = mg.Graph(mg.sum(value * x))
+    for _ in range(2):
+        graph.backward()
+        assert x.grad.dtype == expected
+    assert mg.Graph(value * x).forward().dtype == expected
+
+
+def test_a_formula_of_numbers_alone_is_a_number_too():
+    """``mg.exp(2.0)`` or ``2.0 ** 3`` written with ops is still a number: it meets float32 as float32."""
+    x = mg.Parameter(np.ones(2, np.float32), name="x")
+    for number in [mg.exp(2.0), mg.add(1, 2.5), -mg.log(0.5)]:
+        assert number.weak and not mg.Constant(2.0).weak
+        assert mg.Graph(number * x).forward().dtype == np.float32
+        assert mg.Graph(number).forward().dtype == mg.get_default_dtype()
+
+
+def test_a_number_is_drawn_and_shown_as_the_number():
+    x = mg.Input("x")
+    out = mg.mul(x, 2.5, name="y")
+    graph = mg.Graph(out)
+    graph.forward({x: np.ones(2, np.float32)})
+    number = out.inputs[1]
+    assert number.kind == "constant" and number.value == 2.5
+    assert out.value.dtype == np.float32 and out.op.name == "mul" and out.op.symbol == "×"
+    assert "2.5" in mg.draw(graph).source
+
+
+# Random formulas: every kind of leaf (float32/float64 Inputs and Parameters, Python ints and
+# floats, mg.Constant, numpy scalars of both dtypes) under every op of a formula, nested.
+LEAVES = st.one_of(
+    st.tuples(st.sampled_from(["input", "parameter"]), st.sampled_from(FLOATS)),
+    st.tuples(st.just("python"), st.sampled_from([2, 3, 0.5, 1.25])),
+    st.tuples(st.just("constant"), st.sampled_from([0.5, 2.0])),
+    st.tuples(st.just("numpy scalar"), st.sampled_from([np.float32(1.5), np.float64(0.75)])))
+FORMULA_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+               "pow": np.power, "tanh": np.tanh, "exp": np.exp, "neg": np.negative}
+FORMULAS = st.recursive(LEAVES, lambda inner: st.one_of(
+    st.tuples(st.sampled_from(["add", "sub", "mul", "div", "pow"]), inner, inner),
+    st.tuples(st.sampled_from(["tanh", "exp", "neg"]), inner)), max_leaves=6)
+
+
+def _build(formula, feed, rng):
+    """The formula as minigraph nodes, and as numpy computes it: arrays, and Python numbers kept
+    as Python numbers (a result of numbers alone, too: numpy's float64 turned into a Python float,
+    which is what ``WithNumbers`` does with a number-only op's value)."""
+    kind, *rest = formula
+    if kind in ("input", "parameter"):
+        array = rng.uniform(0.5, 1.5, size=3).astype(rest[0])
+        node = mg.Input() if kind == "input" else mg.Parameter(array)
+        feed.update({node: array} if kind == "input" else {})
+        return node, array
+    if kind == "python":
+        return rest[0], rest[0]
+    if kind == "constant":
+        return mg.Constant(rest[0]), np.asarray(rest[0], mg.get_default_dtype())
+    if kind == "numpy scalar":
+        return rest[0], rest[0]
+    built = [_build(child, feed, rng) for child in rest]
+    nodes, values = [b[0] for b in built], [b[1] for b in built]
+    if all(dtypes.is_python_number(v) for v in values):
+        return getattr(mg, kind if kind != "pow" else "power")(*nodes), float(
+            FORMULA_OPS[kind](*map(np.float64, values)))
+    return getattr(mg, kind if kind != "pow" else "power")(*nodes), FORMULA_OPS[kind](*values)
+
+
+@settings(max_examples=150, deadline=None)
+@given(formula=FORMULAS, seed=st.integers(0, 2 ** 16))
+def test_random_formulas_give_numpys_dtype_and_numbers_in_interpreter_and_unrolled_code(formula, seed):
+    """The value has numpy's dtype and numbers; the unrolled code repeats the interpreter bit for
+    bit, mg.function too, and mg.grad's gradients have backward's dtypes."""
+    feed = {}
+    with np.errstate(all="ignore"):                       # 0 ** -1, exp(exp(3)): inf, in both
+        out, expected = _build(formula, feed, np.random.default_rng(seed))
+        leaves = [n for n in mg.Graph(out).nodes if n.kind in ("input", "parameter")] \
+            if isinstance(out, mg.Node) else []
+        assume(leaves)                                    # a formula of an Input or Parameter
+        graph = mg.Graph(mg.sum(out))
+        runs = []
+        for _ in range(3):                                # the interpreter, then the unrolled code
+            graph.backward(feed)
+            runs.append([out.value] + [n.grad for n in leaves])
+    assert out.value.dtype == np.asarray(expected).dtype
+    assert np.array_equal(out.value, expected, equal_nan=True)
+    for run in runs[1:]:                                  # the unrolled code, bit for bit
+        assert all(a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True) for a, b in zip(run, runs[0]))
+    inputs = [n for n in leaves if n.kind == "input"]
+    with np.errstate(all="ignore"):
+        compiled = mg.function(inputs, out)(*[feed[n] for n in inputs])
+        grads = mg.Graph(mg.grad(mg.sum(out), leaves)).forward(feed)
+    assert compiled.dtype == out.value.dtype and np.array_equal(compiled, out.value, equal_nan=True)
+    assert [g.dtype for g in (grads if len(leaves) > 1 else [grads])] == [g.dtype for g in runs[0][1:]]
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -174,3 +174,83 @@ def test_wrt_by_name_and_mistakes_are_explained():
         mg.grad(loss, [mg.Parameter(1.0, name="stranger")])
     with pytest.raises(mg.BadValueError, match="Graph takes the node"):
         mg.grad(loss.value, [x])
+
+
+# -- dtypes: float32 graphs get float32 gradient graphs ---------------------------------------------
+
+def _helpers(dtype):
+    """Each helper op of mg.grad with arguments of ``dtype`` (labels are integers)."""
+    from minigraph import symbolic as s
+    x = np.array([[0.5, -1.0, 0.0], [2.0, 2.0, -3.0]], dtype)
+    row, labels = x[0], np.array([2, 0])
+    return [(s.ones_like, (x,), {}), (s.zeros_like, (x,), {}), (s.step, (x,), {}),
+            (s.is_zero, (x,), {}), (s.leaky_slope, (x,), {"slope": 0.1}), (s.size, (x,), {}),
+            (s.size_ratio, (row, x), {}), (s.examples, (x,), {}), (s.max_share, (x,), {"axis": 1}),
+            (s.targets, (labels, x), {}), (s.targets, (np.eye(3, dtype=dtype)[labels], x), {}),
+            (s.sum_to, (x, row), {}), (s.broadcast_like, (row, x), {}), (s.reshape_like, (x, x.T), {}),
+            (s.expand_dims, (row,), {"axis": 0}), (s.as_matrix, (row,), {"side": "left"}),
+            (s.product_matrix, (row, row[:2], x), {}), (s.sum_to_product, (x, x[:, :2], x), {}),
+            (s._scatter, (row[:2], x), {"index": (np.array([0, 1]), np.array([1, 1]))}),
+            (s._concat_part(2), (x, x[:, :2], x[:, :1]), {"axis": 1, "i": 1})]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_helper_of_grad_keeps_the_dtype_it_is_given(dtype):
+    """Forward and numeric VJPs of every helper op: ``dtype`` in, ``dtype`` out, whether the input
+    is floating or integer labels (which take the dtype of the values they meet)."""
+    for op, args, attrs in _helpers(dtype):
+        out = op.opdef.forward(*args, **attrs)
+        assert np.asarray(out).dtype == dtype, op.opdef.name
+        h = np.ones(np.shape(out), dtype)
+        for k, vjp in enumerate(op.opdef.vjps):
+            gi = vjp(h, out, *args, **attrs)
+            assert gi is None or np.asarray(gi).dtype == dtype, (op.opdef.name, k)
+
+
+def _float32_graph():
+    """A float32 graph with every op of the table and Python numbers in its formulas, under the
+    float64 default (from tests/test_dtypes.py)."""
+    from test_dtypes import _every_op
+    rng = np.random.default_rng(7)
+    x, onehot, labels = mg.Input("x"), mg.Input("onehot"), mg.Input("labels", dtype=int)
+    w = mg.Parameter(rng.normal(size=(3, 3)).astype(np.float32), name="w")
+    b = mg.Parameter(rng.normal(size=3).astype(np.float32), name="b")
+    feed = {x: rng.normal(size=(4, 3)).astype(np.float32), labels: rng.integers(0, 3, size=4),
+            onehot: np.eye(3, dtype=np.float32)[rng.integers(0, 3, size=4)]}
+    return _every_op(x, w, b, labels, onehot), (w, b, x), feed
+
+
+def _float_values_are_float32(nodes, feed):
+    """Every floating value computed by the graph of ``nodes`` is float32 (numbers written into
+    formulas keep showing the default dtype: they are converted where they are used)."""
+    graph = mg.Graph(nodes)
+    graph.forward(feed)
+    wrong = [n.name for n in graph.nodes if not n.weak and n.op is not None and not isinstance(n.value, tuple)
+             and np.asarray(n.value).dtype.kind == "f" and np.asarray(n.value).dtype != np.float32]
+    assert wrong == []
+
+
+def test_grad_of_a_float32_graph_is_float32_and_equals_backward():
+    loss, wrt, feed = _float32_graph()
+    grads = mg.grad(loss, list(wrt))
+    _float_values_are_float32(grads, feed)
+    mg.Graph(loss).backward(feed, wrt=list(wrt))
+    for w, g in zip(wrt, grads):
+        assert g.value.dtype == w.grad.dtype == np.float32
+        np.testing.assert_allclose(g.value, w.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_second_order_grad_of_a_float32_graph_is_float32_and_equals_backward():
+    """A Hessian-vector product, twice: mg.grad of (grad · v), and Graph.backward run through the
+    first gradient graph (the helpers' numeric VJPs); both float32 and equal within rounding."""
+    loss, (w, b, x), feed = _float32_graph()
+    v = mg.Constant(np.random.default_rng(8).normal(size=(3, 3)).astype(np.float32), name="v")
+    (dw,) = mg.grad(loss, [w])
+    along_v = mg.sum(dw * v)
+    (hv,) = mg.grad(along_v, [w])
+    _float_values_are_float32([hv], feed)
+    graph = mg.Graph(along_v)
+    for _ in range(2):                                    # the interpreter, then the unrolled code
+        graph.backward(feed, wrt=[w])
+        assert w.grad.dtype == hv.value.dtype == np.float32
+        np.testing.assert_allclose(hv.value, w.grad, rtol=1e-4, atol=1e-4)
