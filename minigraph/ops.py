@@ -307,8 +307,8 @@ def _softmax_ce_vjp_logits(g, ans, logits, labels):
     else:
         p = p * np.sum(labels, axis=-1, keepdims=True) - labels
     p /= n                                         # p is a fresh array: update it in place
-    if g != 1:                                     # a loss's backward starts from 1: nothing to do
-        p *= g
+    if float(g) != 1:                              # g: one number, usually the 1 a backward starts
+        p *= g                                     # from, and multiplying by 1 changes nothing
     return p
 
 
