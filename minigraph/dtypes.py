@@ -117,7 +117,8 @@ class WithNumbers:
             return args
         args = list(args)
         for k in self.numbers:
-            args[k] = args[k].astype(dtype, copy=False)
+            if args[k].dtype != dtype:        # (in the default dtype already: nothing to do)
+                args[k] = args[k].astype(dtype)
         return args
 
     def __repr__(self):

@@ -609,6 +609,8 @@ def _checked_value(node, value):
 def checked_gradient(node, k, gi, args):
     """A gradient from ``node``'s VJP for its input ``k``, checked: it has the input's shape (and,
     inside detect_anomaly, no NaN/inf). A plain Python number becomes a numpy value."""
+    if isinstance(gi, np.generic) and not _anomaly[0] and getattr(args[k], "shape", None) == ():
+        return gi                                 # a numpy number for a number: numpy's way with 0-d
     if gi is None:
         raise OpError(
             f"the backward of '{node.name}' ({node.op.name}) returned None for its input "
