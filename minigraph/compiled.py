@@ -68,13 +68,8 @@ class Function:
 
 
 def _write(graph):
-    """The source of ``_run()``: the graph's values, in topological order, as local variables.
-
-    An op's value is deleted (``del v7``) right after its last use: a training step makes many
-    arrays the size of a batch, and holding them all until the end of the call made memory grow
-    and shrink with every call (a 64-128-10 step on 256 examples took twice as long)."""
+    """The source of ``_run()``: the graph's values, in topological order, as local variables."""
     name = {node: f"v{i}" for i, node in enumerate(graph.nodes)}
-    last_use = {parent: node for node in graph.nodes for parent in node.inputs}
     env = {"_value": value_of}
     lines = ["def _run():"]
     for node in graph.nodes:
@@ -88,10 +83,6 @@ def _write(graph):
         call = f"f{v}({args})"
         lines.append(f"    {v} = {call:<30} # {node.name} = {node.op.name}"
                      f"({', '.join(p.name for p in node.inputs)})")
-        done = [name[p] for p in dict.fromkeys(node.inputs) if p.op is not None
-                and last_use[p] is node and p not in graph.outputs]
-        if done:
-            lines.append(f"    del {', '.join(done)}")
     lines.append(f"    return [{', '.join(name[n] for n in graph.outputs)}]")
     return "\n".join(lines) + "\n", env
 
