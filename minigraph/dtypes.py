@@ -104,8 +104,16 @@ class WithNumbers:
         self.plain, self.numbers = op, tuple(numbers)
         self.others = [k for k in range(len(op.vjps)) if k not in self.numbers]
         self.name, self.symbol, self.n_outputs = op.name, op.symbol, op.n_outputs
-        self.forward = lambda *args, **attrs: op.forward(*self.adapt(args), **attrs)
-        self.vjps = tuple(self._adapted_vjp(vjp) for vjp in op.vjps)
+        # the usual cases, x * 2 and 2 * x, written out: a third of the cost of ``adapt``
+        if self.numbers == (1,) and self.others == [0]:
+            self.forward = lambda x, n, **attrs: op.forward(x, number_like(n, x), **attrs)
+            self.vjps = tuple(_number_second(vjp) for vjp in op.vjps)
+        elif self.numbers == (0,) and self.others == [1]:
+            self.forward = lambda n, x, **attrs: op.forward(number_like(n, x), x, **attrs)
+            self.vjps = tuple(_number_first(vjp) for vjp in op.vjps)
+        else:
+            self.forward = lambda *args, **attrs: op.forward(*self.adapt(args), **attrs)
+            self.vjps = tuple(self._adapted_vjp(vjp) for vjp in op.vjps)
 
     def _adapted_vjp(self, vjp):
         return lambda g, ans, *args, **attrs: vjp(g, ans, *self.adapt(args), **attrs)
@@ -123,3 +131,20 @@ class WithNumbers:
 
     def __repr__(self):
         return f"WithNumbers({self.plain!r}, numbers at {list(self.numbers)})"
+
+
+def number_like(number, other):
+    """``number`` (a 0-d array) in ``other``'s floating dtype; as it is next to integers, or if
+    it has that dtype already: ``WithNumbers.adapt`` for an op of two inputs, one a number."""
+    dtype = getattr(other, "dtype", None)
+    if dtype is None or dtype.kind != "f" or dtype == number.dtype:
+        return number
+    return number.astype(dtype)
+
+
+def _number_second(vjp):
+    return lambda g, ans, x, n, **attrs: vjp(g, ans, x, number_like(n, x), **attrs)
+
+
+def _number_first(vjp):
+    return lambda g, ans, n, x, **attrs: vjp(g, ans, number_like(n, x), x, **attrs)

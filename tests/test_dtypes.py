@@ -487,3 +487,20 @@ def test_training_an_mlp_gives_numpys_losses_in_the_same_dtype(dtype):
         in_float64 = _numpy_mlp_loss([p.astype(np.float64) for p in params], X.astype(np.float64),
                                      labels, 20, 0.5)
         assert np.max(np.abs(np.array(losses) - in_float64)) > 1e-9
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_a_number_among_three_inputs_takes_the_others_dtype(dtype):
+    # x * 2 and 2 * x have their own short path; an op of three inputs, one a number, goes
+    # through WithNumbers.adapt: the same rule, in the interpreter and in the unrolled code
+    rng = np.random.default_rng(0)
+    x, W = mg.Input("x"), mg.Parameter(rng.normal(size=(3, 2)).astype(dtype), name="W")
+    h = mg.linear(x, W, 0.5)
+    g = mg.Graph(mg.sum(h * h))
+    X = rng.normal(size=(4, 3)).astype(dtype)
+    expected = X @ W.value + 0.5                                 # numpy: the Python 0.5 is weak
+    for _ in range(3):                                           # the interpreter, then unrolled
+        g.backward({x: X})
+        assert h.value.dtype == expected.dtype == dtype and np.allclose(h.value, expected)
+        assert W.grad.dtype == dtype
+        assert np.allclose(W.grad, X.T @ (2 * expected), rtol=1e-5)
