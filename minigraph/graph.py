@@ -219,12 +219,9 @@ class Input(Node):
         The bytes of the value are both the Input's private copy (later edits by the caller
         can't leak in) and what the next feed is compared with.
         """
-        if type(value) is np.ndarray and (value.dtype == self.dtype if self.dtype is not None
-                                          else value.dtype.kind == "f"):
-            new = value                            # already numbers of the right dtype
-        else:
-            new = numbers(value, f"the value fed to Input '{self.name}'",
-                          dtypes.float_dtype(value, self.dtype))
+        dtype = dtypes.float_dtype(value, self.dtype)
+        new = value if type(value) is np.ndarray and value.dtype == dtype else numbers(
+            value, f"the value fed to Input '{self.name}'", dtype)
         fed = (new.dtype, new.shape, new.tobytes())
         if fed != self._fed:
             self._fed = fed

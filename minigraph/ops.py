@@ -113,7 +113,8 @@ def unbroadcast(g, shape):
         return g.sum(axis=0 if added == 1 else tuple(range(added)))   # given as an int: faster)
     stretched = tuple(                               # axes of size 1 that broadcasting stretched
         i for i, size in enumerate(shape, added) if size == 1 and g.shape[i] != 1)
-    return g.sum(axis=tuple(range(added)) + stretched).reshape(shape)
+    g = g.sum(axis=tuple(range(added)) + stretched)
+    return g.reshape(shape) if stretched else g       # (no stretch: a wrong shape stays visible)
 
 
 def _sum_back(g, x, axis, keepdims):

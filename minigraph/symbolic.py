@@ -22,15 +22,16 @@ through them again). Ops whose value does not change under small changes of thei
 These helpers keep the dtype of what they are given, as every op does (see ``dtypes.py``): the
 mask of a float32 ``x`` is float32, and so are the zeros sent to its inputs by a float32
 gradient. Something that has no floating dtype of its own (integer labels, a count) takes the
-floating dtype of the values it meets (``_floating``), so the gradients of a float32 graph stay
-float32 however often ``grad`` is applied.
+floating dtype of the values it meets (``float_dtype``: its own if floating, else the
+default), so the gradients of a float32 graph stay float32 however often ``grad`` is applied.
 """
 
 import functools
 
 import numpy as np
 
-from . import dtypes, ops
+from . import ops
+from .dtypes import float_dtype
 from .errors import OpError
 from .graph import Graph, Node, Op, auto_name
 
@@ -58,15 +59,9 @@ def _no_gradient(op):
     return op
 
 
-def _floating(x):
-    """The floating dtype of something made from ``x``: its own if it is floating, else (integer
-    labels, a shape) the default dtype."""
-    return dtypes.float_dtype(x)
-
-
 def _zero_vjps(n):
     """VJPs that send zeros, each of its input's shape, in the dtype of the gradient received."""
-    return [lambda h, ans, *xs, k=k, **attrs: np.zeros(np.shape(xs[k]), _floating(h)) for k in range(n)]
+    return [lambda h, ans, *xs, k=k, **attrs: np.zeros(np.shape(xs[k]), float_dtype(h)) for k in range(n)]
 
 
 def _piecewise_constant(name, forward, n_inputs=1, symbol=None):
@@ -74,24 +69,24 @@ def _piecewise_constant(name, forward, n_inputs=1, symbol=None):
     return _no_gradient(ops.defop(name, forward, _zero_vjps(n_inputs), symbol))
 
 
-ones_like = _piecewise_constant("ones_like", lambda x: np.ones(np.shape(x), _floating(x)), symbol="1")
-zeros_like = _piecewise_constant("zeros_like", lambda x: np.zeros(np.shape(x), _floating(x)), symbol="0")
-step = _piecewise_constant("step", lambda x: (x > 0).astype(_floating(x)), symbol="x>0")
-is_zero = _piecewise_constant("is_zero", lambda x: (x == 0).astype(_floating(x)), symbol="x=0")
+ones_like = _piecewise_constant("ones_like", lambda x: np.ones(np.shape(x), float_dtype(x)), symbol="1")
+zeros_like = _piecewise_constant("zeros_like", lambda x: np.zeros(np.shape(x), float_dtype(x)), symbol="0")
+step = _piecewise_constant("step", lambda x: (x > 0).astype(float_dtype(x)), symbol="x>0")
+is_zero = _piecewise_constant("is_zero", lambda x: (x == 0).astype(float_dtype(x)), symbol="x=0")
 leaky_slope = _piecewise_constant("leaky_slope", lambda x, slope=0.01:
-                                  np.where(x > 0, 1.0, slope).astype(_floating(x)),
+                                  np.where(x > 0, 1.0, slope).astype(float_dtype(x)),
                                   symbol="slope")
-size = _piecewise_constant("size", lambda x: np.array(np.size(x), _floating(x)), symbol="size")
+size = _piecewise_constant("size", lambda x: np.array(np.size(x), float_dtype(x)), symbol="size")
 size_ratio = _piecewise_constant("size_ratio",
-                                 lambda a, b: np.array(np.size(a) / np.size(b), _floating(a)), 2,
+                                 lambda a, b: np.array(np.size(a) / np.size(b), float_dtype(a)), 2,
                                  symbol="ratio")
-examples = _piecewise_constant("examples", lambda x: np.array(np.prod(np.shape(x)[:-1]), _floating(x)),
+examples = _piecewise_constant("examples", lambda x: np.array(np.prod(np.shape(x)[:-1]), float_dtype(x)),
                                symbol="n")
 
 
 def _max_share(x, axis=None, keepdims=False):
     """1/k at each of the k places where x reaches its maximum (along ``axis``), 0 elsewhere."""
-    is_max = (x == np.max(x, axis=axis, keepdims=True)).astype(_floating(x))
+    is_max = (x == np.max(x, axis=axis, keepdims=True)).astype(float_dtype(x))
     return is_max / np.sum(is_max, axis=axis, keepdims=True)
 
 
@@ -102,8 +97,8 @@ def _targets(labels, logits):
     """Cross-entropy targets in the logits' shape (and dtype): class labels as one-hot rows, else
     the labels."""
     if labels.shape == logits.shape and logits.ndim:
-        return labels.astype(_floating(logits))
-    return np.eye(logits.shape[-1], dtype=_floating(logits))[labels]
+        return labels.astype(float_dtype(logits))
+    return np.eye(logits.shape[-1], dtype=float_dtype(logits))[labels]
 
 
 targets = _piecewise_constant("one_hot", _targets, 2, symbol="one-hot")
@@ -166,7 +161,7 @@ def _concat_part(k):
         return np.take(g, range(start, start + np.shape(xs[i])[axis]), axis=axis)
 
     def pad(h, ans, g, *xs, axis=0, i=0):
-        return np.concatenate([h if j == i else np.zeros(np.shape(x), _floating(h))
+        return np.concatenate([h if j == i else np.zeros(np.shape(x), float_dtype(h))
                                for j, x in enumerate(xs)], axis)
 
     op = ops.defop("concat_part", part, [pad] + _zero_vjps(k + 1)[1:], "slice")
@@ -255,7 +250,7 @@ CONCATENATE = "concatenate"      # k inputs: the VJP of input i is concat_part(k
 
 
 def _scatter_forward(g, x, index):
-    out = np.zeros(np.shape(x), _floating(g))
+    out = np.zeros(np.shape(x), float_dtype(g))
     np.add.at(out, index, g)                      # repeated indices add up
     return out
 
