@@ -79,9 +79,13 @@ def numbers(value, what, dtype=None):
         raise BadValueError(f"{what} is {data} ({shape_text(array)}), not real numbers "
                             f"(got {str(value)[:40]!r}).")
     if dtype is not None and array.dtype != dtype:
-        if np.dtype(dtype).kind in "iu" and array.dtype.kind == "f" and not np.all(array == np.round(array)):
-            raise BadValueError(f"{what} has fractions ({array.flat[np.argmax(array != np.round(array))]:g}), "
-                                f"but it holds integers (class labels, counts): feed whole numbers.")
+        if np.dtype(dtype).kind in "iu" and array.dtype.kind == "f":
+            whole = np.isfinite(array) & (array == np.round(array))
+            if not np.all(whole):
+                wrong = array.flat[np.argmin(whole)]
+                kind = "fractions" if np.isfinite(wrong) else "NaN or infinity"
+                raise BadValueError(f"{what} has {kind} ({wrong:g}), but it holds integers "
+                                    f"(class labels, counts): feed whole numbers.")
         array = array.astype(dtype)
     return array
 
@@ -536,7 +540,7 @@ class Graph:
 
     def plan(self, wrt=None):
         """The ``BackwardPlan`` of ``backward(wrt=wrt)``: worked out once per ``wrt``, then cached."""
-        key = wrt if wrt is None or isinstance(wrt, (Node, str)) else tuple(wrt)
+        key = wrt if wrt is None or isinstance(wrt, (Node, str)) else _as_tuple(wrt)
         try:
             return self._plans[key]
         except (KeyError, TypeError):                 # TypeError: an unhashable entry (an array?)
@@ -573,6 +577,15 @@ class Graph:
         return list(enumerate(grad_inputs))
 
 
+def _as_tuple(wrt):
+    """A ``wrt`` list as a tuple (a key of the plan cache); something that is not a list (``3``)
+    as a tuple of itself, so that ``Graph.node`` says what it is."""
+    try:
+        return tuple(wrt)
+    except TypeError:
+        return (wrt,)
+
+
 def value_of(node):
     """The node's own array, as ops compute with it (``node.value`` hands out a read-only view)."""
     return node._value
@@ -600,7 +613,11 @@ def _checked_value(node, value):
     if value is None:
         raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned None. Did it forget "
                       f"`return`? It must return the op's value.")
-    return _as_value(value)
+    if n_outputs == 1 and isinstance(value, tuple):
+        raise OpError(f"the forward of '{node.name}' ({node.op.name}) returned a tuple of "
+                      f"{len(value)} values, but the op has n_outputs=1: return one array (or "
+                      f"define the op with n_outputs={len(value)}).")
+    return _not_text(node, _as_value(value), "the forward", "as its value")
 
 
 def checked_gradient(node, k, gi, args):
@@ -613,7 +630,7 @@ def checked_gradient(node, k, gi, args):
             f"the backward of '{node.name}' ({node.op.name}) returned None for its input "
             f"{describe(node.inputs[k])}. Did its VJP forget `return`? It must return the gradient "
             f"of that input (zeros if the output does not depend on it).")
-    gi = _as_value(gi)
+    gi = _not_text(node, _as_value(gi), "the backward", f"for its input {describe(node.inputs[k])}")
     if not same_shape(gi, args[k]):
         raise ShapeError(
             f"the backward of '{node.name}' ({node.op.name}) returned a gradient ({shape_text(gi)}) "
@@ -624,10 +641,21 @@ def checked_gradient(node, k, gi, args):
     return gi
 
 
+def _not_text(node, value, phase, what):
+    """``value``, unless it is not made of numbers (text, objects): then an OpError naming the op."""
+    if isinstance(value, np.ndarray) and value.dtype.kind not in "biuf":
+        raise OpError(f"{phase} of '{node.name}' ({node.op.name}) returned "
+                      f"{'text' if value.dtype.kind in 'US' else value.dtype.name} {what} "
+                      f"({str(value)[:40]!r}), not numbers: it must return a numpy array.")
+    return value
+
+
 def _shape_advice(grad, value):
     """What a gradient of the wrong shape usually means, and what to do about it."""
     got, want = np.shape(grad), np.shape(value)
-    if isinstance(value, tuple) or isinstance(grad, tuple):
+    if isinstance(grad, tuple) and not isinstance(value, tuple):
+        return f"It is a tuple of {len(grad)}: return the gradient itself, one array of the input's shape."
+    if isinstance(value, tuple):
         return "An op with several outputs gets and returns one gradient per output, in a tuple."
     if len(got) > 1 and got == want[::-1]:
         return ("It is the input's shape reversed: a transposed gradient? For x @ W, x's gradient is "
@@ -741,7 +769,8 @@ class BackwardPlan:
                     f"seed=np.ones({np.shape(value)}) to get a vector-Jacobian product.")
             dtype = dtypes.float_dtype(value)
             return np.ones(value.shape, dtype) if value.shape else np.array(1.0, dtype)
-        seed = np.array(seed, dtype=dtypes.float_dtype(value))   # a copy: the caller's stays theirs
+        seed = np.array(numbers(seed, "the seed gradient"),     # a copy: the caller's stays theirs
+                        dtype=dtypes.float_dtype(value))
         if seed.shape != np.shape(value):
             raise ShapeError(f"the seed gradient has shape {seed.shape}, but the output "
                              f"{describe(self.output)} has shape {np.shape(value)}; they must match.")
@@ -758,7 +787,10 @@ def _op_failure(node, args, error, phase):
     is_shape = isinstance(error, IndexError) or isinstance(error, ValueError) and any(
         w in str(error) for w in ("shape", "broadcast", "dimension", "align", "size", "division"))
     kind = ShapeError if is_shape else OpError
-    advice = ("Check the shapes you feed and the shapes of the parameters." if is_shape else
+    empty = [f"{p.name} ({shape_text(a)})" for p, a in zip(node.inputs, args) if type(a) is np.ndarray and a.size == 0]
+    advice = (f"The input {empty[0]} is empty: a batch of 0 examples? Check the slice that made "
+              f"it." if is_shape and empty else
+              "Check the shapes you feed and the shapes of the parameters." if is_shape else
               f"The code of op '{node.op.name}' raised this; if you wrote that op, fix its {phase.split()[0]}.")
     return kind(f"{where}. {advice}\n  error: {type(error).__name__}: {error}")  # numpy's words last
 

@@ -121,6 +121,11 @@ def multi_output_op_returning_one_array():
     mg.Graph(first).forward()
 
 
+def op_of(forward, vjp=lambda g, ans, x: g, name="mine"):
+    """A learner's one-input op applied to a Parameter p, its output named 'o'."""
+    return mg.defop(name, forward, [vjp])(mg.Parameter([1.0, 2.0], name="p"), name="o")
+
+
 def anomaly(fn):
     with mg.detect_anomaly(), np.errstate(invalid="ignore"):
         fn()
@@ -139,6 +144,10 @@ ROWS = [
     ("feed complex numbers", lambda: feed([1j]), (mg.BadValueError, ["Input 'x'", "complex numbers"])),
     ("integer Input fed 1.7", lambda: feed([1.7, 2.0], dtype=int),
      (mg.BadValueError, ["Input 'x'", "fractions (1.7)", "whole numbers"])),
+    ("integer Input fed infinity", lambda: feed([np.inf, 2.0], dtype=int),
+     (mg.BadValueError, ["Input 'x'", "NaN or infinity (inf)", "whole numbers"])),
+    ("integer Input fed NaN", lambda: feed([1.0, np.nan], dtype=int),
+     (mg.BadValueError, ["Input 'x'", "NaN or infinity (nan)", "whole numbers"])),
     ("integer Input fed 2.0 (whole)", whole_floats_to_an_integer_input, RIGHT),
     ("float Input fed booleans", booleans_to_a_float_input, RIGHT),
     ("an Input not fed", lambda: scalar_graph()[0].forward({}), (mg.MissingFeedError, ["Input 'x'", "feed"])),
@@ -214,6 +223,17 @@ ROWS = [
     ("a forward that forgets return", lambda: mg.Graph(mg.defop("noisy", lambda x: None, [lambda g, ans, x: g])(mg.Parameter(1.0), name="n")).forward(),
      (mg.OpError, ["'n' (noisy) returned None", "forget `return`"])),
     ("a forward that returns a list", forward_returns_a_list, RIGHT),
+    ("a forward that returns text", lambda: mg.Graph(mg.sum(op_of(lambda x: "done"))).forward(),
+     (mg.OpError, ["'o' (mine) returned text", "numbers"])),
+    ("n_outputs=1, forward returns a tuple", lambda: mg.Graph(mg.sum(op_of(lambda x: (x, x)))).forward(),
+     (mg.OpError, ["'o' (mine) returned a tuple of 2 values", "n_outputs=1", "one array"])),
+    ("a VJP that returns text", lambda: mg.Graph(mg.sum(op_of(lambda x: 2 * x, lambda g, ans, x: "2 * g"))).backward(),
+     (mg.OpError, ["'o' (mine) returned text", "input 'p'"])),
+    ("a VJP that returns a tuple of one gradient", lambda: mg.Graph(mg.sum(op_of(lambda x: 2 * x, lambda g, ans, x: (2 * g,)))).backward(),
+     (mg.ShapeError, ["'o' (mine) returned a gradient", "tuple of 1", "return the gradient itself"])),
+    ("a batch of 0 examples", lambda: mg.Graph(mg.softmax_cross_entropy(
+        mg.Parameter(np.zeros((0, 3)), name="z"), mg.Constant(np.zeros(0, int)), name="ce")).forward(),
+     (mg.ShapeError, ["'ce' = softmax_cross_entropy(z (parameter) shape (0, 3)", "empty", "0 examples"])),
     ("a VJP that forgets return", lambda: mg.Graph(mg.sum(mg.defop("lazy", lambda x: x, [lambda g, ans, x: None])(mg.Parameter([1.0], name="p"), name="l"))).backward(),
      (mg.OpError, ["'l' (lazy) returned None for its input 'p'", "forget `return`"])),
     ("a VJP that returns a list", vjp_returns_a_list, RIGHT),
@@ -229,6 +249,12 @@ ROWS = [
      (mg.GraphError, ["stranger", "not part of this graph", "graph.parameters"])),
     ("backward(wrt=[W.value])", lambda: backward_wrt(lambda W, b: [W.value]),
      (mg.BadValueError, ["got an array", "not its value (W.value)"])),
+    ("backward(wrt=3)", lambda: backward_wrt(lambda W, b: 3),
+     (mg.BadValueError, ["expected a node of this graph or its name", "int"])),
+    ("a seed that is text", lambda: mg.Graph(mg.tanh(mg.Parameter([1.0, 2.0]), name="t")).backward(seed="one"),
+     (mg.BadValueError, ["seed", "is text"])),
+    ("a seed that is a node", lambda: mg.Graph(mg.tanh(mg.Parameter([1.0, 2.0]), name="t")).backward(
+        seed=mg.Parameter([1.0, 1.0], name="s")), (mg.BadValueError, ["seed", "the node 's'"])),
     ("backward of a vector without a seed", lambda: mg.Graph(mg.tanh(mg.Parameter([1.0, 2.0]), name="t")).backward(),
      (mg.GraphError, ["output 't' (op, shape (2,)) is not one", "mg.sum", "seed="])),
     ("a seed of the wrong shape", lambda: mg.Graph(mg.tanh(mg.Parameter([1.0, 2.0]), name="t")).backward(seed=[1.0]),
