@@ -24,7 +24,7 @@ class Function:
 
     def __init__(self, inputs, outputs, updates=None):
         self.inputs = [inputs] if isinstance(inputs, Node) else list(inputs)
-        self.single = isinstance(outputs, Node)
+        self.single = not isinstance(outputs, (list, tuple))     # one node (or a mistake: Graph says)
         self.outputs = [outputs] if self.single else list(outputs)
         pairs = list((updates or {}).items() if hasattr(updates or {}, "items") else updates)
         for parameter, _ in pairs:
@@ -37,6 +37,10 @@ class Function:
         if strangers:
             raise BadValueError(f"mg.function's inputs are Input nodes, in the order of the call's "
                                 f"arguments; {strangers[0]!r} is not an Input.")
+        twice = [n.name for n in self.inputs if self.inputs.count(n) > 1]
+        if twice:
+            raise BadValueError(f"mg.function's inputs name the Input '{twice[0]}' twice; give each "
+                                f"Input once (one value per Input in each call).")
         missing = [n.name for n in self.graph.inputs if n not in self.inputs]
         if missing:
             raise GraphError(f"the outputs and updates need the Input(s) {', '.join(missing)}, which "

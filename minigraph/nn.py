@@ -43,7 +43,8 @@ def choose(table, key, what):
     return table[key]
 
 
-def _size(n, what):
+def whole_number(n, what):
+    """``n`` as an int, or a BadValueError saying ``what`` must be a whole number >= 1."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise BadValueError(f"{what} must be a whole number >= 1, got {n!r}.")
     return int(n)
@@ -62,7 +63,7 @@ class Linear:
 
     def __init__(self, n_in, n_out, rng=None, init="xavier", name="linear", dtype=None):
         self.name = name
-        n_in, n_out = _size(n_in, f"{name}: n_in"), _size(n_out, f"{name}: n_out")
+        n_in, n_out = whole_number(n_in, f"{name}: n_in"), whole_number(n_out, f"{name}: n_out")
         dtype = get_default_dtype() if dtype is None else dtype
         self.W = Parameter(choose(INITS, init, "init")(as_rng(rng), n_in, n_out), name=f"{name}.W",
                            dtype=dtype)

@@ -21,6 +21,7 @@ with an edge into every step that uses them.
 import numpy as np
 
 from . import data, nn, optim, ops
+from .errors import BadValueError, ShapeError, shape_text
 from .graph import Constant, Graph, Input, Parameter
 
 
@@ -121,7 +122,14 @@ def clip_by_global_norm(grads, max_norm):
     (possibly scaled) list and the norm before clipping. Scaling all of them by one factor keeps
     the direction of the step; only its length is capped.
     """
-    norm = float(np.sqrt(sum(np.sum(np.square(g)) for g in grads)))
+    try:
+        norm = float(np.sqrt(sum(np.sum(np.square(g)) for g in grads)))
+    except TypeError:
+        missing = [k for k, g in enumerate(grads) if g is None]
+        if not missing:
+            raise
+        raise BadValueError(f"gradient {missing[0]} is None: run graph.backward(feed) on a graph "
+                            f"that contains every parameter before clipping.") from None
     scale = min(1.0, max_norm / norm) if norm > 0 else 1.0
     return [g * scale for g in grads], norm
 
@@ -138,7 +146,7 @@ class Unrolled:
     """
 
     def __init__(self, model, T):
-        self.T = T
+        self.T = T = nn.whole_number(T, "T, the number of time steps,")
         self.xs = [Input(f"x{t}") for t in range(1, T + 1)]
         self.target = Input("target")
         state = model.cell.initial_state()
@@ -154,6 +162,12 @@ class Unrolled:
 
     def feed(self, X, targets):
         """The feed for a batch: ``X`` (batch, T, n_in) and ``targets`` (batch, T, n_out)."""
+        X, targets = np.asarray(X), np.asarray(targets)
+        if X.ndim != 3 or targets.ndim != 3 or X.shape[1] != self.T or targets.shape[:2] != X.shape[:2]:
+            raise ShapeError(f"this graph is unrolled for T={self.T} steps: it is fed X (batch, "
+                             f"{self.T}, n_in) and targets (batch, {self.T}, n_out); got X "
+                             f"{shape_text(X)} and targets {shape_text(targets)}. Unroll the model "
+                             f"for the length of the sequences (model.unroll(T)).")
         feed = {x: X[:, t] for t, x in enumerate(self.xs)}
         feed[self.target] = np.swapaxes(targets, 0, 1).reshape(-1, targets.shape[-1])
         return feed

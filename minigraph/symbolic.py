@@ -294,7 +294,8 @@ def grad(output, wrt, seed=None):
     by default ``ones_like(output)``: d(output)/d(output) = 1 (for a non-scalar output, this is
     the gradient of ``sum(output)``). A node the output does not depend on gets zeros.
     """
-    graph, single = Graph(output), isinstance(wrt, (Node, str))
+    graph = Graph(output)
+    single = isinstance(wrt, (Node, str)) or not hasattr(wrt, "__iter__")   # one node (or a mistake)
     wrt = [graph.node(w) for w in ([wrt] if single else wrt)]     # nodes, or their names
     plan = graph.plan(wrt)
     grads = {plan.output: ones_like(output) if seed is None else ops.as_node(seed)}

@@ -91,6 +91,10 @@ def test_mistakes_are_explained():
     with pytest.raises(mg.ShapeError, match="keep the Parameter's shape"):
         f([1.0, 1.0])
     assert np.allclose(W.value, [1.0, 2.0])        # a refused update changes nothing
+    with pytest.raises(mg.BadValueError, match="Graph takes the node.*float64"):
+        mg.function([x], mg.Graph(y).forward({x: [1.0, 1.0]}))      # outputs=y.value
+    with pytest.raises(mg.BadValueError, match="Input 'x' twice"):
+        mg.function([x, x], y)                     # which of the two values would x get?
 
 
 def test_compiled_code_equals_the_interpreter_on_random_graphs():

@@ -223,3 +223,19 @@ def test_training_lowers_the_loss_and_learns_the_local_rules():
     curve = recurrent.reber_learning_curve(model, mg.data.reber_strings(64, seed=3),
                                            mg.data.reber_strings(20, seed=4), every=32)
     assert [row[0] for row in curve] == [32, 64] and all(0 <= v <= 1 for row in curve for v in row[1:])
+
+
+def test_mistakes_with_sequences_are_explained():
+    model = recurrent.SequenceModel(recurrent.RNNCell(3, 4, rng=0), 3, rng=0)
+    unrolled = model.unroll(5)
+    X, targets = np.zeros((2, 5, 3)), np.zeros((2, 5, 3))
+    with pytest.raises(mg.ShapeError, match=r"T=5 steps.*X \(batch, 5, n_in\).*got X shape \(2, 3, 3\)"):
+        unrolled.feed(X[:, :3], targets[:, :3])
+    with pytest.raises(mg.ShapeError, match=r"targets \(batch, 5, n_out\).*targets shape \(2, 5\)"):
+        unrolled.feed(X, targets[..., 0])
+    assert np.array_equal(unrolled.feed(X.tolist(), targets)[unrolled.xs[0]], X[:, 0])   # lists are fine
+    for T in (0, -1, 2.0, True):
+        with pytest.raises(mg.BadValueError, match="T, the number of time steps, must be a whole number"):
+            model.unroll(T)
+    with pytest.raises(mg.BadValueError, match="gradient 2 is None.*backward"):
+        recurrent.clip_by_global_norm([np.ones(2), np.ones(3), None], 1.0)

@@ -174,6 +174,8 @@ def test_wrt_by_name_and_mistakes_are_explained():
         mg.grad(loss, [mg.Parameter(1.0, name="stranger")])
     with pytest.raises(mg.BadValueError, match="Graph takes the node"):
         mg.grad(loss.value, [x])
+    with pytest.raises(mg.BadValueError, match="expected a node of this graph or its name, got int"):
+        mg.grad(loss, 3)
 
 
 # -- dtypes: float32 graphs get float32 gradient graphs ---------------------------------------------
