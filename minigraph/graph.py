@@ -297,7 +297,12 @@ class Op(Node):
 def _finite(value, what, dtype=None):
     """A Parameter's value: a fresh floating array (``dtype``, or as ``dtypes.float_dtype`` says)
     with no NaN or infinity in it."""
-    array = np.array(numbers(value, what), dtype=dtypes.float_dtype(value, dtype))
+    dtype = dtypes.float_dtype(value, dtype)
+    if dtype.kind != "f":
+        raise BadValueError(f"{what} is asked to be {dtype}, but a Parameter moves by small steps "
+                            f"along its gradient, so it holds floats: use dtype=np.float32 or "
+                            f"np.float64 (fixed integers are a Constant).")
+    array = np.array(numbers(value, what), dtype=dtype)
     if not np.all(np.isfinite(array)):
         raise BadValueError(f"{what} contains NaN or infinity; a Parameter starts from finite numbers.")
     return array

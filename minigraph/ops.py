@@ -289,6 +289,8 @@ _log_softmax_of_logits = _LastResult(_log_softmax)
 def _softmax_ce(logits, labels):
     """Mean over examples of -log p(correct class); with one-hot/soft labels, of -sum(labels * log p)."""
     logp, n = _log_softmax_of_logits(logits), _examples(logits)
+    if not n:
+        raise ValueError(_NO_EXAMPLES)
     if _class_indices(labels, logits):
         try:                                       # a label >= C raises IndexError; numpy would
             picked = logp.reshape(n, -1)[_correct_class(n, labels)]          # read -1 as the
@@ -345,8 +347,14 @@ def _mse(p, t):
 
 def _mean(x):
     """The mean of all of ``x``: the same number as ``np.mean(x)`` (the same sum, divided by the
-    same count), without np.mean's layers of Python, which cost more than the sum on small arrays."""
+    same count), without np.mean's layers of Python, which cost more than the sum on small arrays.
+    The mean of no numbers at all (a batch of 0 examples) is refused: 0 / 0 would be NaN."""
+    if not x.size:
+        raise ValueError(_NO_EXAMPLES)
     return x.sum() / x.size
+
+
+_NO_EXAMPLES = "a loss averages over the examples, and there are none (size 0)"
 
 
 def _split(x, n, axis=-1):

@@ -166,6 +166,8 @@ ROWS = [
      (mg.BadValueError, ["Parameter 'W'", "ragged"])),
     ("Parameter starting at NaN", lambda: mg.Parameter([1.0, np.nan], name="W"),
      (mg.BadValueError, ["Parameter 'W'", "NaN or infinity"])),
+    ("Parameter of integers", lambda: mg.Parameter([1, 2], name="W", dtype=int),
+     (mg.BadValueError, ["Parameter 'W'", "int64", "float", "Constant"])),
     ("W.value = None", lambda: setattr(mg.Parameter(1.0, name="W"), "value", None),
      (mg.BadValueError, ["new value of Parameter 'W'", "None"])),
     ("W.value = a new shape", reassigning_a_new_shape, RIGHT),
@@ -231,6 +233,15 @@ ROWS = [
      (mg.OpError, ["'o' (mine) returned text", "input 'p'"])),
     ("a VJP that returns a tuple of one gradient", lambda: mg.Graph(mg.sum(op_of(lambda x: 2 * x, lambda g, ans, x: (2 * g,)))).backward(),
      (mg.ShapeError, ["'o' (mine) returned a gradient", "tuple of 1", "return the gradient itself"])),
+    ("mse of a batch of 0 examples", lambda: mg.Graph(mg.mse(
+        mg.Parameter(np.zeros((0, 1)), name="p"), mg.Constant(np.zeros((0, 1))), name="L")).backward(),
+     (mg.ShapeError, ["'L' = mse(p (parameter) shape (0, 1)", "empty", "0 examples"])),
+    ("bce of a batch of 0 examples", lambda: mg.Graph(mg.bce_with_logits(
+        mg.Parameter(np.zeros(0), name="z"), mg.Constant(np.zeros(0)), name="L")).backward(),
+     (mg.ShapeError, ["'L' = bce_with_logits(z (parameter) shape (0,)", "empty", "0 examples"])),
+    ("one-hot cross-entropy of 0 examples", lambda: mg.Graph(mg.softmax_cross_entropy(
+        mg.Parameter(np.zeros((0, 3)), name="z"), mg.Constant(np.zeros((0, 3))), name="ce")).backward(),
+     (mg.ShapeError, ["'ce' = softmax_cross_entropy(z (parameter) shape (0, 3)", "empty", "0 examples"])),
     ("a batch of 0 examples", lambda: mg.Graph(mg.softmax_cross_entropy(
         mg.Parameter(np.zeros((0, 3)), name="z"), mg.Constant(np.zeros(0, int)), name="ce")).forward(),
      (mg.ShapeError, ["'ce' = softmax_cross_entropy(z (parameter) shape (0, 3)", "empty", "0 examples"])),
