@@ -373,7 +373,8 @@ class Graph:
         self._ops = [n for n in self.nodes if n.op is not None]
         self.inputs = [n for n in self.nodes if n.kind == "input"]
         self.parameters = [n for n in self.nodes if n.kind == "parameter"]
-        self._by_name, self._plans, self._unrolled_runs, self._backward_calls = {}, {}, {}, {}
+        self._by_name, self._plans, self._unrolled_runs = {}, {}, {}
+        self._interpreted = set()                 # plans the interpreter has run through once
         self._feedable = {key: n for n in self.inputs for key in (n, n.name)}   # node or its name
         for n in self.nodes:
             if self._by_name.setdefault(n.name, n) is not n:
@@ -486,12 +487,16 @@ class Graph:
         for node in self.nodes:                       # fresh gradients: forget the last call's
             node.grad = None
         grads = {plan.output: plan.seed(value, seed)}
+        careful = _anomaly[0] or plan not in self._interpreted    # the first run: watch the VJPs
         for node, wanted in plan.steps:
             g = grads.get(node)
             if g is None:                             # no gradient reached this op
                 continue
             if node.op.n_outputs > 1:
                 g = fill_unused_outputs(g, node._value)
+            elif careful and type(g) is np.ndarray:   # g may be another node's gradient too:
+                g = g.view()                          # a VJP writing into it (g *= ...) raises
+                g.setflags(False)
             args = [parent._value for parent in node.inputs]
             vjps, ans, attrs = node.op.vjps, node._value, node.attrs
             sent = []
@@ -513,6 +518,7 @@ class Graph:
                     old = grads.get(parent)
                     grads[parent] = gi if old is None else add_gradients(old, gi)
         give_gradients(plan.graded, [grads.get(node) for node in plan.graded])
+        self._interpreted.add(plan)
         return value
 
     def _plain(self):
@@ -529,13 +535,13 @@ class Graph:
         return True
 
     def _unrolled(self, plan):
-        """The straight-line form of this plan (see ``unrolled.py``), or None. It is written at
-        the second call with the same plan (a backward run once is not worth writing out), for
-        graphs of up to ``unrolled.MAX_OPS`` ops (writing costs about 0.2 ms per op). If writing
-        it fails, the interpreter keeps this plan: the fast path never raises."""
+        """The straight-line form of this plan (see ``unrolled.py``), or None. It is written once
+        the interpreter has run the plan through without error (a backward run once is not worth
+        writing out, and that first run watches the VJPs closely), for graphs of up to
+        ``unrolled.MAX_OPS`` ops (writing costs about 0.2 ms per op). If writing it fails, the
+        interpreter keeps this plan: the fast path never raises."""
         if plan not in self._unrolled_runs:
-            calls = self._backward_calls[plan] = self._backward_calls.get(plan, 0) + 1
-            if calls < 2 or len(self._ops) > unrolled.MAX_OPS:
+            if plan not in self._interpreted or len(self._ops) > unrolled.MAX_OPS:
                 return None
             try:
                 self._unrolled_runs[plan] = unrolled.build(plan)
@@ -792,6 +798,11 @@ def _op_failure(node, args, error, phase):
     is_shape = isinstance(error, IndexError) or isinstance(error, ValueError) and any(
         w in str(error) for w in ("shape", "broadcast", "dimension", "align", "size", "division"))
     kind = ShapeError if is_shape else OpError
+    if "read-only" in str(error):                 # values and gradients are shared: never edited
+        return OpError(f"{where}: the code of op '{node.op.name}' writes in place into an array it "
+                       f"was given (x *= ..., g += ..., out=...). Other nodes share that array: "
+                       f"compute a new one instead (g = g * ..., not g *= ...).\n  error: "
+                       f"{type(error).__name__}: {error}")
     empty = [f"{p.name} ({shape_text(a)})" for p, a in zip(node.inputs, args) if type(a) is np.ndarray and a.size == 0]
     advice = (f"The input {empty[0]} is empty: a batch of 0 examples? Check the slice that made "
               f"it." if is_shape and empty else

@@ -547,6 +547,23 @@ def test_a_vjp_that_forgets_return_is_named():
             g.backward()
 
 
+def test_an_op_that_writes_into_what_it_is_given_is_named():
+    """``g *= 2 * x`` in a VJP would change the gradient add hands to a as well (silently wrong
+    numbers); ``x *= 2`` in a forward would change x's value. Both are refused at the first call."""
+    x = mg.Parameter([1.0, 2.0], name="x")
+    a = x + 0.0                                # add hands its g to a and to the square, below
+    square = mg.defop("my_square", lambda x: x * x, [lambda g, ans, x: np.multiply(g, 2 * x, out=g)])
+    g = mg.Graph(mg.sum((square(a, name="sq") + a) * 3.0))
+    for _ in range(2):                         # the unrolled code waits for a first run without error
+        with pytest.raises(mg.OpError, match="(?s)backward.*of 'sq' = my_square.*in place.*g = g \\*"):
+            g.backward()
+    double = mg.defop("my_double", lambda x: x.__imul__(2), [lambda g, ans, x: 2 * g])
+    with pytest.raises(mg.OpError, match="(?s)forward of 'd' = my_double.*in place"):
+        mg.Graph(double(x, name="d")).forward()
+    with mg.detect_anomaly(), pytest.raises(mg.OpError, match="in place"):
+        g.backward()                            # inside detect_anomaly, at every call
+
+
 def test_each_node_owns_its_gradient_array():
     """add hands the same g to both inputs: clipping a.grad in place must not change b.grad."""
     a, b = mg.Parameter([3.0, -4.0], name="a"), mg.Parameter([1.0, 1.0], name="b")
