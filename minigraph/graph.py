@@ -18,7 +18,9 @@ puts the nodes in topological order (every node after its inputs) and then
   vector-Jacobian product (VJP), *summing* the gradients a node receives from its consumers.
   Both work from one ``BackwardPlan`` (``graph.plan(wrt)``): what to compute, in which order.
   From the second call on, a graph runs the same plan written out as straight-line code
-  (``unrolled.py``), which skips this loop's bookkeeping; this file is the reference.
+  (``unrolled.py``), which skips this loop's bookkeeping; this file is the reference. The
+  first call looks closer: it hands each VJP a read-only ``g``, since the array may be another
+  node's gradient too, so a VJP that writes into it (``g *= ...``) is an error, not a wrong number.
 
 Gradients are **fresh for each backward call** (they do not accumulate as in PyTorch): after
 ``g.backward(...)``, ``node.grad`` is d(output)/d(node) for that call alone.
@@ -349,7 +351,8 @@ def topological_order(outputs):
 
 @contextlib.contextmanager
 def detect_anomaly():
-    """Inside this block, a NaN or infinity raises NonFiniteError at the node that produced it."""
+    """Inside this block, a NaN or infinity raises NonFiniteError at the node that produced it
+    (and every backward hands VJPs a read-only ``g``, as the first one does)."""
     previous, _anomaly[0] = _anomaly[0], True
     try:
         yield

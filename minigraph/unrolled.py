@@ -29,7 +29,8 @@ What to compute, in which order, and the helpers it calls all come from the grap
 ``BackwardPlan`` (``graph.plan(wrt)``), the same plan ``Graph.backward`` interprets: this module
 imports nothing of ``graph.py``, so it can only do what the interpreter does.
 
-``Graph.backward`` runs that function from the second call with the same ``wrt`` on, when
+``Graph.backward`` runs that function from the second call with the same ``wrt`` on (once
+the interpreter has run the plan through without error), when
 nothing unusual is going on: no hooks, no ``detect_anomaly``, at most
 ``MAX_OPS`` ops. It calls the same op functions on the same arrays in the same order as the
 interpreter, so the numbers are identical (the tests check this bit for bit). If anything
