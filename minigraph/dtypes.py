@@ -24,18 +24,32 @@ fast. The rules:
 
 import numpy as np
 
+from .errors import BadValueError
+
 _default = [np.dtype(np.float64)]
 
 
 def set_default_dtype(dtype):
     """Make ``dtype`` (``np.float32`` or ``np.float64``) the dtype of new values made from Python
     numbers. Returns the previous default, so you can put it back."""
-    dtype = np.dtype(dtype)
-    if dtype.kind != "f":
-        raise TypeError(f"the default dtype must be a floating type such as np.float32 or "
-                        f"np.float64, not {dtype}")
-    previous, _default[0] = _default[0], dtype
+    previous, _default[0] = _default[0], as_dtype(dtype, "the default dtype", floating=True)
     return previous
+
+
+def as_dtype(dtype, what, floating=False):
+    """The numpy dtype ``dtype`` names (``np.float32``, ``int``, ``"float64"``), if it is one of
+    numbers (only floats if ``floating``); anything else is a BadValueError naming ``what``."""
+    try:
+        kind = np.dtype(dtype).kind
+    except TypeError:                          # not a dtype at all: "banana"
+        kind = None
+    if kind not in (("f",) if floating else ("b", "i", "u", "f")):
+        raise BadValueError(
+            f"{what}: dtype={dtype!r} is not a "
+            + ("floating dtype; use np.float32 or np.float64 (values that training moves by small "
+               "steps are floats; fixed integers are a Constant)." if floating else
+               "numeric dtype; use int (class labels) or a float (np.float32, np.float64)."))
+    return np.dtype(dtype)
 
 
 def get_default_dtype():

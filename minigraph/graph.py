@@ -211,12 +211,7 @@ class Input(Node):
 
     def __init__(self, name=None, dtype=None):
         super().__init__(name or auto_name("input"))
-        try:
-            self.dtype = None if dtype is None else np.dtype(dtype)   # None: floats as fed
-        except TypeError:
-            raise BadValueError(f"Input '{self.name}': dtype={dtype!r} is not a numpy dtype; use "
-                                f"int (class labels) or float, or leave it out (floats as fed)."
-                                ) from None
+        self.dtype = None if dtype is None else dtypes.as_dtype(dtype, f"Input '{self.name}'")
         self._fed = None                           # (dtype, shape, bytes) of the value fed last
 
     def feed(self, value):
@@ -245,6 +240,7 @@ class Parameter(Node):
 
     def __init__(self, value, name=None, dtype=None):
         name = name or auto_name("param")
+        dtype = None if dtype is None else dtypes.as_dtype(dtype, f"Parameter '{name}'", floating=True)
         super().__init__(name, value=_frozen(_finite(value, f"the value of Parameter '{name}'", dtype)))
 
     @property
@@ -263,8 +259,10 @@ class Constant(Node):
 
     def __init__(self, value, name=None, dtype=None):
         numbers(value, "a Constant's value")              # None, a node, text: BadValueError
+        name = name or auto_name("const")
+        dtype = None if dtype is None else dtypes.as_dtype(dtype, f"Constant '{name}'")
         value = dtypes.constant_array(value, dtype)       # integers (class labels) stay integers
-        super().__init__(name or auto_name("const"), value=_frozen(value))
+        super().__init__(name, value=_frozen(value))
 
 
 class Number(Constant):
@@ -299,12 +297,7 @@ class Op(Node):
 def _finite(value, what, dtype=None):
     """A Parameter's value: a fresh floating array (``dtype``, or as ``dtypes.float_dtype`` says)
     with no NaN or infinity in it."""
-    dtype = dtypes.float_dtype(value, dtype)
-    if dtype.kind != "f":
-        raise BadValueError(f"{what} is asked to be {dtype}, but a Parameter moves by small steps "
-                            f"along its gradient, so it holds floats: use dtype=np.float32 or "
-                            f"np.float64 (fixed integers are a Constant).")
-    array = np.array(numbers(value, what), dtype=dtype)
+    array = np.array(numbers(value, what), dtype=dtypes.float_dtype(value, dtype))
     if not np.all(np.isfinite(array)):
         raise BadValueError(f"{what} contains NaN or infinity; a Parameter starts from finite numbers.")
     return array

@@ -34,11 +34,21 @@ def test_the_default_is_float64_and_can_be_set_and_put_back():
     assert mg.Parameter([1.0, 2.0]).value.dtype == np.float64
 
 
-@pytest.mark.parametrize("dtype", [int, np.int32, bool, "U3"])
+@pytest.mark.parametrize("dtype", [int, np.int32, bool, "U3", "banana"])
 def test_the_default_must_be_a_floating_type(dtype):
-    with pytest.raises(TypeError, match="floating"):
+    with pytest.raises(mg.BadValueError, match=f"the default dtype: dtype={dtype!r} is not a floating"):
         mg.set_default_dtype(dtype)
     assert mg.get_default_dtype() == np.float64
+
+
+@pytest.mark.parametrize("dtype", ["banana", str, object, complex])
+def test_a_dtype_that_is_not_one_of_numbers_is_refused_where_it_is_given(dtype):
+    with pytest.raises(mg.BadValueError, match=f"Parameter 'W': dtype={dtype!r} is not a floating"):
+        mg.Parameter(1.0, name="W", dtype=dtype)
+    with pytest.raises(mg.BadValueError, match=f"Constant 'c': dtype={dtype!r} is not a numeric"):
+        mg.Constant(1.0, name="c", dtype=dtype)
+    with pytest.raises(mg.BadValueError, match=f"Input 'x': dtype={dtype!r} is not a numeric"):
+        mg.Input("x", dtype=dtype)
 
 
 @pytest.mark.parametrize("dtype", FLOATS + [np.float16])
