@@ -457,7 +457,11 @@ class Graph:
         """Run the forward hooks on a freshly computed op (one may replace ``out``), then, inside
         detect_anomaly, check it for NaN/inf."""
         for hook in [*node._forward_hooks.values(), *self._forward_hooks.values()]:
-            replaced = hook(node, tuple(args), out)
+            replaced = _call_hook(hook, node, "forward", tuple(args), out)
+            if replaced is not None and not same_shape(replaced, out):
+                raise ShapeError(f"a forward hook on '{node.name}' ({node.op.name}) returned "
+                                 f"{shape_text(_as_value(replaced))} for a value of {shape_text(out)}: "
+                                 f"a hook that replaces a value must keep its shape.")
             out = out if replaced is None else replaced
         if _anomaly[0]:
             _check_finite(node, out, "produced", args)
@@ -507,7 +511,7 @@ class Graph:
                     gi = checked_gradient(node, k, gi, args)
                 sent.append((k, gi))
             if node._backward_hooks or self._backward_hooks:
-                sent = self._apply_backward_hooks(node, g, sent)
+                sent = self._apply_backward_hooks(node, g, sent, args)
             for k, gi in sent:
                 if gi is not None:                    # sum what each consumer sends back
                     parent = node.inputs[k]
@@ -572,16 +576,47 @@ class Graph:
                              f"Differentiate with respect to nodes of this graph, e.g. graph.parameters.")
         return nodes
 
-    def _apply_backward_hooks(self, node, g, sent):
+    def _apply_backward_hooks(self, node, g, sent, args):
         """Show each hook ``(node, g, grad_inputs)``, one entry per input (None if not wanted);
-        a hook that returns something replaces grad_inputs."""
+        a hook that returns something replaces grad_inputs (checked against ``args``, the
+        inputs' values: one gradient per input, each of its input's shape)."""
         grad_inputs = [None] * len(node.inputs)
         for k, gi in sent:
             grad_inputs[k] = gi
         for hook in [*node._backward_hooks.values(), *self._backward_hooks.values()]:
-            replaced = hook(node, g, tuple(grad_inputs))
-            grad_inputs = grad_inputs if replaced is None else tuple(replaced)
+            replaced = _call_hook(hook, node, "backward", g, tuple(grad_inputs))
+            if replaced is not None:
+                grad_inputs = _hooked_gradients(node, replaced, args)
         return list(enumerate(grad_inputs))
+
+
+def _call_hook(hook, node, phase, *args):
+    """``hook(node, *args)``; if the hook raises, an OpError naming the node (the hook's own
+    error and line follow it in the traceback)."""
+    try:
+        return hook(node, *args)
+    except Exception as error:
+        raise OpError(f"a {phase} hook on '{node.name}' ({node.op.name}) raised "
+                      f"{type(error).__name__}: {error}. The hook is your code: fix it, or remove "
+                      f"it with the handle register_{phase}_hook returned (handle.remove()).") from error
+
+
+def _hooked_gradients(node, replaced, args):
+    """What a backward hook returned instead of the input gradients, checked: a tuple (or list)
+    of one gradient (or None) per input, each of its input's shape."""
+    n = len(node.inputs)
+    if not isinstance(replaced, (tuple, list)) or len(replaced) != n:
+        got = f"{len(replaced)} values" if isinstance(replaced, (tuple, list)) else shape_text(_as_value(replaced))
+        raise GraphError(f"a backward hook on '{node.name}' ({node.op.name}) returned {got}; it must "
+                         f"return a tuple of {n} gradient{'s' if n > 1 else ''}, one per input (None "
+                         f"for no gradient), or None to keep the gradients as they are.")
+    replaced = tuple(gi if gi is None else _as_value(gi) for gi in replaced)
+    for k, gi in enumerate(replaced):
+        if gi is not None and not same_shape(gi, args[k]):
+            raise ShapeError(f"a backward hook on '{node.name}' ({node.op.name}) returned a gradient "
+                             f"({shape_text(gi)}) for its input {describe(node.inputs[k])}: a "
+                             f"gradient must have its input's shape.")
+    return replaced
 
 
 def _as_tuple(wrt):

@@ -20,10 +20,11 @@ class Optimizer:
     """Base class. Subclasses set their hyper-parameters and write ``update``."""
 
     def __init__(self, params, lr):
-        self.params, self.lr = _parameters(params, type(self).__name__), lr
-        if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not lr >= 0:
+        self.params = _parameters(params, type(self).__name__)
+        if not _is_learning_rate(lr):
             raise BadValueError(f"{type(self).__name__}'s learning rate lr must be a number >= 0, "
                                 f"e.g. lr=0.1; got {type(lr).__name__} {lr!r}.")
+        self.lr = lr
         self.state = {p: {} for p in self.params}
 
     def step(self):
@@ -50,6 +51,11 @@ class Optimizer:
 
     def update(self, value, grad, state):
         raise NotImplementedError("an optimizer must say how a value moves: write update()")
+
+
+def _is_learning_rate(lr):
+    """Is ``lr`` a number >= 0 (not a bool, not NaN)?"""
+    return not isinstance(lr, bool) and isinstance(lr, numbers.Real) and lr >= 0
 
 
 def _parameters(params, optimizer):
@@ -187,6 +193,11 @@ class Scheduled:
         return self.optimizer.lr
 
     def step(self):
-        self.optimizer.lr = float(self.schedule(self.t))
+        lr = self.schedule(self.t)
+        if not _is_learning_rate(lr):
+            raise BadValueError(f"the schedule of {type(self.optimizer).__name__} gave the learning "
+                                f"rate {type(lr).__name__} {lr!r} at step t={self.t}: it must be a "
+                                f"number >= 0 (a function of t such as lambda t: 0.1 / (1 + t)).")
+        self.optimizer.lr = float(lr)
         self.optimizer.step()
         self.t += 1

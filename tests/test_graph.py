@@ -438,6 +438,31 @@ def test_hooks_may_replace_values_and_gradients():
     assert g.forward() == 6.0
 
 
+HOOK_MISTAKES = [     # (a hook on t = tanh(x), x of shape (2,); what the error must say)
+    ("forward", lambda node, inputs, out: np.ones(3),
+     mg.ShapeError, "forward hook on 't' \\(tanh\\) returned shape \\(3,\\) for a value of shape \\(2,\\)"),
+    ("forward", lambda node, inputs, out: 1 / 0,
+     mg.OpError, "forward hook on 't' \\(tanh\\) raised ZeroDivisionError"),
+    ("backward", lambda node, g, grads: (np.ones(3),),
+     mg.ShapeError, "backward hook on 't' \\(tanh\\) returned a gradient \\(shape \\(3,\\)\\) for its input 'x'"),
+    ("backward", lambda node, g, grads: np.ones(2),
+     mg.GraphError, "backward hook on 't' \\(tanh\\) returned shape \\(2,\\).*a tuple of 1 gradient"),
+    ("backward", lambda node, g, grads: (grads[0], grads[0]),
+     mg.GraphError, "backward hook on 't' \\(tanh\\) returned 2 values.*a tuple of 1 gradient"),
+    ("backward", lambda node, g, grads: 1 / 0,
+     mg.OpError, "backward hook on 't' \\(tanh\\) raised ZeroDivisionError"),
+]
+
+
+@pytest.mark.parametrize("kind, hook, error, message", HOOK_MISTAKES)
+def test_a_hook_that_breaks_the_rules_is_named(kind, hook, error, message):
+    x = mg.Parameter([1.0, 2.0], name="x")
+    t = mg.tanh(x, name="t")
+    getattr(t, f"register_{kind}_hook")(hook)
+    with pytest.raises(error, match=message):
+        mg.Graph(mg.sum(t * t)).backward()
+
+
 def test_wrt_skips_gradients_nobody_asked_for():
     x, W = mg.Input("x"), mg.Parameter(np.ones((3, 2)), name="W")
     loss = mg.sum(x @ W)

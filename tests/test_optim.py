@@ -71,3 +71,13 @@ def test_step_works_on_arrays_and_changes_the_graph():
     before = g.backward()
     mg.optim.Adam(g.parameters, lr=0.1).step()
     assert np.allclose(W.value, 0.9) and g.forward() < before
+
+
+@pytest.mark.parametrize("rate", [None, "0.1", -0.5, float("nan"), np.array([0.1, 0.2])])
+def test_a_schedule_must_give_a_learning_rate(rate):
+    w = mg.Parameter([1.0, 2.0], name="w")
+    mg.Graph(mg.sum(w * w)).backward()
+    scheduled = mg.optim.Scheduled(mg.optim.GD([w]), lambda t: rate)
+    with pytest.raises(mg.BadValueError, match="the schedule of GD gave the learning rate .* at step t=0: it must be a number >= 0"):
+        scheduled.step()
+    assert np.array_equal(w.value, [1.0, 2.0])
