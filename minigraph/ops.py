@@ -84,6 +84,13 @@ def _check_attributes(opdef, attrs):
     if unknown:
         raise BadValueError(f"mg.{opdef.name} has no attribute {', '.join(map(repr, unknown))}; its "
                             f"attributes are: {', '.join(names) or 'none'}.")
+    for name, value in attrs.items():
+        node = next((v for v in (value if isinstance(value, tuple) else (value,))
+                     if isinstance(v, Node)), None)
+        if node is not None:
+            raise BadValueError(f"mg.{opdef.name}'s attribute {name} is the node '{node.name}', but "
+                                f"attributes are fixed numbers written into the graph (axis=0, "
+                                f"x[0], x[:, 1:3]); only an op's inputs can be nodes.")
 
 
 def _positional_attributes(opdef, extra):
