@@ -427,7 +427,7 @@ class Graph:
             if watched or node._forward_hooks:
                 out = self._watch(node, args, out)
             store_value(node, out)
-        values = [n._value for n in self.outputs]
+        values = [n.value for n in self.outputs]    # read-only views: an in-place edit is explained
         return values[0] if len(values) == 1 else values
 
     def _feed(self, feed):
@@ -483,7 +483,8 @@ class Graph:
                 return run(feed or {}, seed)
             except Exception:
                 pass                      # the interpreter below runs the call again and explains
-        value = self.forward(feed)
+        self.forward(feed)
+        value = plan.output._value                    # the array itself, as the unrolled code returns
         for node in self.nodes:                       # fresh gradients: forget the last call's
             node.grad = None
         grads = {plan.output: plan.seed(value, seed)}

@@ -324,9 +324,11 @@ def test_values_cannot_be_changed_in_place():
     with pytest.raises(mg.GraphError, match="W.value = W.value - lr \\* W.grad"):
         W.value -= 0.1
     doubled = W * 2
-    mg.Graph(doubled).forward()
+    predictions = mg.Graph(doubled).forward()          # what forward returns is the value too
     with pytest.raises(mg.GraphError, match="read-only"):
         doubled.value[0] = 1.0
+    with pytest.raises(mg.GraphError, match="value of 'mul_.*' is read-only.*compute a new array"):
+        predictions[predictions > 0] = 1.0             # was numpy's bare "destination is read-only"
     copy = W.value.copy()                             # a copy, or anything computed, is yours
     copy -= 1.0
     assert type(copy) is type(W.value - 1.0) is np.ndarray and repr(W.value) == "array([0., 0.])"
