@@ -21,6 +21,7 @@ with an edge into every step that uses them.
 import numpy as np
 
 from . import data, nn, optim, ops
+from .dtypes import get_default_dtype
 from .errors import BadValueError, ShapeError, shape_text
 from .graph import Constant, Graph, Input, Parameter
 
@@ -29,19 +30,20 @@ class RNNCell:
     """The simple (Elman) recurrent cell: ``h_t = tanh(x_t W_xh + h_{t-1} W_hh + b_h)``.
 
     Rows are batch entries, as in ``nn.Linear``: x_t is (batch, n_in), h_t is (batch, n_hidden).
+    Its parameters and h_0 have the default dtype (``mg.get_default_dtype()``) of when it is built.
     """
 
     def __init__(self, n_in, n_hidden, rng=None, init_scale=1.0):
         rng = nn.as_rng(rng)
-        self.n_in, self.n_hidden = n_in, n_hidden
-        self.W_xh = Parameter(nn.xavier_uniform(rng, n_in, n_hidden), name="W_xh")
-        self.W_hh = Parameter(init_scale * orthogonal(rng, n_hidden), name="W_hh")
-        self.b_h = Parameter(np.zeros(n_hidden), name="b_h")
+        self.n_in, self.n_hidden, self.dtype = n_in, n_hidden, get_default_dtype()
+        self.W_xh = Parameter(nn.xavier_uniform(rng, n_in, n_hidden), name="W_xh", dtype=self.dtype)
+        self.W_hh = Parameter(init_scale * orthogonal(rng, n_hidden), name="W_hh", dtype=self.dtype)
+        self.b_h = Parameter(np.zeros(n_hidden), name="b_h", dtype=self.dtype)
         self.parameters = [self.W_xh, self.W_hh, self.b_h]
 
     def initial_state(self):
         """h_0 = 0: one row, which broadcasts over any batch."""
-        return (Constant(np.zeros((1, self.n_hidden)), name="h0"),)
+        return (Constant(np.zeros((1, self.n_hidden)), name="h0", dtype=self.dtype),)
 
     def __call__(self, x, state, t):
         """Step ``t``: the new state ``(h_t,)`` from the input node ``x`` and the state ``(h_{t-1},)``."""
@@ -67,22 +69,24 @@ class LSTMCell:
 
     The state is the pair ``(h_t, c_t)``: two nodes. Along c the backward pass multiplies by f
     at each step (no squashing, no matrix), which is why the gradient survives long sequences.
-    ``forget_bias`` starts f near 1 (σ(1) ≈ 0.73): remember by default.
+    ``forget_bias`` starts f near 1 (σ(1) ≈ 0.73): remember by default. Its parameters and the
+    initial state have the default dtype of when it is built, as ``RNNCell``'s.
     """
 
     def __init__(self, n_in, n_hidden, rng=None, forget_bias=1.0, init_scale=1.0):
         rng = nn.as_rng(rng)
-        self.n_in, self.n_hidden = n_in, n_hidden
-        self.W_x = Parameter(nn.xavier_uniform(rng, n_in, 4 * n_hidden), name="W_x")
-        self.W_h = Parameter(init_scale * np.hstack([orthogonal(rng, n_hidden) for _ in range(4)]), name="W_h")
+        self.n_in, self.n_hidden, self.dtype = n_in, n_hidden, get_default_dtype()
+        self.W_x = Parameter(nn.xavier_uniform(rng, n_in, 4 * n_hidden), name="W_x", dtype=self.dtype)
+        self.W_h = Parameter(init_scale * np.hstack([orthogonal(rng, n_hidden) for _ in range(4)]),
+                             name="W_h", dtype=self.dtype)
         bias = np.zeros(4 * n_hidden)
         bias[n_hidden:2 * n_hidden] = forget_bias          # the order of the gates: i, f, g, o
-        self.b = Parameter(bias, name="b")
+        self.b = Parameter(bias, name="b", dtype=self.dtype)
         self.parameters = [self.W_x, self.W_h, self.b]
 
     def initial_state(self):
         """h_0 = c_0 = 0 (one row each, broadcast over the batch)."""
-        zeros = np.zeros((1, self.n_hidden))
+        zeros = np.zeros((1, self.n_hidden), self.dtype)
         return Constant(zeros, name="h0"), Constant(zeros, name="c0")
 
     def __call__(self, x, state, t):
@@ -189,8 +193,9 @@ class SequenceModel:
     def __init__(self, cell, n_out, rng=None):
         rng = nn.as_rng(rng)
         self.cell = cell
-        self.W_hy = Parameter(nn.xavier_uniform(rng, cell.n_hidden, n_out), name="W_hy")
-        self.b_y = Parameter(np.zeros(n_out), name="b_y")
+        self.W_hy = Parameter(nn.xavier_uniform(rng, cell.n_hidden, n_out), name="W_hy",
+                              dtype=get_default_dtype())
+        self.b_y = Parameter(np.zeros(n_out), name="b_y", dtype=get_default_dtype())
         self.parameters = cell.parameters + [self.W_hy, self.b_y]
         self._unrolled = {}
 

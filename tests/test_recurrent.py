@@ -239,3 +239,19 @@ def test_mistakes_with_sequences_are_explained():
             model.unroll(T)
     with pytest.raises(mg.BadValueError, match="gradient 2 is None.*backward"):
         recurrent.clip_by_global_norm([np.ones(2), np.ones(3), None], 1.0)
+
+
+@pytest.mark.parametrize("make_cell", [recurrent.RNNCell, recurrent.LSTMCell])
+def test_a_model_built_with_the_default_dtype_float32_stays_float32(make_cell):
+    previous = mg.set_default_dtype(np.float32)
+    try:
+        model = recurrent.SequenceModel(make_cell(3, 4, rng=0), 3, rng=0)
+        unrolled = model.unroll(4)
+    finally:
+        mg.set_default_dtype(previous)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2, 4, 3)).astype(np.float32)
+    targets = np.eye(3, dtype=np.float32)[rng.integers(0, 3, size=(2, 4))]
+    loss = unrolled.graph.backward(unrolled.feed(X, targets))
+    assert loss.dtype == np.float32
+    assert {p.value.dtype for p in model.parameters} == {p.grad.dtype for p in model.parameters} == {np.dtype(np.float32)}
