@@ -408,7 +408,14 @@ class Graph:
     # -- forward ---------------------------------------------------------------------------
 
     def forward(self, feed=None):
-        """Feed the Inputs, compute every stale op, return the output value(s)."""
+        """Feed the Inputs, compute every stale op, return the output value(s) (read-only, as
+        ``node.value``: an in-place edit of them is explained, not numpy's bare complaint)."""
+        self._compute(feed)
+        values = [n.value for n in self.outputs]
+        return values[0] if len(values) == 1 else values
+
+    def _compute(self, feed):
+        """``forward`` without the return value (``backward`` needs only the values stored)."""
         self._feed(feed or {})
         watched = self._forward_hooks or _anomaly[0]
         for node in self._ops:
@@ -427,8 +434,6 @@ class Graph:
             if watched or node._forward_hooks:
                 out = self._watch(node, args, out)
             store_value(node, out)
-        values = [n.value for n in self.outputs]    # read-only views: an in-place edit is explained
-        return values[0] if len(values) == 1 else values
 
     def _feed(self, feed):
         if type(feed) is not dict and not isinstance(feed, Mapping):
@@ -483,7 +488,7 @@ class Graph:
                 return run(feed or {}, seed)
             except Exception:
                 pass                      # the interpreter below runs the call again and explains
-        self.forward(feed)
+        self._compute(feed)
         value = plan.output._value                    # the array itself, as the unrolled code returns
         for node in self.nodes:                       # fresh gradients: forget the last call's
             node.grad = None
