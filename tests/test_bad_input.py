@@ -287,6 +287,8 @@ ROWS = [
     ("optimizer given an op node in the list", lambda: mg.optim.GD([mg.tanh(mg.Parameter(1.0), name="t")]),
      (mg.BadValueError, ["moves Parameters only", "'t' (op"])),
     ("optimizer given one Parameter", one_parameter_to_an_optimizer, RIGHT),
+    ("optimizer given a Parameter twice", lambda: mg.optim.Adam(scalar_graph()[0].parameters * 2),
+     (mg.BadValueError, ["'W' is in the list twice", "move it twice", "once"])),
     ("a string learning rate", lambda: mg.optim.GD([mg.Parameter(1.0)], lr="0.1"),
      (mg.BadValueError, ["learning rate lr must be a number", "str '0.1'"])),
     ("a negative learning rate", lambda: mg.optim.Momentum([mg.Parameter(1.0)], lr=-0.1),
