@@ -32,6 +32,10 @@ class Function:
                 raise BadValueError(f"updates maps Parameters to the node of their new value; "
                                     f"{parameter!r} is not a Parameter.")
         self.updated = [p for p, _ in pairs]
+        twice = [p.name for k, p in enumerate(self.updated) if p in self.updated[:k]]
+        if twice:
+            raise BadValueError(f"mg.function updates '{twice[0]}' twice; give each Parameter one "
+                                f"new value (both would be computed, and the last one kept).")
         self.graph = Graph(self.outputs + [as_node(new) for _, new in pairs])
         strangers = [n for n in self.inputs if getattr(n, "kind", None) != "input"]
         if strangers:

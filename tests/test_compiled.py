@@ -95,6 +95,8 @@ def test_mistakes_are_explained():
         mg.function([x], mg.Graph(y).forward({x: [1.0, 1.0]}))      # outputs=y.value
     with pytest.raises(mg.BadValueError, match="Input 'x' twice"):
         mg.function([x, x], y)                     # which of the two values would x get?
+    with pytest.raises(mg.BadValueError, match="updates 'W' twice"):
+        mg.function([x], y, updates=[(W, W * 2), (W, W * 3)])     # which one is the new value?
 
 
 def test_compiled_code_equals_the_interpreter_on_random_graphs():
