@@ -834,17 +834,24 @@ def _op_failure(node, args, error, phase):
         return type(error)(f"{where}: {error}.")
     is_shape = isinstance(error, IndexError) or isinstance(error, ValueError) and any(
         w in str(error) for w in ("shape", "broadcast", "dimension", "align", "size", "division"))
-    kind = ShapeError if is_shape else OpError
     if "read-only" in str(error):                 # values and gradients are shared: never edited
         return OpError(f"{where}: the code of op '{node.op.name}' writes in place into an array it "
                        f"was given (x *= ..., g += ..., out=...). Other nodes share that array: "
                        f"compute a new one instead (g = g * ..., not g *= ...).\n  error: "
                        f"{type(error).__name__}: {error}")
-    empty = [f"{p.name} ({shape_text(a)})" for p, a in zip(node.inputs, args) if type(a) is np.ndarray and a.size == 0]
-    advice = (f"The input {empty[0]} is empty: a batch of 0 examples? Check the slice that made "
-              f"it." if is_shape and empty else
-              "Check the shapes you feed and the shapes of the parameters." if is_shape else
-              f"The code of op '{node.op.name}' raised this; if you wrote that op, fix its {phase.split()[0]}.")
+    empty = [f"{p.name} ({shape_text(a)})" for p, a in zip(node.inputs, args)
+             if type(a) is np.ndarray and a.size == 0]
+    if is_shape:
+        advice = (f"The input {empty[0]} is empty: a batch of 0 examples? Check the slice that "
+                  f"made it." if empty else "Check the shapes you feed and the shapes of the parameters.")
+    else:
+        advice = (f"The code of op '{node.op.name}' raised this; if you wrote that op, fix its "
+                  f"{phase.split()[0]}.")
+        n = node.op.n_outputs
+        if n > 1 and phase.startswith("backward"):
+            advice += (f" It has {n} outputs, so its VJPs get g as a tuple of {n} gradients, one "
+                       f"per output (g[0], g[1], ...).")
+    kind = ShapeError if is_shape else OpError
     return kind(f"{where}. {advice}\n  error: {type(error).__name__}: {error}")  # numpy's words last
 
 

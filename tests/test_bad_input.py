@@ -226,6 +226,10 @@ ROWS = [
      (mg.ShapeError, ["'ce' = softmax_cross_entropy", "integer classes of shape (2,)", "float64"])),
     ("n_outputs=2, forward returns one array", multi_output_op_returning_one_array,
      (mg.OpError, ["'h' (halves)", "n_outputs=2", "tuple of 2 arrays"])),
+    ("n_outputs=2, VJP takes g for one array", lambda: mg.Graph(mg.sum(mg.defop(
+        "halves", lambda x: (x / 2, x / 2), [lambda g, ans, x: g * 0.5], n_outputs=2)(
+        mg.Parameter([1.0, 2.0], name="v"), name="h")[0])).backward(),
+     (mg.OpError, ["of 'h' = halves(v (parameter) shape (2,))", "tuple of 2 gradients", "g[0]"])),
     ("a forward that forgets return", lambda: mg.Graph(mg.defop("noisy", lambda x: None, [lambda g, ans, x: g])(mg.Parameter(1.0), name="n")).forward(),
      (mg.OpError, ["'n' (noisy) returned None", "forget `return`"])),
     ("a forward that returns a list", forward_returns_a_list, RIGHT),
