@@ -602,9 +602,12 @@ def _call_hook(hook, node, phase, *args):
     try:
         return hook(node, *args)
     except Exception as error:
+        advice = ("It writes in place into an array it was given, which other nodes share: return "
+                  "the new value (or gradients) instead." if "read-only" in str(error) else
+                  f"The hook is your code: fix it, or remove it with the handle "
+                  f"register_{phase}_hook returned (handle.remove()).")
         raise OpError(f"a {phase} hook on '{node.name}' ({node.op.name}) raised "
-                      f"{type(error).__name__}: {error}. The hook is your code: fix it, or remove "
-                      f"it with the handle register_{phase}_hook returned (handle.remove()).") from error
+                      f"{type(error).__name__}: {error}. {advice}") from error
 
 
 def _hooked_gradients(node, replaced, args):

@@ -452,7 +452,9 @@ HOOK_MISTAKES = [     # (a hook on t = tanh(x), x of shape (2,); what the error 
     ("backward", lambda node, g, grads: (grads[0], grads[0]),
      mg.GraphError, "backward hook on 't' \\(tanh\\) returned 2 values.*a tuple of 1 gradient"),
     ("backward", lambda node, g, grads: 1 / 0,
-     mg.OpError, "backward hook on 't' \\(tanh\\) raised ZeroDivisionError"),
+     mg.OpError, "backward hook on 't' \\(tanh\\) raised ZeroDivisionError.*handle.remove"),
+    ("backward", lambda node, g, grads: np.clip(g, -1, 1, out=g),
+     mg.OpError, "backward hook on 't' \\(tanh\\) raised ValueError.*in place.*return the new"),
 ]
 
 
