@@ -389,7 +389,7 @@ class Graph:
                                 f"{str(name)[:40]!r}: pass the node itself (W), not its value (W.value).")
         if name not in self._by_name:
             raise GraphError(f"no node named '{name}' in this graph; its nodes are: "
-                             f"{', '.join(self._by_name)}")
+                             f"{_listed(self._by_name)}")
         return self._by_name[name]
 
     def register_forward_hook(self, fn):
@@ -450,13 +450,13 @@ class Graph:
                 raise MissingFeedError(
                     f"Input '{node.name}' has no value. Give it one in the feed, e.g. "
                     f"graph.forward({{{node.name}: ...}}); this graph's Inputs are: "
-                    f"{', '.join(n.name for n in self.inputs)}.")
+                    f"{_listed(n.name for n in self.inputs)}.")
 
     def _not_feedable(self, key):
         node = self.node(key)                             # raises if there is no such name
         what = "not part of this graph" if node.kind == "input" else f"a {node.kind}, not an Input"
         raise GraphError(f"the feed has a value for {describe(node)}, which is {what}. "
-                         f"Feed only this graph's Inputs: {', '.join(n.name for n in self.inputs)}")
+                         f"Feed only this graph's Inputs: {_listed(n.name for n in self.inputs)}")
 
     def _watch(self, node, args, out):
         """Run the forward hooks on a freshly computed op (one may replace ``out``), then, inside
@@ -626,6 +626,14 @@ def _hooked_gradients(node, replaced, args):
                              f"({shape_text(gi)}) for its input {describe(node.inputs[k])}: a "
                              f"gradient must have its input's shape.")
     return replaced
+
+
+def _listed(names, most=12):
+    """``a, b, c`` for an error message; a long list is cut: ``a, b, ... (500 in all)``."""
+    names = list(names)
+    if len(names) <= most:
+        return ", ".join(names)
+    return f"{', '.join(names[:most])}, ... ({len(names)} in all)"
 
 
 def _as_tuple(wrt):

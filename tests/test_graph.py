@@ -612,6 +612,15 @@ def test_each_node_owns_its_gradient_array():
     assert np.array_equal(seed, [1.0, 2.0]) and np.array_equal(b.grad, [1.0, 2.0])
 
 
+def test_errors_about_a_big_graph_list_a_few_of_its_names_not_all():
+    xs = [mg.Input(f"x{t}") for t in range(500)]
+    g = mg.Graph(mg.concatenate(xs, name="all"))
+    for action in (lambda: g.node("nope"), lambda: g.forward({}), lambda: g.forward({"all": 1.0})):
+        with pytest.raises(mg.GraphError, match=r"x0, x1, .*, \.\.\. \((500|501) in all\)") as caught:
+            action()
+        assert len(str(caught.value)) < 400
+
+
 def test_feeding_something_that_is_not_an_input_of_the_graph():
     x, stranger = mg.Input("x"), mg.Input("stranger")
     W = mg.Parameter(1.0, name="W")
