@@ -120,6 +120,18 @@ defvjp(reshape_like, lambda h, ans, a, b: reshape_like(h, a), None)
 defvjp(expand_dims, lambda h, ans, g, axis: reshape_like(h, g))
 
 
+def _seed_for(seed, output):
+    """``mg.grad``'s seed, checked when the gradient graph runs: it has the output's shape."""
+    if np.shape(seed) != np.shape(output):
+        raise ValueError(f"the seed gradient has shape {np.shape(seed)}, but the output has shape "
+                         f"{np.shape(output)}; they must match")
+    return seed
+
+
+seed_for = ops.defop("seed", _seed_for, [lambda h, ans, seed, output: h] + _zero_vjps(2)[1:], "seed")
+defvjp(seed_for, lambda h, ans, seed, output: h, None)
+
+
 def _as_matrix(x, side):
     """A vector as a 1-row ("left" operand of @) or 1-column ("right") matrix; matrices stay."""
     if np.ndim(x) != 1:
@@ -290,15 +302,16 @@ def grad(output, wrt, seed=None):
     d(output)/d(node).
 
     The gradient is built from ops, following ``Graph(output).plan(wrt)``: the same steps
-    ``Graph.backward`` takes. ``seed`` (a node) is the gradient of the output to start from;
-    by default ``ones_like(output)``: d(output)/d(output) = 1 (for a non-scalar output, this is
-    the gradient of ``sum(output)``). A node the output does not depend on gets zeros.
+    ``Graph.backward`` takes. ``seed`` (a node; checked, when it runs, to have the output's shape)
+    is the gradient of the output to start from; by default ``ones_like(output)``:
+    d(output)/d(output) = 1 (for a non-scalar output, this is the gradient of ``sum(output)``).
+    A node the output does not depend on gets zeros.
     """
     graph = Graph(output)
     single = isinstance(wrt, (Node, str)) or not hasattr(wrt, "__iter__")   # one node (or a mistake)
     wrt = [graph.node(w) for w in ([wrt] if single else wrt)]     # nodes, or their names
     plan = graph.plan(wrt)
-    grads = {plan.output: ones_like(output) if seed is None else ops.as_node(seed)}
+    grads = {plan.output: ones_like(output) if seed is None else seed_for(seed, output)}
     for node, wanted in plan.steps:
         g = grads.get(node)
         if g is None or all(gi is None for gi in (g if isinstance(g, tuple) else (g,))):

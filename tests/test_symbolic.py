@@ -176,6 +176,10 @@ def test_wrt_by_name_and_mistakes_are_explained():
         mg.grad(loss.value, [x])
     with pytest.raises(mg.BadValueError, match="expected a node of this graph or its name, got int"):
         mg.grad(loss, 3)
+    seeded = mg.grad(x * 2.0, [x], seed=mg.Input("s"))
+    assert close(mg.Graph(seeded).forward({"s": [1.0, 10.0]}), [2.0, 20.0])
+    with pytest.raises(mg.ShapeError, match=r"seed.*shape \(3,\).*the output.*shape \(2,\)"):
+        mg.Graph(seeded).forward({"s": [1.0, 2.0, 3.0]})     # was a gradient of shape (3,) for x
 
 
 # -- dtypes: float32 graphs get float32 gradient graphs ---------------------------------------------
