@@ -121,10 +121,10 @@ class ReadOnlyValue(np.ndarray):
         """numpy's in-place ``name``, refused on the node's own (read-only) array. A fresh array
         numpy makes in this one's likeness (``v = np.zeros_like(W.value)``) is writable and
         behaves as a plain array."""
-        def method(self, *args):
+        def method(self, *args, **kwargs):
             if not self.flags.writeable:
                 self._refuse()
-            return getattr(np.ndarray, name)(self, *args)
+            return getattr(np.ndarray, name)(self, *args, **kwargs)
         return method
 
     __setitem__ = _in_place("__setitem__")
@@ -132,6 +132,7 @@ class ReadOnlyValue(np.ndarray):
         _in_place, ("__iadd__", "__isub__", "__imul__", "__itruediv__"))
     __ipow__, __imatmul__, __ifloordiv__, __imod__ = map(
         _in_place, ("__ipow__", "__imatmul__", "__ifloordiv__", "__imod__"))
+    fill, sort, put = map(_in_place, ("fill", "sort", "put"))
     del _in_place
 
 
