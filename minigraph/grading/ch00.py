@@ -96,6 +96,7 @@ sigmoid_vjp = vjp_exercise(
             lambda g, ans, x: np.sum(g * ans * (1 - ans)),
     },
     hint=("Chain rule: the upstream gradient g times σ'(x), entry by entry.",
-          "σ'(x) = σ(x)·(1 − σ(x)), and ans already holds σ(x), so nothing needs recomputing."))
+          "σ'(x) = σ(x)·(1 − σ(x)), and ans already holds σ(x), so nothing needs recomputing."),
+    own_op=mg.sigmoid)
 
 EXERCISES = [relu, sigmoid, broadcast_shape, sigmoid_vjp]

@@ -24,6 +24,7 @@ import minigraph as mg
 
 from .exercise import Exercise, Verdict, case, compare, diagnose, unchanged
 from .values import Unreadable, decode, encode, shape_text
+from .vjp import own_rule_refused
 
 TITLE = "Handwritten digits"
 
@@ -78,8 +79,11 @@ def _ce_vjp(g, logits, labels):
 
 
 def _call_vjp(answer, g, logits, labels):
-    """A VJP is called as ``vjp(g, ans, *inputs)``: ``ans`` is the op's output, here the loss."""
-    return answer(g, mg.softmax_cross_entropy.opdef.forward(logits, labels), logits, labels)
+    """A VJP is called as ``vjp(g, ans, *inputs)``: ``ans`` is the op's output, here the loss.
+    The engine's own VJP of softmax cross-entropy refuses meanwhile: it is the answer."""
+    ans = mg.softmax_cross_entropy.opdef.forward(logits, labels)
+    with own_rule_refused(mg.softmax_cross_entropy, "softmax_ce_vjp", answer):
+        return answer(g, ans, logits, labels)
 
 
 CE_MISTAKES = [

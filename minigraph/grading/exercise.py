@@ -334,10 +334,17 @@ def _run_one(exercise, answer, case, seconds):
         return {"status": "not_done"}
     except CaseTimeout:
         return {"status": "timeout", "seconds": seconds}
-    except Rule as rule:
-        return {"status": "error", "message": sentences(str(rule), MAX_MESSAGE)}
     except Exception as error:
-        return {"status": "error", "message": sentences(f"{type(error).__name__}: {error}", MAX_MESSAGE)}
+        rule = _rule_behind(error)
+        message = str(rule) if rule else f"{type(error).__name__}: {error}"
+        return {"status": "error", "message": sentences(message, MAX_MESSAGE)}
+
+
+def _rule_behind(error):
+    """The ``Rule`` behind an error (itself, or one the engine caught and wrapped), or None."""
+    while error is not None and not isinstance(error, Rule):
+        error = error.__cause__ or error.__context__
+    return error
 
 
 # -- judging (where the reference lives) ----------------------------------------------------

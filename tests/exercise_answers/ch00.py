@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 
+import minigraph as mg
+
 from . import wrong
 
 
@@ -82,6 +84,7 @@ WRONG = {
         "x where sigma(x) belongs": wrong(lambda g, ans, x: g * x * (1 - x), "with x where"),
         "sums everything": wrong(lambda g, ans, x: np.sum(g * ans * (1 - ans)), "summed into one number"),
         "changes g in place": wrong(sigmoid_vjp_in_place, "in place"),
+        "the engine's own rule": wrong(mg.sigmoid.opdef.vjps[0], "engine's own backward rule"),
     },
 }
 

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+import minigraph as mg
+
 from . import wrong
 
 
@@ -43,6 +45,12 @@ def ce_right_log_softmax(g, ans, logits, labels):
 def ce_shifts_in_place(g, ans, logits, labels):
     logits -= logits.max(axis=1, keepdims=True)          # changes the caller's array
     return ce_right_vectorised(g, ans, logits, labels)
+
+
+def ce_by_the_engine(g, ans, logits, labels):
+    z, y = mg.Parameter(logits, name="z"), mg.Input("y", dtype=int)
+    mg.Graph(mg.softmax_cross_entropy(z, y)).backward({y: labels}, wrt=[z])
+    return g * z.grad
 
 
 def ce_naive_softmax(g, ans, logits, labels):
@@ -179,6 +187,9 @@ WRONG = {
                          "sigmoid"),
         "softmax without the max shift": wrong(ce_naive_softmax, "overflow"),
         "shifts the logits in place": wrong(ce_shifts_in_place, "changed its input logits in place"),
+        "the engine's own rule": wrong(lambda g, ans, z, y: mg.softmax_cross_entropy.opdef.vjps[0](g, ans, z, y),
+                                       "engine's own backward rule"),
+        "the engine's backward pass": wrong(ce_by_the_engine, "engine's own backward rule"),
     },
     "05.accuracy": {
         "a count": wrong(lambda z, y: np.sum(z.argmax(axis=1) == y), "number of right answers"),
