@@ -22,9 +22,8 @@ import numpy as np
 
 import minigraph as mg
 
-from .exercise import Exercise, Verdict, case, compare, diagnose, unchanged
+from .exercise import Exercise, Verdict, case, compare, diagnose, engine_refused, unchanged
 from .values import Unreadable, decode, encode, shape_text
-from .vjp import own_rule_refused
 
 TITLE = "Handwritten digits"
 
@@ -82,7 +81,7 @@ def _call_vjp(answer, g, logits, labels):
     """A VJP is called as ``vjp(g, ans, *inputs)``: ``ans`` is the op's output, here the loss.
     The engine's own VJP of softmax cross-entropy refuses meanwhile: it is the answer."""
     ans = mg.softmax_cross_entropy.opdef.forward(logits, labels)
-    with own_rule_refused(mg.softmax_cross_entropy, "softmax_ce_vjp", answer):
+    with engine_refused(mg.softmax_cross_entropy, "vjps", "softmax_ce_vjp", answer):
         return answer(g, ans, logits, labels)
 
 

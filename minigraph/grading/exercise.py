@@ -122,6 +122,35 @@ def unchanged(name, params, before, after):
                        f"(the engine keeps using it); compute a new array instead")
 
 
+ENGINE_PARTS = {"vjps": "backward rule", "forward": "forward function"}
+
+
+@contextlib.contextmanager
+def engine_refused(op, part, name, answer):
+    """While the block runs, the engine's own ``part`` of ``op`` (``"vjps"`` or ``"forward"`` of
+    ``mg.tanh``...) raises ``Rule``: for an exercise that asks the learner to write that very
+    function. An ``answer`` that is one of them (``mg.tanh.opdef.vjps[0]``) is refused at once.
+    ``op=None`` refuses nothing."""
+    if op is None:
+        yield
+        return
+    opdef, own = op.opdef, getattr(op.opdef, part)
+    functions = own if isinstance(own, tuple) else (own,)
+
+    def refuse(*args, **attrs):
+        raise Rule(f"{name} uses the engine's own {ENGINE_PARTS[part]} of {opdef.name} "
+                   f"(mg.{opdef.name}.opdef.{part}), which is what this exercise asks you to write: "
+                   f"compute it yourself, with numpy")
+
+    if any(answer is function for function in functions):
+        refuse()
+    setattr(opdef, part, tuple(refuse for _ in own) if isinstance(own, tuple) else refuse)
+    try:
+        yield
+    finally:
+        setattr(opdef, part, own)
+
+
 class NoLoopArray(np.ndarray):
     """An input array that refuses a Python loop over its entries (``for v in x``, ``x[i]``
     with an integer i): for exercises whose statement says "no Python loop"."""
@@ -173,9 +202,11 @@ def shape_advice(expected, got):
 
     Three cases are told apart: the shape reversed (a transposed product), fewer entries than
     expected (summed or reduced over too many axes), and a shape the expected one broadcasts to
-    (stretched by broadcasting, never summed back).
+    (stretched by broadcasting, never summed back); and an array where one number belongs.
     """
     expected, got = tuple(expected), tuple(got)
+    if not expected and got:
+        return ": one number was expected; were the entries never added up (or averaged) into one?"
     if len(got) >= 2 and got == expected[::-1]:
         return (": the expected shape reversed; is a matrix transposed, or a product taken in "
                 "the wrong order?")
@@ -226,7 +257,7 @@ def _expected_got(expected, got, rtol, atol):
 
 
 def function_exercise(id, name, reference, cases, points, hint="", title=None,
-                      rtol=RTOL, atol=ATOL, raise_on=(), mistakes=None, no_loops=False):
+                      rtol=RTOL, atol=ATOL, raise_on=(), mistakes=None, no_loops=False, own_op=None):
     """An exercise "write ``name(*inputs)``", checked against ``reference`` on each case.
 
     ``raise_on`` lists numpy floating-point errors (``"over"``, ``"invalid"``, ``"divide"``)
@@ -235,6 +266,8 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
     ``mistakes`` maps a message to a typical wrong function (called like ``reference``): a
     failing case whose answer matches one says that message. ``no_loops`` refuses a Python loop
     over an input's entries. Every case also fails if the answer changes an input in place.
+    ``own_op``: the engine's op whose forward the exercise asks for; an answer that is it, or
+    calls it, fails (``engine_refused``).
     """
     cases = tuple(cases)
     names = list(cases[0]["inputs"]) if cases else []
@@ -243,7 +276,8 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
     def run(answer, case):
         inputs = arrays(case)
         given = [x.copy().view(NoLoopArray) if no_loops else x.copy() for x in inputs]
-        with np.errstate(**{error: "raise" for error in raise_on}):
+        errors = {error: "raise" for error in raise_on}
+        with np.errstate(**errors), engine_refused(own_op, "forward", name, answer):
             out = answer(*given)
         unchanged(name, names, inputs, given)
         return encode(out)

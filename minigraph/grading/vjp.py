@@ -42,14 +42,12 @@ graph case's inputs. ``chained`` builds the graph of a one-input elementwise op,
 ``elementwise_cases`` gives its cases.
 """
 
-import contextlib
-
 import numpy as np
 
 import minigraph as mg
 
-from .exercise import (MAX_MESSAGE, Exercise, Rule, Verdict, arrays, case, compare, describe_inputs,
-                       diagnose, unchanged)
+from .exercise import (MAX_MESSAGE, Exercise, Verdict, arrays, case, compare, describe_inputs,
+                       diagnose, engine_refused, unchanged)
 from .values import Unreadable, decode, encode, sentences, shape_text
 
 RTOL, ATOL = 1e-5, 1e-7          # node gradients vs the expected ones (central differences at leaves)
@@ -85,30 +83,6 @@ def chained(op, w, v, letter):
     return mg.Graph(mg.sum(op(mg.mul(first, v, name="z2"), name=f"{letter}2"), name="loss"))
 
 
-@contextlib.contextmanager
-def own_rule_refused(op, name, answer):
-    """While the block runs, the engine's own VJPs of ``op`` (``mg.tanh``...) raise ``Rule``: for
-    an exercise that asks the learner to write that very rule. An ``answer`` that is one of them
-    (``tanh_vjp = mg.tanh.opdef.vjps[0]``) is refused at once. ``op=None`` refuses nothing."""
-    if op is None:
-        yield
-        return
-    opdef, own = op.opdef, op.opdef.vjps
-
-    def refuse(*args, **attrs):
-        raise Rule(f"{name} uses the engine's own backward rule of {opdef.name} "
-                   f"(mg.{opdef.name}.opdef.vjps), which is what this exercise asks you to write: "
-                   f"compute the gradient yourself, with numpy")
-
-    if any(answer is vjp for vjp in own):
-        refuse()
-    opdef.vjps = tuple(refuse for _ in own)
-    try:
-        yield
-    finally:
-        opdef.vjps = own
-
-
 def vjp_exercise(id, name, points, title, forward, reference, build, graph_text, cases, hint,
                  mistakes=None, own_op=None):
     """A backward-rule exercise: plain cases, then graph cases (see the module docstring).
@@ -122,7 +96,7 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
                 failing case (plain, or the first wrong call of a graph case) whose values are
                 what a wrong rule gives says that message
     own_op      the engine's op whose VJP the exercise asks for (``mg.tanh``): in plain cases
-                an answer that calls its VJPs, or is one of them, fails (``own_rule_refused``)
+                an answer that calls its VJPs, or is one of them, fails (``engine_refused``)
     """
     cases = tuple(cases)
     inputs = list(cases[0]["inputs"])[1:]            # the op's inputs, after g: ["x"], ["x", "y"]
@@ -141,7 +115,7 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
         given = arrays(case)
         g, *values = copies = [x.copy() for x in given]
         ans = forward(*values)
-        with own_rule_refused(own_op, name, answer):
+        with engine_refused(own_op, "vjps", name, answer):
             out = answer(g, ans, *values)
         unchanged(name, ["g", *inputs], given, copies)
         return [encode(part) for part in _split(out, name)] if pair else encode(out)
