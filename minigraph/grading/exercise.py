@@ -370,8 +370,21 @@ def _run_one(exercise, answer, case, seconds):
         return {"status": "timeout", "seconds": seconds}
     except Exception as error:
         rule = _rule_behind(error)
-        message = str(rule) if rule else f"{type(error).__name__}: {error}"
+        message = str(rule) if rule else _explained(f"{type(error).__name__}: {error}")
         return {"status": "error", "message": sentences(message, MAX_MESSAGE)}
+
+
+NUMPY_PITFALLS = {              # a piece of numpy's error message -> what the learner did
+    "truth value of an array": "Python's if, and, or, max or min was given a whole array, and "
+                               "numpy cannot tell whether many entries at once are true: use "
+                               "numpy functions, which work entry by entry",
+}
+
+
+def _explained(message):
+    """An error message, with what it means in front when it is a known numpy pitfall."""
+    meaning = next((text for piece, text in NUMPY_PITFALLS.items() if piece in message), None)
+    return f"{meaning} ({message})" if meaning else message
 
 
 def _rule_behind(error):

@@ -59,6 +59,8 @@ WRONG = {
         "np.max, a reduction": wrong(lambda x: np.max(x, 0), "fewer entries"),
         "in-place change of the input": wrong(relu_in_place, "in place"),
         "keeps the shape only for vectors": wrong(lambda x: np.maximum(np.ravel(x), 0.0), "wrong shape"),
+        "Python's max": wrong(lambda x: max(x, 0), "python's if, and, or, max or min", "entry by entry"),
+        "the engine's relu": wrong(mg.relu.opdef.forward, "engine's own forward function"),
     },
     "00.sigmoid": {
         "the textbook formula overflows": wrong(lambda x: 1 / (1 + np.exp(-x)), "overflow"),
@@ -68,6 +70,8 @@ WRONG = {
         "only the branch for negative x": wrong(
             lambda x: np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x))), "other branch"),
         "math.exp in a loop": wrong(sigmoid_math_loop, "overflow"),
+        "the engine's sigmoid": wrong(lambda x: mg.Graph(mg.sigmoid(mg.Constant(x))).forward(),
+                                      "engine's own forward function"),
     },
     "00.broadcast_shape": {
         "lined up from the left": wrong((4, 3), "from the right"),
