@@ -87,6 +87,17 @@ def test_shape_advice_is_silent_when_the_shape_suggests_nothing():
     assert shape_advice((2,), (3,)) == ""
 
 
+@pytest.mark.parametrize("exercise_id, answer, words", [
+    ("00.relu", lambda x: max(x, 0), "Python's if, and, or, max or min"),
+    ("07.rnn_step", lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh.T + h @ W_hh + b), "matrix product whose shapes"),
+    ("05.accuracy", lambda z, y: np.mean(z.argmax(axis=0) == y), "do not broadcast"),
+])
+def test_a_numpy_pitfall_is_explained_in_front_of_numpys_message(exercise_id, answer, words):
+    exercise = registry.find(exercise_id)
+    failed = [c for c in grade(exercise, run_cases(exercise, answer)).cases if c.status == "error"]
+    assert failed and all(words in c.message and not c.message.startswith("ValueError") for c in failed)
+
+
 def test_04_gd_returning_none_says_so_instead_of_nan():
     class NoReturn(mg.optim.Optimizer):
         def update(self, value, grad, state):

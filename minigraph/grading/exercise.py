@@ -370,7 +370,7 @@ def _run_one(exercise, answer, case, seconds):
         return {"status": "timeout", "seconds": seconds}
     except Exception as error:
         rule = _rule_behind(error)
-        message = str(rule) if rule else _explained(f"{type(error).__name__}: {error}")
+        message = str(rule) if rule else _explained(error)
         return {"status": "error", "message": sentences(message, MAX_MESSAGE)}
 
 
@@ -378,13 +378,21 @@ NUMPY_PITFALLS = {              # a piece of numpy's error message -> what the l
     "truth value of an array": "Python's if, and, or, max or min was given a whole array, and "
                                "numpy cannot tell whether many entries at once are true: use "
                                "numpy functions, which work entry by entry",
+    "matmul: Input operand": "a matrix product whose shapes do not fit: (n, k) @ (k, m) needs the "
+                             "same k on both sides; is a matrix transposed, or the product taken "
+                             "in the wrong order?",
+    "could not be broadcast together": "two arrays whose shapes do not broadcast were combined "
+                                       "entry by entry; check each one's shape (an axis reduced "
+                                       "or indexed that should not be?)",
 }
 
 
-def _explained(message):
-    """An error message, with what it means in front when it is a known numpy pitfall."""
+def _explained(error):
+    """An error's message, with what it means in front when it is numpy's own error (a plain
+    ValueError; minigraph's errors explain themselves) for a known pitfall."""
+    message = f"{type(error).__name__}: {error}"
     meaning = next((text for piece, text in NUMPY_PITFALLS.items() if piece in message), None)
-    return f"{meaning} ({message})" if meaning else message
+    return f"{meaning} ({message})" if meaning and type(error) is ValueError else message
 
 
 def _rule_behind(error):
