@@ -13,7 +13,7 @@ import numpy as np
 
 import minigraph as mg
 
-from .ch01 import (BRANCHES, SHARED, a_kind, ancestors, build, compare_sets, formula,
+from .ch01 import (BRANCHES, SHARED, a_kind, ancestors, build, compare_sets, formula, stacked_diamonds,
                    inputs_of, kinds_of, names_of, op_args, walking_yourself)
 from .exercise import Exercise, Rule, Verdict, compare
 from .values import decode, encode, show
@@ -34,15 +34,6 @@ REDUCE = (
     ("s", "sum", "a", {"axis": 0}), ("t", "tanh", "s"),
     ("k", "sum", "a", {"axis": 1, "keepdims": True}), ("m", "mul", "k", "t"), ("out", "sum", "m"),
 )
-
-
-def stacked_diamonds(n):
-    """h0 = x; p_k = tanh(h_{k-1}), q_k = σ(h_{k-1}), h_k = p_k + q_k; out = h_n · x."""
-    spec = [("x", "input"), ("h0", "mul", "x", "x")]
-    for k in range(1, n + 1):
-        spec += [(f"p{k}", "tanh", f"h{k - 1}"), (f"q{k}", "sigmoid", f"h{k - 1}"),
-                 (f"h{k}", "add", f"p{k}", f"q{k}")]
-    return tuple(spec + [("out", "mul", f"h{n}", "x")])
 
 
 def chain(n):
