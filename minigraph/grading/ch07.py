@@ -203,6 +203,10 @@ def _run_clip(answer, case):
         raise ValueError("clip_by_global_norm changed the gradients in place; return new arrays")
     if not isinstance(out, (list, tuple)):
         raise TypeError(f"clip_by_global_norm must return a list of arrays, not {type(out).__name__}")
+    if any(o is g for o in out for g in grads):
+        raise Rule("clip_by_global_norm returned one of the arrays it was given: return new arrays, even "
+                   "when nothing needs clipping, so that changing them later cannot change the caller's "
+                   "gradients")
     return [encode(g) for g in out]
 
 

@@ -102,6 +102,11 @@ def clip_in_place(grads, max_norm):
     return grads
 
 
+def clip_returns_the_given_arrays(grads, max_norm):
+    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    return [g * (max_norm / norm) for g in grads] if norm > max_norm else grads
+
+
 # -- answers for 07.reber_generator -------------------------------------------------------------------
 
 def reber_walk(rng, transitions=None, choose=None):
@@ -200,6 +205,8 @@ WRONG = {
         "L1 norm": wrong(lambda grads, m: [g * min(1, m / sum(np.abs(x).sum() for x in grads)) for g in grads],
                          "L1"),
         "in place": wrong(clip_in_place, "changed the gradients in place"),
+        "the given arrays back when the norm is small": wrong(clip_returns_the_given_arrays,
+                                                              "returned one of the arrays it was given"),
     },
     "07.reber_generator": {
         "not embedded": wrong(lambda rng: reber_walk(rng), "not embedded"),
