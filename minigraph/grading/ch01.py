@@ -53,6 +53,17 @@ def op_args(args):
     return tuple(args), {}
 
 
+def stacked_diamonds(n):
+    """h0 = x; p_k = tanh(h_{k-1}), q_k = σ(h_{k-1}), h_k = p_k + q_k; out = h_n · x.
+
+    A walk that does not remember the nodes it has seen reaches h0 along 2ⁿ paths."""
+    spec = [("x", "input"), ("h0", "mul", "x", "x")]
+    for k in range(1, n + 1):
+        spec += [(f"p{k}", "tanh", f"h{k - 1}"), (f"q{k}", "sigmoid", f"h{k - 1}"),
+                 (f"h{k}", "add", f"p{k}", f"q{k}")]
+    return tuple(spec + [("out", "mul", f"h{n}", "x")])
+
+
 def build(spec, make_op=None):
     """The nodes of ``spec`` as a dict name -> node (in spec order).
 
@@ -323,14 +334,24 @@ consumers = Exercise(
 
 # -- 01.find_inputs: which Inputs does a node depend on? -----------------------------------------
 
+DIAMONDS = 30                    # stacked diamonds: 2³⁰ paths down to h0, ~100 nodes
 INPUT_CASES = (("SHARED", "out"), ("SHARED", "c"), ("SHARED", "w"), ("SHARED", "x"),
-               ("BRANCHES", "t"))
+               ("BRANCHES", "t"), ("DIAMONDS", "out"))
 INPUT_HINTS = {
     ("SHARED", "c"): "c = tanh(a) and a = x·w: y is in the graph, but c does not depend on it.",
     ("SHARED", "w"): "w is a Parameter: a leaf with no inputs, and not an Input.",
     ("SHARED", "x"): "x is an Input itself: the graph of x is just x.",
+    ("DIAMONDS", "out"): f"Every h feeds two ops: a walk that does not remember the nodes it has "
+                         f"seen reaches h0 along 2^{DIAMONDS} paths, and never finishes.",
 }
-SPECS = {"SHARED": SHARED, "BRANCHES": BRANCHES}
+SPECS = {"SHARED": SHARED, "BRANCHES": BRANCHES, "DIAMONDS": stacked_diamonds(DIAMONDS)}
+
+
+def _describe_find_inputs(case):
+    graph, output = case["graph"], case["output"]
+    if graph == "DIAMONDS":
+        return f"output out of {DIAMONDS} stacked diamonds: h_k = tanh(h_k-1) + σ(h_k-1), out = h{DIAMONDS}·x"
+    return f"output {output} (a leaf)" if output in ("w", "x") else f"output {output} of: {formula(SPECS[graph], output)}"
 
 
 def _run_find_inputs(answer, case):
@@ -361,8 +382,7 @@ def _judge_find_inputs(case, got):
 find_inputs = Exercise(
     "01.find_inputs", "find_inputs", points=2, run=_run_find_inputs, judge=_judge_find_inputs,
     title="find_inputs(output)",
-    describe=lambda case: f"output {case['output']} of: {formula(SPECS[case['graph']], case['output'])}"
-    if case["output"] not in ("w", "x") else f"output {case['output']} (a leaf)",
+    describe=_describe_find_inputs,
     cases=tuple({"graph": g, "output": o, **({"hint": INPUT_HINTS[g, o]} if (g, o) in INPUT_HINTS else {})}
                 for g, o in INPUT_CASES),
     hint=("Walk back from the output through .inputs, all the way to the leaves.",

@@ -13,10 +13,10 @@ import numpy as np
 
 import minigraph as mg
 
-from .ch01 import (BRANCHES, SHARED, a_kind, ancestors, build, compare_sets, formula,
+from .ch01 import (BRANCHES, SHARED, a_kind, ancestors, build, compare_sets, formula, stacked_diamonds,
                    inputs_of, kinds_of, names_of, op_args, walking_yourself)
 from .exercise import Exercise, Rule, Verdict, compare
-from .values import decode, encode
+from .values import decode, encode, show
 
 TITLE = "Running a graph"
 
@@ -34,15 +34,6 @@ REDUCE = (
     ("s", "sum", "a", {"axis": 0}), ("t", "tanh", "s"),
     ("k", "sum", "a", {"axis": 1, "keepdims": True}), ("m", "mul", "k", "t"), ("out", "sum", "m"),
 )
-
-
-def stacked_diamonds(n):
-    """h0 = x; p_k = tanh(h_{k-1}), q_k = σ(h_{k-1}), h_k = p_k + q_k; out = h_n · x."""
-    spec = [("x", "input"), ("h0", "mul", "x", "x")]
-    for k in range(1, n + 1):
-        spec += [(f"p{k}", "tanh", f"h{k - 1}"), (f"q{k}", "sigmoid", f"h{k - 1}"),
-                 (f"h{k}", "add", f"p{k}", f"q{k}")]
-    return tuple(spec + [("out", "mul", f"h{n}", "x")])
 
 
 def chain(n):
@@ -297,6 +288,7 @@ must_recompute = Exercise(
 
 # -- 02.evaluate: a memoised evaluator -------------------------------------------------------------
 
+AGAIN = 0.5          # evaluate runs a second time on the same graph, every Input fed half its value
 FEEDS = {"SHARED": {"x": [1.0, -2.0, 0.5], "y": [0.5, 0.5, -1.0]},
          "BRANCHES": {"x": [[0.5, -1.0]], "y": [[0.0, 1.0]]},
          "REDUCE": {"x": [[1.0, -0.5, 0.25], [2.0, 0.5, -1.0]]},
@@ -317,17 +309,23 @@ def _run_evaluate(answer, case):
         return op(*inputs, name=name, **attrs)
 
     nodes = build(spec_of(case), counted)
-    feed = {nodes[k]: np.array(v) for k, v in FEEDS[case["graph"]].items()}
-    try:
-        value = answer(nodes[output_of(case)], feed)
-    except KeyError as error:
-        node = error.args[0] if error.args else None
-        if isinstance(node, mg.Node) and node.kind != "input":
-            raise Rule(f"evaluate looked up '{node.name}' ({a_kind(node.kind)}) in feed; only "
-                       "Inputs are fed, every other leaf holds its own value") from None
-        raise
+
+    def value_for(scale):
+        feed = {nodes[k]: scale * np.array(v) for k, v in FEEDS[case["graph"]].items()}
+        try:
+            return encode(answer(nodes[output_of(case)], feed))
+        except KeyError as error:
+            node = error.args[0] if error.args else None
+            if isinstance(node, mg.Node) and node.kind != "input":
+                raise Rule(f"evaluate looked up '{node.name}' ({a_kind(node.kind)}) in feed; only "
+                           "Inputs are fed, every other leaf holds its own value") from None
+            raise
+
+    value = value_for(1.0)
+    first_counts = dict(counts)
+    again = value_for(AGAIN)                   # the same graph, new values in the feed
     used_forward = any(n.value is not None for n in nodes.values() if n.op is not None)
-    return {"value": encode(value), "counts": counts, "used_forward": used_forward}
+    return {"value": value, "again": again, "counts": first_counts, "used_forward": used_forward}
 
 
 def _forward(spec, output, feed):
@@ -367,6 +365,13 @@ def _judge_evaluate(case, got):
             return Verdict(False, "each op computed once", f"{n}: {times} times",
                            f"the value is right, but op {n} was computed {times} times; compute each "
                            "op once and remember its value (a dict node -> value)")
+    again = decode(got["again"])
+    if not compare(_forward(spec, output, {k: AGAIN * np.array(v) for k, v in feed.items()}), again).passed:
+        return Verdict(False, "a new value for a new feed", show(again),
+                       "called a second time on the same graph, with new values in feed, evaluate "
+                       + ("returned the first call's value: the values it remembers must not outlive "
+                          "the call (a default argument memo={} is shared by every call); make a new "
+                          "dict inside evaluate" if compare(expected, again).passed else "got it wrong"))
     return Verdict(True, verdict.expected, verdict.got)
 
 

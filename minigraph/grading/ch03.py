@@ -42,7 +42,8 @@ tanh_vjp = vjp_exercise(
             lambda g, ans, x: np.sum(g * (1 - ans ** 2)),
     },
     hint=("Chain rule: the upstream gradient g times tanh'(x), entry by entry.",
-          "tanh'(x) = 1 − tanh(x)², and ans already holds tanh(x)."))
+          "tanh'(x) = 1 − tanh(x)², and ans already holds tanh(x)."),
+    own_op=mg.tanh)
 
 
 # -- 03.mul_vjp (with broadcasting) -------------------------------------------------------------
@@ -95,7 +96,8 @@ mul_vjp = vjp_exercise(
     },
     hint=("Each input's gradient is g times the other input, then brought back to its own shape.",
           "Where broadcasting stretched an input, sum its gradient over the stretched axes "
-          "(mg.unbroadcast, given the input's shape)."))
+          "(mg.unbroadcast, given the input's shape)."),
+    own_op=mg.mul)
 
 
 # -- 03.matmul_vjp ------------------------------------------------------------------------------
@@ -143,7 +145,8 @@ matmul_vjp = vjp_exercise(
     hint=("Each gradient has its input's shape: only one product of g with the other matrix "
           "(or its transpose) gives it.",
           "For x (n, k) the product is g (n, m) times something (m, k); for W (k, m) it is "
-          "something (k, n) times g. The batch is summed by that product."))
+          "something (k, n) times g. The batch is summed by that product."),
+    own_op=mg.matmul)
 
 
 # -- 03.hand_backprop -----------------------------------------------------------------------

@@ -215,7 +215,7 @@ bce = function_exercise(
     points=2, raise_on=("over", "invalid", "divide"),
     cases=[
         case(z=[0.0, 2.0, -1.0], y=[1.0, 1.0, 0.0]),
-        case(z=[[3.0], [-0.5], [0.25], [-4.0]], y=[[0.0], [0.0], [1.0], [1.0]],
+        case(z=[[3.0, -0.5], [0.25, -4.0]], y=[[0.0, 0.0], [1.0, 1.0]],
              hint="The mean is over all entries, whatever the shape."),
         case(z=[40.0, -40.0], y=[0.0, 1.0],
              hint=("σ(40) rounds to exactly 1.0 in float64, so log(1 − σ(40)) is log(0).",
@@ -233,7 +233,12 @@ bce = function_exercise(
             lambda z, y: np.mean(np.maximum(z, 0) - z * y),
         "y and 1 − y are swapped: a logit far above 0 should give a small loss for y = 1":
             lambda z, y: mg.bce_with_logits.opdef.forward(z, 1 - y),
+        "divided by the number of rows: the mean is over all entries (z.size of them)":
+            lambda z, y: z.size / len(z) * mg.bce_with_logits.opdef.forward(z, y),
+        "one loss per entry: the answer is one number, their mean":
+            lambda z, y: np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z))),
     },
+    own_op=mg.bce_with_logits,
     hint=("Never compute σ(z) itself: a stable form has no exp of a large positive number and "
           "no log of 0.",
           "Three terms, all safe for any z: max(z, 0), the product z·y, and log(1 + exp(−|z|)); "

@@ -22,7 +22,7 @@ import numpy as np
 
 import minigraph as mg
 
-from .exercise import Exercise, Verdict, case, compare, diagnose
+from .exercise import Exercise, Verdict, case, compare, diagnose, engine_refused, unchanged
 from .values import Unreadable, decode, encode, shape_text
 
 TITLE = "Handwritten digits"
@@ -31,20 +31,28 @@ TITLE = "Handwritten digits"
 # -- function exercises with integer inputs and named mistakes ---------------------------------
 
 def _integers(case):
-    """A case's inputs: float arrays, except the names listed in ``case["integers"]``."""
-    return [np.asarray(value, dtype=int if name in case.get("integers", ()) else float)
+    """A case's inputs: float arrays, except the names listed in ``case["integers"]``: int arrays,
+    or a plain Python int for one number (a size such as ``n_classes``, which a learner may use
+    as ``[0] * n_classes``)."""
+    return [np.asarray(value, dtype=float) if name not in case.get("integers", ())
+            else int(value) if np.ndim(value) == 0 else np.asarray(value, dtype=int)
             for name, value in case["inputs"].items()]
 
 
 def _exercise(id, name, points, reference, mistakes, cases, hint, title, raise_on=(), integers=(),
               call=lambda answer, *inputs: answer(*inputs)):
     """A function exercise whose inputs may be integer arrays (labels, sizes) and whose wrong
-    answers are named by ``mistakes``; ``call`` says how the learner's answer gets the inputs."""
+    answers are named by ``mistakes``; ``call`` says how the learner's answer gets the inputs.
+    A case fails if the answer changes one of its input arrays in place."""
     cases = tuple({**each, "integers": list(integers)} for each in cases)
 
     def run(answer, case):
+        inputs = _integers(case)
+        given = [np.copy(x) if isinstance(x, np.ndarray) else x for x in inputs]
         with np.errstate(**{error: "raise" for error in raise_on}):
-            return encode(call(answer, *_integers(case)))
+            out = call(answer, *given)
+        unchanged(name, list(case["inputs"]), inputs, given)
+        return encode(out)
 
     def judge(case, got):
         got, inputs = decode(got), _integers(case)
@@ -70,8 +78,11 @@ def _ce_vjp(g, logits, labels):
 
 
 def _call_vjp(answer, g, logits, labels):
-    """A VJP is called as ``vjp(g, ans, *inputs)``: ``ans`` is the op's output, here the loss."""
-    return answer(g, mg.softmax_cross_entropy.opdef.forward(logits, labels), logits, labels)
+    """A VJP is called as ``vjp(g, ans, *inputs)``: ``ans`` is the op's output, here the loss.
+    The engine's own VJP of softmax cross-entropy refuses meanwhile: it is the answer."""
+    ans = mg.softmax_cross_entropy.opdef.forward(logits, labels)
+    with engine_refused(mg.softmax_cross_entropy, "vjps", "softmax_ce_vjp", answer):
+        return answer(g, ans, logits, labels)
 
 
 CE_MISTAKES = [
@@ -128,6 +139,8 @@ ACCURACY_MISTAKES = [
     ("compared the largest logit's value with the label: the answer is its position (the class), "
      "not its value",
      lambda z, y: np.mean(np.max(z, axis=1) == y)),
+    ("one True/False per row: the accuracy is one number, the mean of those",
+     lambda z, y: np.argmax(z, axis=1) == y),
 ]
 
 accuracy = _exercise(
@@ -262,6 +275,12 @@ def _judge_batches(case, got):
                        f"the last, which holds what is left")
     if n >= SHUFFLE_CHECK and np.array_equal(everything, np.arange(n)):
         return Verdict(False, expected, shown, "the examples come in their original order: shuffle them")
+    neighbours = {tuple(range(start, min(start + size, n))) for start in range(0, n, size)}
+    if n >= SHUFFLE_CHECK and {tuple(np.sort(b)) for b in batches} == neighbours:
+        return Verdict(False, expected, shown,
+                       f"each batch holds neighbouring examples (0 to {size - 1}, {size} to {2 * size - 1}, "
+                       "...), the same ones in every epoch: only the order of the batches, or within them, "
+                       "changed. Shuffle all n indices first, then cut the shuffled order into batches")
     if len(runs["again"]) != len(batches) or not all(np.array_equal(a, b) for a, b in zip(runs["again"], batches)):
         return Verdict(False, expected, shown,
                        f"calling it twice with seed {seed} gave two different orders: make every random "

@@ -2,12 +2,12 @@
 
 * ``06.adagrad``, ``06.rmsprop``, ``06.adam``: an optimizer's ``update`` rule, in a subclass
   of ``mg.optim.Optimizer``. ``run`` makes the learner's optimizer, feeds its ``update`` a fixed
-  sequence of gradients for one parameter (its own ``state`` dict, its value read-only like a
-  real Parameter's) and sends back every value. ``judge`` compares them with the sequence
-  worked out by hand, stored in the case (``tests/test_grading_ch06.py`` checks that
-  ``mg.optim`` reproduces every one). When they differ, ``judge`` tries the exercise's list of
-  typical wrong rules (``mistakes``: a rule and a message each) and, if one of them gives
-  exactly the learner's numbers, names that mistake.
+  sequence of gradients for two parameters that start alike (each with its own ``state`` dict,
+  its value read-only like a real Parameter's: they must move alike) and sends back every value.
+  ``judge`` compares them with the sequence worked out by hand, stored in the case
+  (``tests/test_grading_ch06.py`` checks that ``mg.optim`` reproduces every one). When they
+  differ, ``judge`` tries the exercise's list of typical wrong rules (``mistakes``: a rule and a
+  message each) and, if one of them gives exactly the learner's numbers, names that mistake.
 * ``06.cosine``: a cosine learning-rate schedule, checked the same way on a list of steps.
 
 The settings of a case are listed in the order of the rules' parameters (``lr, eps`` ...):
@@ -22,7 +22,7 @@ import numpy as np
 
 import minigraph as mg
 
-from .exercise import Exercise, Verdict, compare
+from .exercise import Exercise, Rule, Verdict, compare
 from .values import decode, encode
 
 TITLE = "Optimizers"
@@ -76,33 +76,45 @@ def _judge_sequence(mistakes, where):
 # -- 06.adagrad, 06.rmsprop, 06.adam --------------------------------------------------------------
 
 def _run_optimizer(answer, case):
-    """Make the learner's optimizer for one Parameter and call its ``update`` once per gradient,
-    as ``step()`` does: the value and the gradient are read-only numpy arrays. The values are
-    kept here, not in the Parameter, so that a rule that makes NaN or infinity (which a
-    Parameter refuses) still sends its numbers, and ``judge`` can name the mistake."""
+    """Make the learner's optimizer for two Parameters and call its ``update`` for each of them
+    once per gradient, as ``step()`` does: the value and the gradient are read-only numpy arrays.
+    Both Parameters start at the case's value and get the same gradients, each with its own
+    ``state``, so they must move alike; if they do not, the rule keeps something on ``self``
+    (shared by every Parameter) that belongs in ``state``. The values are kept here, not in the
+    Parameters, so that a rule that makes NaN or infinity (which a Parameter refuses) still
+    sends its numbers, and ``judge`` can name the mistake."""
     if not (isinstance(answer, type) and "Optimizer" in {c.__name__ for c in answer.__mro__}):
         raise TypeError(f"{case['cls']} must be a class that subclasses mg.optim.Optimizer, "
                         f"not {type(answer).__name__}")
-    p = mg.Parameter(case["inputs"]["value"], name="p")
-    optimizer, state, out = answer([p], **case["settings"]), {}, []
-    value = _read_only(case["inputs"]["value"])
-    for grad in case["inputs"]["grads"]:
-        try:
-            new = optimizer.update(value, _read_only(grad), state)
-        except ValueError as error:
-            if "read-only" not in str(error):
-                raise
-            raise ValueError("update changed an array in place (value -= ...), but values and "
-                             "gradients are read-only: return a new array (value - ...)") from None
-        if new is None:
-            raise TypeError("update returned None: did you forget `return`?")
-        try:
-            value = _read_only(new)
-        except (TypeError, ValueError):
-            raise TypeError(f"update returned {type(new).__name__} {str(new)[:40]!r}, not numbers: it "
-                            f"must return the new value, an array like value") from None
-        out.append(encode(value))
+    start = case["inputs"]["value"]
+    optimizer = answer([mg.Parameter(start, name="p"), mg.Parameter(start, name="q")], **case["settings"])
+    values, states, out = [_read_only(start)] * 2, ({}, {}), []
+    for step, grad in enumerate(case["inputs"]["grads"], start=1):
+        values = [_updated(optimizer, value, grad, state) for value, state in zip(values, states)]
+        if not np.array_equal(*values, equal_nan=True):
+            raise Rule(f"two Parameters that start alike and get the same gradients moved apart at "
+                       f"step {step}: update keeps something on self, which every Parameter shares; "
+                       f"keep it in state, the dict of the Parameter being updated")
+        out.append(encode(values[0]))
     return out
+
+
+def _updated(optimizer, value, grad, state):
+    """What the learner's ``update`` makes of one value and gradient, as a read-only array."""
+    try:
+        new = optimizer.update(value, _read_only(grad), state)
+    except ValueError as error:
+        if "read-only" not in str(error):
+            raise
+        raise ValueError("update changed an array in place (value -= ...), but values and "
+                         "gradients are read-only: return a new array (value - ...)") from None
+    if new is None:
+        raise TypeError("update returned None: did you forget `return`?")
+    try:
+        return _read_only(new)
+    except (TypeError, ValueError):
+        raise TypeError(f"update returned {type(new).__name__} {str(new)[:40]!r}, not numbers: it "
+                        f"must return the new value, an array like value") from None
 
 
 def _read_only(numbers):

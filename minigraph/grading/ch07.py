@@ -7,11 +7,13 @@ are data (``MISTAKES``: a text and the function that makes that mistake), and th
 each of them in as a learner's answer.
 """
 
+from collections import Counter
+
 import numpy as np
 
 import minigraph as mg
 
-from .exercise import Exercise, Verdict, case, compare, function_exercise
+from .exercise import Exercise, Rule, Verdict, case, compare, function_exercise
 from .values import decode, encode, show
 from .vjp import graph_case, vjp_exercise
 
@@ -159,6 +161,8 @@ GATE_MISTAKES = [
      lambda g, ans, z, c: (_gate_reference(g, None, z, c)[0], g * z)),
     ("It looks like grad_z forgot the factor c.",
      lambda g, ans, z, c: (g * _sigmoid(z) * (1 - _sigmoid(z)), g * _sigmoid(z))),
+    ("It looks like σ(z) was recovered as ans / c: where c = 0 that is 0 / 0. Compute σ(z) from z.",
+     lambda g, ans, z, c: (g * ans * (1 - ans / c), g * ans / c)),
 ]
 
 gate_vjp = vjp_exercise(
@@ -169,6 +173,8 @@ gate_vjp = vjp_exercise(
         case(g=[2.0, -1.0, 0.5], z=[1.0, -2.0, 0.5], c=[0.3, 1.5, -1.0],
              hint="Multiply both gradients by the upstream gradient g."),
         case(g=[[1.0, -0.5], [0.2, 2.0]], z=[[0.5, -0.5], [3.0, -3.0]], c=[[2.0, 1.0], [-1.0, 0.5]]),
+        case(g=[1.0, -2.0, 0.5], z=[0.5, -1.0, 2.0], c=[0.0, 1.5, 0.0],
+             hint="c may be 0 (an LSTM's first cell state often is): then ans is 0 whatever z is."),
         graph_case(x=[0.7, -1.1, 1.8]),
     ],
     hint="ans = σ(z)·c is a product of two factors: each input's gradient is g times the "
@@ -197,6 +203,10 @@ def _run_clip(answer, case):
         raise ValueError("clip_by_global_norm changed the gradients in place; return new arrays")
     if not isinstance(out, (list, tuple)):
         raise TypeError(f"clip_by_global_norm must return a list of arrays, not {type(out).__name__}")
+    if any(o is g for o in out for g in grads):
+        raise Rule("clip_by_global_norm returned one of the arrays it was given: return new arrays, even "
+                   "when nothing needs clipping, so that changing them later cannot change the caller's "
+                   "gradients")
     return [encode(g) for g in out]
 
 
@@ -255,14 +265,21 @@ clip_global_norm = Exercise(
 # -- 07.reber_generator ------------------------------------------------------------------------
 
 N_STRINGS = 300
+FAIR = 4.5           # a fork's two counts may differ by this many standard deviations of a fair coin
 
 
 def _run_reber(answer, case):
-    rng = np.random.default_rng(case["seed"])
-    strings = [answer(rng) for _ in range(N_STRINGS)]
+    """N_STRINGS strings drawn with a generator made from the case's seed, twice: every random
+    choice must come from ``rng``, so the second draw repeats the first."""
+    strings, again = ([answer(rng) for _ in range(N_STRINGS)]
+                      for rng in (np.random.default_rng(case["seed"]), np.random.default_rng(case["seed"])))
     bad = next((s for s in strings if not isinstance(s, str)), None)
     if bad is not None:
         raise TypeError(f"reber_generator must return a string such as 'BTBTXSETE', not {type(bad).__name__}")
+    if strings != again:
+        raise Rule("two generators made from the same seed gave different strings: make every random "
+                   "choice with the rng you are given (rng.integers, rng.choice), not with random or "
+                   "np.random")
     return strings
 
 
@@ -284,15 +301,15 @@ def _why_illegal(string):
             f"not '{string[k]}'")
 
 
-def _edges(string):
-    """The transitions of the inner automaton a string walks through: (state, symbol) pairs."""
-    inner, state, used = string[3:-2], 0, set()
+def _choices(string):
+    """The transitions of the inner automaton a string walks through, in order: (state, symbol)."""
+    inner, state, made = string[3:-2], 0, []
     for symbol in inner:
-        used.add((state, symbol))
+        made.append((state, symbol))
         state = dict(mg.data.REBER_AUTOMATON[state])[symbol]
         if state is None:
             break
-    return used
+    return made
 
 
 def _judge_reber(case, got):
@@ -309,12 +326,19 @@ def _judge_reber(case, got):
         return Verdict(False, "T and P about half the time each", f"T {share:.0%} of the time",
                        "the second symbol should be T or P with equal chances")
     edges = {(state, symbol) for state, pairs in mg.data.REBER_AUTOMATON.items() for symbol, _ in pairs}
-    unused = sorted(edges - set().union(*map(_edges, got)))
+    counts = Counter(choice for string in got for choice in _choices(string))
+    unused = sorted(edges - set(counts))
     if unused:
         state, symbol = unused[0]
         return Verdict(False, "every transition used", f"{len(unused)} never used",
                        f"in {N_STRINGS} strings, state {state} never emitted '{symbol}': choose between "
                        f"all of a state's transitions at random, loops included")
+    for state, ((a, _), (b, _)) in ((s, p) for s, p in mg.data.REBER_AUTOMATON.items() if len(p) == 2):
+        times_a, times_b = counts[state, a], counts[state, b]
+        if abs(times_a - times_b) > FAIR * np.sqrt(times_a + times_b):
+            return Verdict(False, "equal chances at every fork", f"{times_a} '{a}', {times_b} '{b}'",
+                           f"state {state} emitted '{a}' {times_a} times and '{b}' {times_b} times: "
+                           f"choose between a state's transitions with equal chances")
     return Verdict(True, f"{N_STRINGS} legal, varied strings", "all legal")
 
 

@@ -4,6 +4,8 @@
   is a graph. ``run`` builds the learner's VJP on Inputs ``g`` and ``x`` fed with *decoy*
   values, then runs it at the case's values (a VJP built from ``.value`` numbers keeps the
   decoy's numbers), and runs ``mg.grad`` of it too (a graph VJP can be differentiated again).
+  While the answer builds its node, softplus' own graph VJP refuses, so ``mg.grad`` through
+  ``ans`` cannot do the exercise.
 * ``08.second_derivative``: ``second_derivative(f, x)`` returns the node of f''(x), with
   ``mg.grad`` twice; ``run`` evaluates it at three points for each function of the cases.
 * ``08.framework_words``: the PyTorch word for each minigraph word of a small model.
@@ -13,11 +15,13 @@
 learner's answer equals one of them, the message says which mistake it is.
 """
 
+import contextlib
+
 import numpy as np
 
 import minigraph as mg
 
-from .exercise import Exercise, Verdict, case, compare, diagnose
+from .exercise import Exercise, Rule, Verdict, case, compare, diagnose, unchanged
 from .values import Unreadable, decode, encode
 
 TITLE = "Gradients as graphs"
@@ -40,9 +44,28 @@ def _softplus(x):
 _sigmoid = mg.sigmoid.opdef.forward        # the engine's own, stable for large |x|
 
 
+def _softplus_graph_vjp(g, ans, x):
+    return g * mg.sigmoid(x)
+
+
 softplus = mg.defop("softplus", _softplus, [lambda g, ans, x: g * _sigmoid(x)], "softplus")
-mg.defvjp(softplus, lambda g, ans, x: g * mg.sigmoid(x))       # so that mg.grad goes through it
+mg.defvjp(softplus, _softplus_graph_vjp)       # so that mg.grad goes through it
 DECOY = 0.25                     # g and x hold this before the case's values are fed
+
+
+@contextlib.contextmanager
+def _softplus_vjp_refused():
+    """While the learner's VJP is built, softplus' own graph VJP (the answer) refuses: an answer
+    that asks ``mg.grad`` to go back through ``ans`` would only hand back the check's rule."""
+    def refuse(g, ans, x):
+        raise Rule("softplus_graph_vjp asked mg.grad to go back through ans, which uses softplus' own "
+                   "graph VJP: the very rule this exercise asks you to write. Build the gradient of x "
+                   "from the nodes g, x (or ans) with ops")
+    mg.defvjp(softplus, refuse)
+    try:
+        yield
+    finally:
+        mg.defvjp(softplus, _softplus_graph_vjp)
 
 
 def _vjp_run(answer, case):
@@ -51,7 +74,8 @@ def _vjp_run(answer, case):
     decoy = {node: np.full(np.shape(value), DECOY) for node, value in values.items()}
     ans = softplus(x, name="ans")
     mg.Graph([ans, g]).forward(decoy)
-    out = answer(g, ans, x)
+    with _softplus_vjp_refused():
+        out = answer(g, ans, x)
     if not isinstance(out, mg.Node):
         return {"value": encode(out)}
     graph = mg.Graph(out)
@@ -234,8 +258,11 @@ NEWTON_MISTAKES = [
 
 
 def _newton_run(answer, case):
-    g, H, x = (np.asarray(case["inputs"][k], dtype=float) for k in ("g", "H", "x"))
-    return encode(answer(g, H, x))
+    inputs = [np.asarray(case["inputs"][k], dtype=float) for k in ("g", "H", "x")]
+    given = [a.copy() for a in inputs]
+    out = answer(*given)
+    unchanged("newton_step", ["g", "H", "x"], inputs, given)
+    return encode(out)
 
 
 def _newton_judge(case, got):

@@ -122,6 +122,35 @@ def unchanged(name, params, before, after):
                        f"(the engine keeps using it); compute a new array instead")
 
 
+ENGINE_PARTS = {"vjps": "backward rule", "forward": "forward function"}
+
+
+@contextlib.contextmanager
+def engine_refused(op, part, name, answer):
+    """While the block runs, the engine's own ``part`` of ``op`` (``"vjps"`` or ``"forward"`` of
+    ``mg.tanh``...) raises ``Rule``: for an exercise that asks the learner to write that very
+    function. An ``answer`` that is one of them (``mg.tanh.opdef.vjps[0]``) is refused at once.
+    ``op=None`` refuses nothing."""
+    if op is None:
+        yield
+        return
+    opdef, own = op.opdef, getattr(op.opdef, part)
+    functions = own if isinstance(own, tuple) else (own,)
+
+    def refuse(*args, **attrs):
+        raise Rule(f"{name} uses the engine's own {ENGINE_PARTS[part]} of {opdef.name} "
+                   f"(mg.{opdef.name}.opdef.{part}), which is what this exercise asks you to write: "
+                   f"compute it yourself, with numpy")
+
+    if any(answer is function for function in functions):
+        refuse()
+    setattr(opdef, part, tuple(refuse for _ in own) if isinstance(own, tuple) else refuse)
+    try:
+        yield
+    finally:
+        setattr(opdef, part, own)
+
+
 class NoLoopArray(np.ndarray):
     """An input array that refuses a Python loop over its entries (``for v in x``, ``x[i]``
     with an integer i): for exercises whose statement says "no Python loop"."""
@@ -173,9 +202,11 @@ def shape_advice(expected, got):
 
     Three cases are told apart: the shape reversed (a transposed product), fewer entries than
     expected (summed or reduced over too many axes), and a shape the expected one broadcasts to
-    (stretched by broadcasting, never summed back).
+    (stretched by broadcasting, never summed back); and an array where one number belongs.
     """
     expected, got = tuple(expected), tuple(got)
+    if not expected and got:
+        return ": one number was expected; were the entries never added up (or averaged) into one?"
     if len(got) >= 2 and got == expected[::-1]:
         return (": the expected shape reversed; is a matrix transposed, or a product taken in "
                 "the wrong order?")
@@ -226,7 +257,7 @@ def _expected_got(expected, got, rtol, atol):
 
 
 def function_exercise(id, name, reference, cases, points, hint="", title=None,
-                      rtol=RTOL, atol=ATOL, raise_on=(), mistakes=None, no_loops=False):
+                      rtol=RTOL, atol=ATOL, raise_on=(), mistakes=None, no_loops=False, own_op=None):
     """An exercise "write ``name(*inputs)``", checked against ``reference`` on each case.
 
     ``raise_on`` lists numpy floating-point errors (``"over"``, ``"invalid"``, ``"divide"``)
@@ -235,6 +266,8 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
     ``mistakes`` maps a message to a typical wrong function (called like ``reference``): a
     failing case whose answer matches one says that message. ``no_loops`` refuses a Python loop
     over an input's entries. Every case also fails if the answer changes an input in place.
+    ``own_op``: the engine's op whose forward the exercise asks for; an answer that is it, or
+    calls it, fails (``engine_refused``).
     """
     cases = tuple(cases)
     names = list(cases[0]["inputs"]) if cases else []
@@ -243,7 +276,8 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
     def run(answer, case):
         inputs = arrays(case)
         given = [x.copy().view(NoLoopArray) if no_loops else x.copy() for x in inputs]
-        with np.errstate(**{error: "raise" for error in raise_on}):
+        errors = {error: "raise" for error in raise_on}
+        with np.errstate(**errors), engine_refused(own_op, "forward", name, answer):
             out = answer(*given)
         unchanged(name, names, inputs, given)
         return encode(out)
@@ -334,10 +368,38 @@ def _run_one(exercise, answer, case, seconds):
         return {"status": "not_done"}
     except CaseTimeout:
         return {"status": "timeout", "seconds": seconds}
-    except Rule as rule:
-        return {"status": "error", "message": sentences(str(rule), MAX_MESSAGE)}
     except Exception as error:
-        return {"status": "error", "message": sentences(f"{type(error).__name__}: {error}", MAX_MESSAGE)}
+        rule = _rule_behind(error)
+        message = str(rule) if rule else _explained(error)
+        return {"status": "error", "message": sentences(message, MAX_MESSAGE)}
+
+
+NUMPY_PITFALLS = {              # a piece of numpy's error message -> what the learner did
+    "truth value of an array": "Python's if, and, or, max or min was given a whole array, and "
+                               "numpy cannot tell whether many entries at once are true: use "
+                               "numpy functions, which work entry by entry",
+    "matmul: Input operand": "a matrix product whose shapes do not fit: (n, k) @ (k, m) needs the "
+                             "same k on both sides; is a matrix transposed, or the product taken "
+                             "in the wrong order?",
+    "could not be broadcast together": "two arrays whose shapes do not broadcast were combined "
+                                       "entry by entry; check each one's shape (an axis reduced "
+                                       "or indexed that should not be?)",
+}
+
+
+def _explained(error):
+    """An error's message, with what it means in front when it is numpy's own error (a plain
+    ValueError; minigraph's errors explain themselves) for a known pitfall."""
+    message = f"{type(error).__name__}: {error}"
+    meaning = next((text for piece, text in NUMPY_PITFALLS.items() if piece in message), None)
+    return f"{meaning} ({message})" if meaning and type(error) is ValueError else message
+
+
+def _rule_behind(error):
+    """The ``Rule`` behind an error (itself, or one the engine caught and wrapped), or None."""
+    while error is not None and not isinstance(error, Rule):
+        error = error.__cause__ or error.__context__
+    return error
 
 
 # -- judging (where the reference lives) ----------------------------------------------------

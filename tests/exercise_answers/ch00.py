@@ -4,6 +4,8 @@ import math
 
 import numpy as np
 
+import minigraph as mg
+
 from . import wrong
 
 
@@ -57,6 +59,8 @@ WRONG = {
         "np.max, a reduction": wrong(lambda x: np.max(x, 0), "fewer entries"),
         "in-place change of the input": wrong(relu_in_place, "in place"),
         "keeps the shape only for vectors": wrong(lambda x: np.maximum(np.ravel(x), 0.0), "wrong shape"),
+        "Python's max": wrong(lambda x: max(x, 0), "python's if, and, or, max or min", "entry by entry"),
+        "the engine's relu": wrong(mg.relu.opdef.forward, "engine's own forward function"),
     },
     "00.sigmoid": {
         "the textbook formula overflows": wrong(lambda x: 1 / (1 + np.exp(-x)), "overflow"),
@@ -66,6 +70,8 @@ WRONG = {
         "only the branch for negative x": wrong(
             lambda x: np.exp(-np.abs(x)) / (1 + np.exp(-np.abs(x))), "other branch"),
         "math.exp in a loop": wrong(sigmoid_math_loop, "overflow"),
+        "the engine's sigmoid": wrong(lambda x: mg.Graph(mg.sigmoid(mg.Constant(x))).forward(),
+                                      "engine's own forward function"),
     },
     "00.broadcast_shape": {
         "lined up from the left": wrong((4, 3), "from the right"),
@@ -82,6 +88,7 @@ WRONG = {
         "x where sigma(x) belongs": wrong(lambda g, ans, x: g * x * (1 - x), "with x where"),
         "sums everything": wrong(lambda g, ans, x: np.sum(g * ans * (1 - ans)), "summed into one number"),
         "changes g in place": wrong(sigmoid_vjp_in_place, "in place"),
+        "the engine's own rule": wrong(mg.sigmoid.opdef.vjps[0], "engine's own backward rule"),
     },
 }
 

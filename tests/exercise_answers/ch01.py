@@ -121,6 +121,13 @@ def find_inputs_without_seen(output):
     return found
 
 
+def find_inputs_recursive_without_seen(output):
+    """Recursion that merges the answers in a set: right, but it walks every path again."""
+    if output.kind == "input":
+        return [output]
+    return list({found for parent in output.inputs for found in find_inputs_recursive_without_seen(parent)})
+
+
 def find_inputs_of_the_inputs(output):
     return walk(output, lambda node: node.kind == "input", start=output.inputs)
 
@@ -159,6 +166,8 @@ WRONG = {
         "forgets the output itself": wrong(find_inputs_of_the_inputs, "missing input: x"),
         "only the direct inputs": wrong(lambda output: [n for n in output.inputs], "is an op, not an input"),
         "forgot return": wrong(lambda output: None, "forget `return`"),
+        "every path walked again (no seen set, duplicates merged)": wrong(find_inputs_recursive_without_seen,
+                                                                          "did not finish"),
     },
 }
 

@@ -237,6 +237,20 @@ def evaluate_memo(output, feed):
     return value(output)
 
 
+def evaluate_memo_kept(output, feed, memo={}):
+    """A memo as a default argument: one dict for every call, so a new feed gets old values."""
+    def value(node):
+        if node not in memo:
+            if node.kind == "input":
+                memo[node] = feed[node]
+            elif node.op is None:
+                memo[node] = node.value
+            else:
+                memo[node] = node.op.forward(*[value(p) for p in node.inputs], **node.attrs)
+        return memo[node]
+    return value(output)
+
+
 def evaluate_without_attrs(output, feed):
     values = {}
     for node in mg.Graph(output).nodes:
@@ -306,6 +320,7 @@ WRONG = {
         "every leaf looked up in feed": wrong(evaluate_every_leaf_fed, "only inputs are fed"),
         "all the values, not the output's": wrong(evaluate_all_values, "returned a dict"),
         "forgot return": wrong(lambda output, feed: None, "forget `return`"),
+        "a memo kept between calls": wrong(evaluate_memo_kept, "returned the first call's value", "new dict"),
     },
 }
 

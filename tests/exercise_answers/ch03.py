@@ -103,6 +103,13 @@ def flat_only(f, x, eps=1e-6):
     return grad
 
 
+def tanh_vjp_by_the_engine(g, ans, x):
+    """The engine's backward pass through mg.tanh does the exercise."""
+    p = mg.Parameter(x, name="p")
+    mg.Graph(mg.sum(mg.tanh(p) * mg.Constant(g))).backward()
+    return p.grad
+
+
 HAND = {"L": 1.0, "c": -2.0, "a": -1.0, "b": -2.0, "w": -2.0, "x": 1.0}
 
 WRONG = {
@@ -114,6 +121,8 @@ WRONG = {
         "sigmoid's derivative": wrong(lambda g, ans, x: g * ans * (1 - ans), "sigmoid"),
         "sums too much": wrong(lambda g, ans, x: np.sum(g * (1 - ans ** 2)), "summed into one number",
                                "fewer entries"),
+        "the engine's own rule": wrong(mg.tanh.opdef.vjps[0], "engine's own backward rule"),
+        "the engine's backward pass": wrong(tanh_vjp_by_the_engine, "engine's own backward rule"),
     },
     "03.mul_vjp": {
         "no unbroadcast": wrong(lambda g, ans, x, y: (g * y, g * x), "not summed back"),
@@ -124,6 +133,8 @@ WRONG = {
         "addition's rule": wrong(lambda g, ans, x, y: (mg.unbroadcast(g, np.shape(x)), mg.unbroadcast(g, np.shape(y))),
                                  "rule of addition"),
         "a single gradient": wrong(lambda g, ans, x, y: g * y * x, "must return a pair"),
+        "the engine's own rules": wrong(lambda g, ans, x, y: tuple(vjp(g, ans, x, y) for vjp in mg.mul.opdef.vjps),
+                                        "engine's own backward rule"),
     },
     "03.matmul_vjp": {
         "grad W transposed": wrong(lambda g, ans, x, W: (g @ W.T, g.T @ x), "gradient for w is transposed",
@@ -135,6 +146,9 @@ WRONG = {
         "only the first row": wrong(lambda g, ans, x, W: (g @ W.T, x[:1].T @ g[:1]), "first row"),
         "wrong sign": wrong(lambda g, ans, x, W: (-(g @ W.T), -(x.T @ g)), "sign"),
         "elementwise products": wrong(lambda g, ans, x, W: (g * W.T, x.T * g), "shape"),
+        "the engine's own rules": wrong(lambda g, ans, x, W: (mg.matmul.opdef.vjps[0](g, ans, x, W),
+                                                              mg.matmul.opdef.vjps[1](g, ans, x, W)),
+                                        "engine's own backward rule"),
     },
     "03.hand_backprop": {
         "one path into a": wrong({**HAND, "a": 1.0, "w": 2.0, "x": -1.0}, "node 'a'", "two consumers"),

@@ -123,6 +123,11 @@ WRONG = {
         "y and 1 - y swapped": wrong(lambda z, y: bce_stable(z, 1 - y), "swapped"),
         "exp of -z, not -|z|": wrong(lambda z, y: np.mean(np.maximum(z, 0) - z * y + np.log1p(np.exp(-z))),
                                      "overflow"),
+        "divided by the number of rows": wrong(lambda z, y: np.sum(np.logaddexp(0, z) - z * y) / len(z),
+                                               "number of rows"),
+        "no mean taken": wrong(lambda z, y: np.logaddexp(0, z) - z * y, "one loss per entry", "one number"),
+        "the engine's own function": wrong(lambda z, y: mg.Graph(mg.bce_with_logits(mg.Constant(z), mg.Constant(y))).forward(),
+                                           "engine's own forward function"),
     },
     "04.disk_recipe": {
         "a learning rate that overshoots": wrong(recipe([16], "relu", "momentum", 5.0), "lower the learning rate"),

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+import minigraph as mg
+
 from . import wrong
 
 
@@ -38,6 +40,17 @@ def ce_right_log_softmax(g, ans, logits, labels):
     shifted = logits - logits.max(axis=1, keepdims=True)
     log_p = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
     return g / len(labels) * (np.exp(log_p) - np.eye(logits.shape[1])[labels])
+
+
+def ce_shifts_in_place(g, ans, logits, labels):
+    logits -= logits.max(axis=1, keepdims=True)          # changes the caller's array
+    return ce_right_vectorised(g, ans, logits, labels)
+
+
+def ce_by_the_engine(g, ans, logits, labels):
+    z, y = mg.Parameter(logits, name="z"), mg.Input("y", dtype=int)
+    mg.Graph(mg.softmax_cross_entropy(z, y)).backward({y: labels}, wrt=[z])
+    return g * z.grad
 
 
 def ce_naive_softmax(g, ans, logits, labels):
@@ -84,6 +97,16 @@ def batches_seed_ignored(n, batch_size, seed):
     return batches_right_slices(n, batch_size, 42)
 
 
+def batches_shuffle_batch_order(n, batch_size, seed):
+    batches = batches_unshuffled(n, batch_size, seed)
+    return [batches[i] for i in np.random.default_rng(seed).permutation(len(batches))]
+
+
+def batches_shuffle_within(n, batch_size, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.permutation(batch) for batch in batches_unshuffled(n, batch_size, seed)]
+
+
 def batches_array_split(n, batch_size, seed):
     order = np.random.default_rng(seed).permutation(n)
     return np.array_split(order, -(-n // batch_size))
@@ -114,6 +137,19 @@ def confusion_fancy(labels, predictions, n_classes):
     matrix = np.zeros((n_classes, n_classes))
     matrix[labels, predictions] += 1
     return matrix
+
+
+def confusion_nested_lists(labels, predictions, n_classes):
+    matrix = [[0] * n_classes for _ in range(n_classes)]
+    for t, p in zip(labels, predictions):
+        matrix[t][p] += 1
+    return matrix
+
+
+def confusion_codes_in_place(labels, predictions, n_classes):
+    labels *= n_classes                       # reuses the caller's array for the pair codes
+    labels += predictions
+    return np.bincount(labels, minlength=n_classes ** 2).reshape(n_classes, n_classes)
 
 
 def confusion_from_data(labels, predictions, n_classes):
@@ -150,6 +186,10 @@ WRONG = {
         "sigmoid": wrong(lambda g, ans, z, y: g * (1 / (1 + np.exp(-z)) - one_hot(y, z.shape[1])) / len(z),
                          "sigmoid"),
         "softmax without the max shift": wrong(ce_naive_softmax, "overflow"),
+        "shifts the logits in place": wrong(ce_shifts_in_place, "changed its input logits in place"),
+        "the engine's own rule": wrong(lambda g, ans, z, y: mg.softmax_cross_entropy.opdef.vjps[0](g, ans, z, y),
+                                       "engine's own backward rule"),
+        "the engine's backward pass": wrong(ce_by_the_engine, "engine's own backward rule"),
     },
     "05.accuracy": {
         "a count": wrong(lambda z, y: np.sum(z.argmax(axis=1) == y), "number of right answers"),
@@ -157,6 +197,7 @@ WRONG = {
         "the error rate": wrong(lambda z, y: np.mean(z.argmax(axis=1) != y), "error rate"),
         "argmin": wrong(lambda z, y: np.mean(z.argmin(axis=1) == y), "argmin"),
         "max instead of argmax": wrong(lambda z, y: np.mean(z.max(axis=1) == y), "position"),
+        "one True/False per row": wrong(lambda z, y: z.argmax(axis=1) == y, "one true/false per row"),
     },
     "05.minibatches": {
         "with replacement": wrong(batches_with_replacement, "without replacement"),
@@ -166,6 +207,8 @@ WRONG = {
         "ignores the seed": wrong(batches_seed_ignored, "same order"),
         "equal-sized pieces": wrong(batches_array_split, "batch sizes"),
         "fractions, not indices": wrong(batches_float_positions, "non-integer"),
+        "only the batches' order shuffled": wrong(batches_shuffle_batch_order, "neighbouring examples"),
+        "shuffled within each batch only": wrong(batches_shuffle_within, "neighbouring examples"),
     },
     "05.confusion_matrix": {
         "transposed": wrong(lambda y, p, k: confusion_loop(y, p, k).T, "swapped"),
@@ -174,6 +217,7 @@ WRONG = {
         "rows normalised": wrong(confusion_rows_normalised, "divided by its total"),
         "diagonal only": wrong(lambda y, p, k: np.diag(np.diag(confusion_loop(y, p, k))), "diagonal"),
         "size from the data": wrong(confusion_from_data, "n_classes"),
+        "pair codes in the labels' array": wrong(confusion_codes_in_place, "changed its input labels in place"),
     },
     "05.digits_recipe": {
         "learning rate far too large": wrong(recipe([128], "relu", "gd", 5.0, 2, 64), "too large"),
@@ -195,7 +239,8 @@ RIGHT = {
     "05.minibatches": {"slices of a permutation": batches_right_slices,
                        "a generator over a shuffled range": batches_right_generator},
     "05.confusion_matrix": {"a loop": confusion_loop, "bincount": confusion_bincount,
-                            "one-hot product": confusion_one_hot_product},
+                            "one-hot product": confusion_one_hot_product,
+                            "nested Python lists": confusion_nested_lists},
     "05.digits_recipe": {
         "ReLU + Adam": recipe([128], "relu", "adam", 0.002, 4, 64),
         "ReLU + momentum, two layers": recipe([96, 32], "relu", "momentum", 0.05, 5, 64),

@@ -74,6 +74,11 @@ def adagrad_one_sum(self, value, grad, state):
     return value - self.lr * grad / (np.sqrt(state["s"]) + self.eps)
 
 
+def adagrad_sum_on_self(self, value, grad, state):
+    self.s = getattr(self, "s", 0.0) + grad ** 2           # one sum for every Parameter
+    return value - self.lr * grad / (np.sqrt(self.s) + self.eps)
+
+
 def adagrad_divides_first(self, value, grad, state):
     s = state.get("s", 0.0)
     new = value - self.lr * grad / (np.sqrt(s) + self.eps)
@@ -120,6 +125,11 @@ def rmsprop_no_root(self, value, grad, state):
     return value - self.lr * grad / (state["s"] + self.eps)
 
 
+def rmsprop_average_on_self(self, value, grad, state):
+    self.s = self.decay * getattr(self, "s", 0.0) + (1 - self.decay) * grad ** 2
+    return value - self.lr * grad / (np.sqrt(self.s) + self.eps)
+
+
 def rmsprop_whole_square(self, value, grad, state):
     state["s"] = self.decay * state.get("s", 0.0) + grad ** 2
     return value - self.lr * grad / (np.sqrt(state["s"]) + self.eps)
@@ -143,6 +153,13 @@ def adam_right_powers(self, value, grad, state):
     m_hat = state["first"] / (1 - np.power(self.beta1, state["step"]))
     s_hat = state["second"] / (1 - np.power(self.beta2, state["step"]))
     return value - self.lr * m_hat / (np.sqrt(s_hat) + self.eps)
+
+
+def adam_counts_on_self(self, value, grad, state):
+    self.t = getattr(self, "t", 0) + 1                      # counts every Parameter's update
+    m = state["m"] = self.beta1 * state.get("m", 0.0) + (1 - self.beta1) * grad
+    s = state["s"] = self.beta2 * state.get("s", 0.0) + (1 - self.beta2) * grad ** 2
+    return value - self.lr * (m / (1 - self.beta1 ** self.t)) / (np.sqrt(s / (1 - self.beta2 ** self.t)) + self.eps)
 
 
 def adam_variant(**mistake):
@@ -203,6 +220,7 @@ WRONG = {
         "forgot return": wrong(optimizer(lambda self, value, grad, state: None, **ADAGRAD),
                                "did you forget `return`"),
         "in place": wrong(optimizer(gd_in_place, **ADAGRAD), "return a new array"),
+        "the sum kept on self": wrong(optimizer(adagrad_sum_on_self, **ADAGRAD), "keeps something on self"),
     },
     "06.rmsprop": {
         "uphill": wrong(optimizer(rmsprop_uphill, **RMSPROP), "uphill"),
@@ -211,6 +229,7 @@ WRONG = {
         "eps inside the root": wrong(optimizer(rmsprop_eps_inside, **RMSPROP), "eps is inside the square root"),
         "no square root": wrong(optimizer(rmsprop_no_root, **RMSPROP), "no square root"),
         "g² added whole": wrong(optimizer(rmsprop_whole_square, **RMSPROP), "added whole"),
+        "the average kept on self": wrong(optimizer(rmsprop_average_on_self, **RMSPROP), "keeps something on self"),
     },
     "06.adam": {
         "no bias correction": wrong(optimizer(adam_variant(raw_m=True, raw_s=True), **ADAM), "no bias correction"),
@@ -222,6 +241,7 @@ WRONG = {
                                      "eps is inside the square root"),
         "uphill": wrong(optimizer(adam_variant(uphill=True), **ADAM), "uphill"),
         "not an optimizer class": wrong(lambda v: v, "subclasses mg.optim.Optimizer"),
+        "the step count kept on self": wrong(optimizer(adam_counts_on_self, **ADAM), "keeps something on self"),
     },
     "06.cosine": {
         "sin": wrong(lambda t, total, lr_max, lr_min: lr_min + (lr_max - lr_min) * (1 + np.sin(np.pi * t / total)) / 2,

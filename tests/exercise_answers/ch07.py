@@ -1,5 +1,7 @@
 """Chapter 07 (recurrent networks): typical wrong answers and different right answers."""
 
+import random
+
 import numpy as np
 
 import minigraph as mg
@@ -73,6 +75,18 @@ def gate_via_tanh(g, ans, z, c):
     return g * c * s * (1 - s), g * s
 
 
+def gate_from_ans(g, ans, z, c):
+    with np.errstate(invalid="ignore"):             # 0 / 0 where c = 0: the mistake
+        s = ans / c
+    return g * c * s * (1 - s), g * s
+
+
+def gate_product_rule_with_ans(g, ans, z, c):
+    """ans = σ(z)·c, so σ'(z)·c = σ(z)(1 − σ(z))·c = ans·(1 − σ(z)): right, even where c = 0."""
+    s = sigmoid(z)
+    return g * ans * (1 - s), g * s
+
+
 # -- answers for 07.clip_global_norm -----------------------------------------------------------------
 
 def clip_concatenated(grads, max_norm):
@@ -86,6 +100,11 @@ def clip_in_place(grads, max_norm):
         for g in grads:
             g *= max_norm / norm
     return grads
+
+
+def clip_returns_the_given_arrays(grads, max_norm):
+    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    return [g * (max_norm / norm) for g in grads] if norm > max_norm else grads
 
 
 # -- answers for 07.reber_generator -------------------------------------------------------------------
@@ -112,6 +131,22 @@ def reber_recursive(rng):
 
 
 BROKEN_AUTOMATON = {**mg.data.REBER_AUTOMATON, 3: (("X", 3), ("S", 5))}
+
+
+def reber_python_random(rng):
+    """Every choice made with Python's random module: legal and varied, but not from rng."""
+    outer = random.choice("TP")
+    return "B" + outer + reber_walk(rng, choose=lambda pairs: random.randrange(len(pairs))) + outer + "E"
+
+
+def reber_global_numpy(rng):
+    outer = np.random.choice(["T", "P"])
+    return "B" + outer + reber_walk(rng, choose=lambda pairs: np.random.randint(len(pairs))) + outer + "E"
+
+
+def reber_off_by_one(rng):
+    """rng.integers(len + 1) folded back with %: the first transition comes twice as often."""
+    return embedded(lambda r: reber_walk(r, choose=lambda pairs: r.integers(len(pairs) + 1) % len(pairs)))(rng)
 
 
 # -- the tables -----------------------------------------------------------------------------------------
@@ -155,6 +190,7 @@ WRONG = {
         "grad_c from z": wrong(lambda g, ans, z, c: (gate_right(g, ans, z, c)[0], g * z), "grad_c used z"),
         "no factor c": wrong(lambda g, ans, z, c: (g * sigmoid(z) * (1 - sigmoid(z)), g * sigmoid(z)),
                              "forgot the factor c"),
+        "σ(z) recovered as ans / c": wrong(gate_from_ans, "recovered as ans / c"),
     },
     "07.clip_global_norm": {
         "each array by its own norm": wrong(lambda grads, m: [g * min(1, m / np.linalg.norm(g)) for g in grads],
@@ -169,6 +205,8 @@ WRONG = {
         "L1 norm": wrong(lambda grads, m: [g * min(1, m / sum(np.abs(x).sum() for x in grads)) for g in grads],
                          "L1"),
         "in place": wrong(clip_in_place, "changed the gradients in place"),
+        "the given arrays back when the norm is small": wrong(clip_returns_the_given_arrays,
+                                                              "returned one of the arrays it was given"),
     },
     "07.reber_generator": {
         "not embedded": wrong(lambda rng: reber_walk(rng), "not embedded"),
@@ -182,6 +220,9 @@ WRONG = {
                                         "never emitted", "loops included"),
         "a wrong automaton": wrong(embedded(lambda rng: reber_walk(rng, BROKEN_AUTOMATON)),
                                    "the automaton allows only"),
+        "Python's random instead of rng": wrong(reber_python_random, "same seed gave different strings"),
+        "np.random instead of rng": wrong(reber_global_numpy, "same seed gave different strings"),
+        "first transition twice as likely": wrong(reber_off_by_one, "equal chances"),
     },
 }
 
@@ -189,7 +230,7 @@ RIGHT = {
     "07.rnn_step": {"numpy": lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + h @ W_hh + b),
                     "the engine": rnn_step_engine, "einsum": rnn_step_einsum},
     "07.bptt_two_steps": {"by hand": bptt_numpy, "the engine": bptt_engine, "a backward loop": bptt_loop},
-    "07.gate_vjp": {"σ": gate_right, "σ through tanh": gate_via_tanh},
+    "07.gate_vjp": {"σ": gate_right, "σ through tanh": gate_via_tanh, "ans·(1 − σ(z))": gate_product_rule_with_ans},
     "07.clip_global_norm": {"recurrent.clip_by_global_norm": lambda grads, m: recurrent.clip_by_global_norm(grads, m)[0],
                             "one concatenated vector": clip_concatenated},
     "07.reber_generator": {"a walk": embedded(reber_walk), "recursive": reber_recursive,

@@ -21,6 +21,14 @@ def vjp_from_the_output(g, ans, x):
     return g * (1 - mg.exp(-ans))                 # e^ans = 1 + e^x, so 1 - e^-ans = σ(x)
 
 
+def vjp_engine_through_ans(g, ans, x):
+    return g * mg.grad(mg.sum(ans), x)          # softplus' own graph VJP does the exercise
+
+
+def vjp_one_over(g, ans, x):
+    return g / (1 + mg.exp(-x))
+
+
 def vjp_numbers(g, ans, x):
     return np.asarray(g.value) / (1 + np.exp(-np.asarray(x.value)))
 
@@ -77,6 +85,13 @@ def words_with(word, torch_word):
     return {**TORCH_WORDS, word: torch_word}
 
 
+# -- 08.newton_step -----------------------------------------------------------------------------------
+
+def newton_in_place(g, H, x):
+    x -= np.linalg.solve(H, g)                   # the caller's x moves too
+    return x
+
+
 # -- the tables ------------------------------------------------------------------------------------
 
 WRONG = {
@@ -88,6 +103,7 @@ WRONG = {
         "g times the output, as for exp": wrong(lambda g, ans, x: g * ans, "times the output"),
         "numbers computed from .value, not a node": wrong(vjp_numbers, "not a node"),
         "a node built from the numbers in .value": wrong(vjp_built_from_values, ".value"),
+        "mg.grad back through ans": wrong(vjp_engine_through_ans, "softplus' own graph VJP"),
     },
     "08.second_derivative": {
         "mg.grad once: the first derivative": wrong(second_first_only, "first derivative"),
@@ -114,12 +130,13 @@ WRONG = {
         "multiplied by H, not by its inverse": wrong(lambda g, H, x: x - H @ g, "instead of by its inverse"),
         "divided by the diagonal of H only": wrong(lambda g, H, x: x - g / np.diag(H), "diagonal"),
         "half a step": wrong(lambda g, H, x: x - 0.5 * np.linalg.solve(H, g), "half a step"),
+        "x moved in place": wrong(newton_in_place, "changed its input x in place"),
     },
 }
 
 RIGHT = {
     "08.softplus_graph_vjp": {"g·σ(x)": vjp_sigmoid, "g·eᕽ/(1 + eᕽ)": vjp_exp_ratio,
-                              "from the output ans": vjp_from_the_output},
+                              "from the output ans": vjp_from_the_output, "g / (1 + e⁻ᕽ)": vjp_one_over},
     "08.second_derivative": {"mg.grad twice": second_twice, "mg.grad on lists": second_with_lists},
     "08.framework_words": {"short words": TORCH_WORDS, "other spellings": OTHER_TORCH_WORDS},
     "08.newton_step": {"solve H d = g": lambda g, H, x: x - np.linalg.solve(H, g),
