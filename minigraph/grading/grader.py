@@ -286,11 +286,12 @@ def _grade_exercise(exercise, entry):
 
 
 async def _read_json(path, limit):
-    """(the JSON object in ``path``, read as untrusted, None), or (None, what is wrong)."""
+    """(the JSON object in ``path``, read as untrusted, its strings made printable, None), or
+    (None, what is wrong)."""
     if not os.path.lexists(path):
         return None, f"the kernel wrote no {path.name}"
     try:
-        value = json.loads(await _read(path, limit))
+        value = _printable(json.loads(await _read(path, limit)))
     except Unreadable as error:
         return None, f"{path.name} is {error}"
     except ValueError:
@@ -298,6 +299,19 @@ async def _read_json(path, limit):
     except RecursionError:
         return None, f"{path.name} is nested too deeply"
     return (value, None) if isinstance(value, dict) else (None, f"{path.name} is not a JSON object")
+
+
+def _printable(value):
+    """``value`` (parsed JSON) with every string made one printable line (``display_name``): a
+    kernel can send neither an escape sequence to the instructor's terminal (to overwrite a line
+    of the report) nor a lone surrogate, which no UTF-8 report can hold."""
+    if isinstance(value, str):
+        return display_name(value)
+    if isinstance(value, list):
+        return [_printable(item) for item in value]
+    if isinstance(value, dict):
+        return {display_name(key): _printable(item) for key, item in value.items()}
+    return value
 
 
 async def _read_notes(home):
