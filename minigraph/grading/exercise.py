@@ -336,7 +336,7 @@ def _run_one(exercise, answer, case, seconds):
         return {"status": "timeout", "seconds": seconds}
     except Rule as rule:
         return {"status": "error", "message": sentences(str(rule), MAX_MESSAGE)}
-    except Exception as error:
+    except (Exception, SystemExit) as error:     # sys.exit() in an answer fails its case, nothing more
         return {"status": "error", "message": sentences(f"{type(error).__name__}: {error}", MAX_MESSAGE)}
 
 
