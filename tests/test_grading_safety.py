@@ -149,6 +149,15 @@ def test_reports_are_replaced_in_one_step(tmp_path):
     assert target.read_text() == "new" and os.listdir(tmp_path) == ["report.json"]
 
 
+def test_a_report_gets_the_permissions_of_any_new_file(tmp_path):
+    old = os.umask(0o022)              # a temporary file is private (0600): a report must not be,
+    try:                               # or a CI step that is not root cannot upload it
+        write_atomically(tmp_path / "grades.csv", "a,b\n")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "grades.csv").stat().st_mode & 0o777 == 0o644
+
+
 # -- the collector: rebind and the reference watch ------------------------------------------
 
 @pytest.fixture
