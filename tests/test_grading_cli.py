@@ -448,9 +448,11 @@ def test_help_documents_the_flags_and_exit_statuses():
     ([SOLUTION, "--jobs", "0"], "must be positive"),
     ([FIXTURES / "00_not_json.ipynb", "--json", "no/such/folder/out.json"], "cannot write no/such/folder/out.json"),
     ([SOLUTION, EXERCISE, "--gradescope", "results.json"], "--gradescope grades exactly one notebook; found 2"),
+    (["LINK"], "link is a link to a folder; to grade what is in that folder, name the folder itself: "),
 ])
 def test_grading_that_cannot_run_exits_with_2(tmp_path, args, message):
-    args = [tmp_path if a == "EMPTY" else a for a in args]
+    (tmp_path / "link").symlink_to(FIXTURES)
+    args = [tmp_path if a == "EMPTY" else tmp_path / "link" if a == "LINK" else a for a in args]
     proc = grader(*args, cwd=tmp_path)
     assert proc.returncode == 2 and message in proc.stderr
 

@@ -125,6 +125,14 @@ def test_find_notebooks_lists_odd_entries_without_following_links(tmp_path):
     assert find_notebooks([tmp_path]) == [tmp_path / "a.ipynb", tmp_path / "b.ipynb", tmp_path / "sub" / "c.ipynb"]
 
 
+def test_a_link_to_a_folder_is_refused_with_the_folder_to_name_instead(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "00_warmup.ipynb").write_text("{}")
+    os.symlink(tmp_path / "real", tmp_path / "submissions")
+    with pytest.raises(ValueError, match=f"submissions is a link to a folder; .* name the folder itself: {tmp_path}/real"):
+        find_notebooks([tmp_path / "submissions"])
+
+
 @pytest.mark.parametrize("name, shown", [
     ("plain.ipynb", "plain.ipynb"),
     ("two\nlines.ipynb", "two\\nlines.ipynb"),

@@ -87,10 +87,15 @@ def find_notebooks(paths):
     following links), in order. Whatever ends in ``.ipynb`` is listed -- a folder, a link, a
     FIFO -- and graded as an error if it is no readable file.
 
-    Raises FileNotFoundError for a path that does not exist.
+    Raises FileNotFoundError for a path that does not exist, and ValueError for a link to a
+    folder: searching it would follow wherever the link leads (a student's link in a folder of
+    submissions, given as ``submissions/*``, could lead to ``solutions/``); name the folder itself.
     """
     found = []
     for path in map(Path, paths):
+        if path.is_symlink() and path.is_dir():
+            raise ValueError(f"{display_name(path)} is a link to a folder; to grade what is in "
+                             f"that folder, name the folder itself: {display_name(path.resolve())}")
         if path.is_dir() and not path.is_symlink():
             for folder, subfolders, names in os.walk(path):
                 subfolders[:] = sorted(s for s in subfolders if s != ".ipynb_checkpoints"
