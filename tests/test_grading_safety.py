@@ -19,7 +19,7 @@ from minigraph.grading import collect, registry, sandbox
 from minigraph.grading.exercise import ExerciseResult
 from minigraph.grading.files import Unreadable, display_name, read_untrusted, write_atomically
 from minigraph.grading.gradebook import submission_text, to_csv, to_gradescope, to_junit
-from minigraph.grading.grader import SubmissionResult, find_notebooks, reference_uses
+from minigraph.grading.grader import SubmissionResult, find_notebooks, reference_uses, stderr_tail
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_sandbox = pytest.mark.skipif(sandbox.sandbox_reason() is not None,
@@ -131,6 +131,16 @@ def test_a_link_to_a_folder_is_refused_with_the_folder_to_name_instead(tmp_path)
     os.symlink(tmp_path / "real", tmp_path / "submissions")
     with pytest.raises(ValueError, match=f"submissions is a link to a folder; .* name the folder itself: {tmp_path}/real"):
         find_notebooks([tmp_path / "submissions"])
+
+
+def test_what_a_run_wrote_to_stderr_is_quoted_as_one_printable_line(tmp_path):
+    # without root, a kernel can reopen its runner's stderr (/proc/PPID/fd/2: same user) and
+    # write there what the grader will quote in a note
+    errors = tmp_path / "stderr"
+    errors.write_bytes(b"Traceback ...\n\x1b[2K\x1b[G forged: 7 of 7 points\xed\xa0\x80\n")
+    assert stderr_tail(errors) == "Traceback ... \\x1b[2K\\x1b[G forged: 7 of 7 points\ufffd\ufffd\ufffd"
+    errors.write_bytes(b"")
+    assert stderr_tail(errors) == "no message"
 
 
 @pytest.mark.parametrize("name, shown", [

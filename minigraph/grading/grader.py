@@ -367,15 +367,16 @@ async def _execute(notebook, data, chapter, exercises, home, settings, slot):
         notes.append(f"{stopped} (stopped at {current})")
     elif process.returncode != 0 and not (home / runner.RESULTS).exists():
         notes.append(shorten(f"the run ended early (exit status {process.returncode}) while "
-                             f"running {current}: {_tail(errors)}", MAX_NOTE))
+                             f"running {current}: {stderr_tail(errors)}", MAX_NOTE))
     return notes
 
 
-def _tail(path, size=300):
-    """The last ``size`` characters a run wrote to stderr (where it says why it failed)."""
+def stderr_tail(path, size=300):
+    """The last ``size`` bytes a run wrote to stderr (where it says why it failed), as one
+    printable line: a kernel may have written there (``/proc/PPID/fd/2``) to forge a report line."""
     with open(path, "rb") as file:
         file.seek(max(0, os.fstat(file.fileno()).st_size - size))
-        return file.read().decode("utf-8", "replace").strip() or "no message"
+        return display_name(" ".join(file.read().decode("utf-8", "replace").split())) or "no message"
 
 
 def _end(process, sandboxed):
