@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from minigraph.grading import collect, registry, sandbox
@@ -221,6 +222,27 @@ def test_rebind_finds_engine_objects_by_identity_only(fresh_minigraph):
     fresh_collect.rebind(namespace, fresh_minigraph)
     assert namespace["impostor"] is impostor
     assert namespace["real"] is not engine_class and namespace["real"].__name__ == engine_class.__name__
+
+
+def test_rebind_moves_a_learners_subclass_of_an_engine_class_onto_the_fresh_engine(fresh_minigraph):
+    # 04.gd, 06.adam...: the answer subclasses mg.optim.Optimizer, whose checks must accept the
+    # fresh engine's Parameters that the cases make
+    fresh_collect = sys.modules["minigraph.grading.collect"]
+    old_mg = fresh_minigraph["minigraph"]
+
+    class MyGD(old_mg.optim.Optimizer):
+        def update(self, value, grad, state):
+            return value - self.lr * grad
+
+    class Faster(MyGD):
+        pass
+
+    namespace = {"MyGD": MyGD, "Faster": Faster}
+    fresh_collect.rebind(namespace, fresh_minigraph, keep={"MyGD"})
+    fresh_mg = sys.modules["minigraph"]
+    assert namespace["MyGD"] is MyGD and MyGD.__bases__ == (fresh_mg.optim.Optimizer,)
+    assert Faster.__bases__ == (MyGD,)
+    MyGD([fresh_mg.Parameter(np.zeros(2), name="w")], lr=0.1)
 
 
 def test_the_watch_sees_old_grading_code_but_not_the_fresh_collectors(fresh_minigraph):
