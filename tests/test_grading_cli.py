@@ -261,6 +261,17 @@ def test_the_solution_scores_full_marks_and_the_exercise_zero(run):
     assert f"{SOLUTION} (chapter 00): 7 of 7 points" in run["proc"].stdout
 
 
+def test_every_chapters_solution_scores_full_marks_and_is_not_flagged(tmp_path):
+    # the solutions import try_recipe / softplus as the exercises do, and 04's and 06's answers
+    # subclass mg.optim.Optimizer: an honest notebook must lose nothing to either
+    proc = grader(ROOT / "solutions", "--jobs", "2", "--json", tmp_path / "grades.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    subs = json.loads((tmp_path / "grades.json").read_text())["submissions"]
+    assert len(subs) == len(list((ROOT / "solutions").glob("*.ipynb")))
+    for sub in subs:
+        assert (sub["score"], sub["flags"]) == (sub["max_score"], []), (sub["path"], sub["message"], sub["flags"])
+
+
 def test_a_submission_that_raises_keeps_the_points_it_earned(run):
     sub = submission(run, "00_raises.ipynb")
     assert sub["score"] == 4 and sub["notes"] == ["cell 3 raised ZeroDivisionError: division by zero"]

@@ -264,10 +264,14 @@ def test_the_static_scan_flags_cells_using_grading_internals_and_their_answers()
              "from minigraph.grading import ch00\ndef relu(x):\n    return ch00._relu(x)",
              "import minigraph.grading as g\nsigmoid = g.ch00.sigmoid",
              "x = EXERCISES",
-             "def relu(x):  # as in ch01.relu\n    print('grading. done')\n    return x * (x > 0)"]
+             "def relu(x):  # as in ch01.relu\n    print('grading. done')\n    return x * (x > 0)",
+             "from minigraph.grading.ch04 import try_recipe\nrelu = {'hidden': [8]}",   # what 04 and 05 do
+             "from minigraph.grading.ch08 import softplus",
+             "from minigraph.grading.ch04 import train_recipe\nrelu = {'hidden': [8]}",
+             "from minigraph.grading.ch04 import try_recipe_and_more"]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     found = [(number, names) for number, _, names in reference_uses(notebook, exercises)]
-    assert found == [(3, ["relu"]), (4, ["sigmoid"]), (5, [])]
+    assert found == [(3, ["relu"]), (4, ["sigmoid"]), (5, []), (9, ["relu"]), (10, [])]
 
 
 # -- reports --------------------------------------------------------------------------------

@@ -223,9 +223,14 @@ def parse_notebook(data):
     return None, notebook
 
 
-# A notebook needs nothing of minigraph.grading but ``check`` and ``progress``.
-ALLOWED_IMPORT = re.compile(r"^[ \t]*from[ \t]+minigraph\.grading[ \t]+import[ \t]+"
-                            r"\(?[ \t]*(check|progress)([ \t]*,[ \t]*(check|progress))*[ \t]*,?\)?"
+# What the course's notebooks import from minigraph.grading or a chapter's module there:
+# ``check`` and ``progress``, 04's and 05's ``try_recipe``, 08's ``softplus`` op. Importing
+# them is no use of grading internals (calling reference code from an answer is still caught
+# at run time, by collect.ReferenceWatch).
+NOTEBOOK_IMPORTS = ("check", "progress", "try_recipe", "softplus")
+_NAME = "(" + "|".join(NOTEBOOK_IMPORTS) + r")\b"
+ALLOWED_IMPORT = re.compile(rf"^[ \t]*from[ \t]+minigraph\.grading(\.ch\d\d)?[ \t]+import[ \t]+"
+                            rf"\(?[ \t]*{_NAME}([ \t]*,[ \t]*{_NAME})*[ \t]*,?\)?"
                             r"[ \t]*(#.*)?$", re.MULTILINE)
 GRADING_INTERNALS = re.compile(r"minigraph\s*\.\s*grading\b|\bgrading\.\w|\b_?ch\d\d\.\w"
                                r"|\bEXERCISES\b|\b_minigraph_grader")
