@@ -268,10 +268,19 @@ def test_the_static_scan_flags_cells_using_grading_internals_and_their_answers()
              "from minigraph.grading.ch04 import try_recipe\nrelu = {'hidden': [8]}",   # what 04 and 05 do
              "from minigraph.grading.ch08 import softplus",
              "from minigraph.grading.ch04 import train_recipe\nrelu = {'hidden': [8]}",
-             "from minigraph.grading.ch04 import try_recipe_and_more"]
+             "from minigraph.grading.ch04 import try_recipe_and_more",
+             # disguised: a name put together at run time, a fake collector, the watch turned off
+             "import importlib\n_r = importlib.import_module('minigraph.gra' + 'ding.ch00')._relu\n"
+             "def relu(x):\n    return _r(x)",
+             "import sys\nsys.meta_path.insert(0, finder)",
+             "m = sys.modules['minigraph.gra' 'ding.ch00']",
+             "f = getattr(__builtins__, '__imp' 'ort__')",
+             "exec('imp' 'ort minigraph.gra' 'ding')",
+             "def relu(x):\n    evaluate = x * (x > 0)  # eval( in a comment, exec in a name\n    return evaluate"]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     found = [(number, names) for number, _, names in reference_uses(notebook, exercises)]
-    assert found == [(3, ["relu"]), (4, ["sigmoid"]), (5, []), (9, ["relu"]), (10, [])]
+    assert found == [(3, ["relu"]), (4, ["sigmoid"]), (5, []), (9, ["relu"]), (10, []),
+                     (11, []), (12, []), (13, []), (14, []), (15, [])]
 
 
 # -- reports --------------------------------------------------------------------------------

@@ -234,6 +234,11 @@ ALLOWED_IMPORT = re.compile(rf"^[ \t]*from[ \t]+minigraph\.grading(\.ch\d\d)?[ \
                             r"[ \t]*(#.*)?$", re.MULTILINE)
 GRADING_INTERNALS = re.compile(r"minigraph\s*\.\s*grading\b|\bgrading\.\w|\b_?ch\d\d\.\w"
                                r"|\bEXERCISES\b|\b_minigraph_grader")
+# What disguises a use of them (a module name put together at run time, an import system of
+# one's own that serves a fake collector, the watch switched off). No exercise needs any of it,
+# so a cell using it is flagged for review (its answers keep their points: it may be innocent).
+IMPORT_TRICKS = re.compile(r"\b(importlib|__import__|__builtins__|builtins|meta_path|path_hooks"
+                           r"|setprofile|settrace)\b|\bsys\s*\.\s*modules\b|\b(exec|eval)\s*\(")
 
 
 def reference_uses(notebook, exercises):
@@ -241,14 +246,19 @@ def reference_uses(notebook, exercises):
     answers live): ``[(cell number, what was found, names of the answers it defines)]``.
 
     A reading of the source, so it cannot be fooled by the kernel, only by disguise;
-    ``collect.py`` watches for calls into the reference code at run time as well.
+    ``collect.py`` watches for calls into the reference code at run time as well. A cell
+    using the usual tools of disguise (``IMPORT_TRICKS``) is listed too, with no answers.
     """
     found = []
     for number, cell in enumerate(notebook.cells, start=1):
         if cell.cell_type != "code":
             continue
-        use = GRADING_INTERNALS.search(ALLOWED_IMPORT.sub("", _without_comments(cell.source)))
+        code = ALLOWED_IMPORT.sub("", _without_comments(cell.source))
+        use, trick = GRADING_INTERNALS.search(code), IMPORT_TRICKS.search(code)
         if use is None:
+            if trick:
+                found.append((number, f"uses Python's import machinery ('{trick.group(0)}'), "
+                              "which no exercise needs", []))
             continue
         why = f"uses minigraph's grading internals ('{shorten(use.group(0), 40)}')"
         names = [e.name for e in exercises if re.search(
