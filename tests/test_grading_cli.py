@@ -137,9 +137,9 @@ def test_fixtures_are_up_to_date_with_their_script():
 def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["proc"].returncode == 0, run["proc"].stderr
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
-    assert len(run["json"]["submissions"]) == 34
+    assert len(run["json"]["submissions"]) == 35
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
-    assert summary == "graded 34 notebooks (13 could not be run); 8 flagged for review"
+    assert summary == "graded 35 notebooks (13 could not be run); 9 flagged for review"
 
 
 def test_no_file_outside_the_submissions_own_folders_changes(run):
@@ -216,6 +216,13 @@ def test_no_escape_sequence_or_lone_surrogate_from_a_kernel_reaches_a_report(run
     sub = submission(run, "00_attack_unprintable.ipynb")
     assert "\\x1b[1A\\x1b[2K\\x1b[G 00.relu 1 of 1 all 4 cases passed \\ud800" in sub["flags"][-1]
     assert "00.relu: the answer called minigraph's grading code (\\x1b[1A" in run["written"]["csv"].decode()
+
+
+def test_a_disguised_fake_collector_still_scores_but_is_flagged_for_review(run):
+    # the limit README states: a kernel reports what it likes; the instructor is told where to look
+    sub = submission(run, "00_attack_disguised_collector.ipynb")
+    assert sub["score"] == 7
+    assert sub["flags"] == ["cell 3: uses Python's import machinery ('importlib'), which no exercise needs"]
 
 
 def test_rebind_never_swaps_in_the_reference(run):
@@ -341,7 +348,7 @@ def test_json_report_is_complete_and_consistent(run):
 
 def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
     suites = {s.get("name"): s for s in ET.parse(run["reports"]["junit"]).getroot().iter("testsuite")}
-    assert len(suites) == 34
+    assert len(suites) == 35
     solution = suites[str(SOLUTION)]
     assert (solution.get("tests"), solution.get("failures"), solution.get("errors")) == ("4", "0", "0")
     assert solution.find("properties/property[@name='score']").get("value") == "7.0"
@@ -355,7 +362,7 @@ def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
 def test_csv_gradebook_has_a_row_per_submission_and_a_column_per_exercise(run):
     import csv
     rows = list(csv.DictReader(run["reports"]["csv"].read_text(encoding="utf-8").splitlines()))
-    assert len(rows) == 34
+    assert len(rows) == 35
     assert list(rows[0]) == ["submission", "chapter", "00.relu", "00.sigmoid", "00.broadcast_shape",
                              "00.sigmoid_vjp", "total", "max_score", "status", "flags"]
     by_name = {r["submission"]: r for r in rows}
