@@ -3,7 +3,7 @@
 mistake messages."""
 
 from minigraph.grading import ch07, registry
-from minigraph.grading.exercise import hint_levels
+from minigraph.grading.exercise import grade, hint_levels, run_cases
 
 
 def test_the_chapter_is_worth_13_points():
@@ -20,3 +20,16 @@ def test_hints_and_mistake_messages_never_contain_the_answers_code():
                   + ch07.CLIP_MISTAKES]
         leaks = [f for f in code_fragments for h in hints if f in h]
         assert not leaks, f"{exercise.id}: a hint shows code {leaks}"
+
+
+def test_a_generator_gone_astray_gets_a_short_message_that_still_says_why():
+    exercise = next(e for e in registry.exercises("07") if e.name == "reber_generator")
+    endless = {"stops too early": lambda rng: "BTBT" + "S" * 100_000,
+               "goes on after its final E": lambda rng: "BTBTXSETE" + "E" * 100_000,
+               "the automaton allows only": lambda rng: "BTBT" + "S" * 100_000 + "P"}
+    for why, generator in endless.items():
+        result = grade(exercise, run_cases(exercise, generator))
+        assert why in result.message and len(result.message) < 300, result.message[:300]
+        assert all(len(c.got) <= 60 for c in result.cases)
+        cases = [{"status": "ran", "got": [generator(None)] * ch07.N_STRINGS}] * 2
+        assert len(grade(exercise, cases).cases[0].got) <= 60       # the same string each time

@@ -1,6 +1,7 @@
 """check() and progress() in a notebook, and the exercise definitions behind them."""
 
 import re
+import sys
 import textwrap
 
 import numpy as np
@@ -82,6 +83,16 @@ def test_check_never_raises_and_says_what_went_wrong():
         "check('00.nope') could not run: no exercise '00.nope'; chapter 00 has: "
         "00.relu, 00.sigmoid, 00.broadcast_shape, 00.sigmoid_vjp")
     assert "no chapter '42'" in repr(check("42.relu", None))
+
+
+def test_an_answer_that_exits_fails_its_cases_and_the_run_goes_on():
+    def exits(x):
+        sys.exit("done")
+
+    records = run_cases(ch00.relu, exits)        # in the grader's kernel: later exercises still run
+    assert records == [{"status": "error", "message": "SystemExit: done"}] * len(ch00.relu.cases)
+    text = repr(check("00.relu", exits))        # check() never raises
+    assert text.count("ERROR") == len(ch00.relu.cases) and "SystemExit: done" in text
 
 
 def test_an_endless_loop_times_out_and_the_other_cases_are_skipped():

@@ -137,9 +137,9 @@ def test_fixtures_are_up_to_date_with_their_script():
 def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["proc"].returncode == 0, run["proc"].stderr
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
-    assert len(run["json"]["submissions"]) == 33
+    assert len(run["json"]["submissions"]) == 35
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
-    assert summary == "graded 33 notebooks (13 could not be run); 7 flagged for review"
+    assert summary == "graded 35 notebooks (13 could not be run); 9 flagged for review"
 
 
 def test_no_file_outside_the_submissions_own_folders_changes(run):
@@ -198,6 +198,7 @@ ATTACKS = {
     "00_attack_results_huge.ipynb": (0, "error", "results.json is too large (67.1 MB", True),
     "00_attack_results_fifo.ipynb": (0, "error", "results.json is not a regular file (a FIFO)", True),
     "00_attack_many_errors.ipynb": (7, "graded", "", False),
+    "00_attack_unprintable.ipynb": (0, "graded", "FLAGGED, no points", True),
 }
 
 
@@ -207,6 +208,21 @@ def test_an_attack_gains_nothing(run, name):
     sub = submission(run, name)
     assert (sub["score"], sub["status"], bool(sub["flags"])) == (score, status, flagged)
     assert text in sub["message"] + " " + sub["exercises"][0]["message"]
+
+
+def test_no_escape_sequence_or_lone_surrogate_from_a_kernel_reaches_a_report(run):
+    texts = [run["proc"].stdout] + [b.decode("utf-8") for b in run["written"].values()]
+    assert all("\x1b" not in text for text in texts)
+    sub = submission(run, "00_attack_unprintable.ipynb")
+    assert "\\x1b[1A\\x1b[2K\\x1b[G 00.relu 1 of 1 all 4 cases passed \\ud800" in sub["flags"][-1]
+    assert "00.relu: the answer called minigraph's grading code (\\x1b[1A" in run["written"]["csv"].decode()
+
+
+def test_a_disguised_fake_collector_still_scores_but_is_flagged_for_review(run):
+    # the limit README states: a kernel reports what it likes; the instructor is told where to look
+    sub = submission(run, "00_attack_disguised_collector.ipynb")
+    assert sub["score"] == 7
+    assert sub["flags"] == ["cell 3: uses Python's import machinery ('importlib'), which no exercise needs"]
 
 
 def test_rebind_never_swaps_in_the_reference(run):
@@ -250,6 +266,17 @@ def test_the_solution_scores_full_marks_and_the_exercise_zero(run):
     assert (exercise["score"], exercise["max_score"]) == (0, 7)
     assert all(e["status"] == "not_done" for e in exercise["exercises"])
     assert f"{SOLUTION} (chapter 00): 7 of 7 points" in run["proc"].stdout
+
+
+def test_every_chapters_solution_scores_full_marks_and_is_not_flagged(tmp_path):
+    # the solutions import try_recipe / softplus as the exercises do, and 04's and 06's answers
+    # subclass mg.optim.Optimizer: an honest notebook must lose nothing to either
+    proc = grader(ROOT / "solutions", "--jobs", "2", "--json", tmp_path / "grades.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    subs = json.loads((tmp_path / "grades.json").read_text())["submissions"]
+    assert len(subs) == len(list((ROOT / "solutions").glob("*.ipynb")))
+    for sub in subs:
+        assert (sub["score"], sub["flags"]) == (sub["max_score"], []), (sub["path"], sub["message"], sub["flags"])
 
 
 def test_a_submission_that_raises_keeps_the_points_it_earned(run):
@@ -321,7 +348,7 @@ def test_json_report_is_complete_and_consistent(run):
 
 def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
     suites = {s.get("name"): s for s in ET.parse(run["reports"]["junit"]).getroot().iter("testsuite")}
-    assert len(suites) == 33
+    assert len(suites) == 35
     solution = suites[str(SOLUTION)]
     assert (solution.get("tests"), solution.get("failures"), solution.get("errors")) == ("4", "0", "0")
     assert solution.find("properties/property[@name='score']").get("value") == "7.0"
@@ -335,7 +362,7 @@ def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
 def test_csv_gradebook_has_a_row_per_submission_and_a_column_per_exercise(run):
     import csv
     rows = list(csv.DictReader(run["reports"]["csv"].read_text(encoding="utf-8").splitlines()))
-    assert len(rows) == 33
+    assert len(rows) == 35
     assert list(rows[0]) == ["submission", "chapter", "00.relu", "00.sigmoid", "00.broadcast_shape",
                              "00.sigmoid_vjp", "total", "max_score", "status", "flags"]
     by_name = {r["submission"]: r for r in rows}
@@ -439,9 +466,11 @@ def test_help_documents_the_flags_and_exit_statuses():
     ([SOLUTION, "--jobs", "0"], "must be positive"),
     ([FIXTURES / "00_not_json.ipynb", "--json", "no/such/folder/out.json"], "cannot write no/such/folder/out.json"),
     ([SOLUTION, EXERCISE, "--gradescope", "results.json"], "--gradescope grades exactly one notebook; found 2"),
+    (["LINK"], "link is a link to a folder; to grade what is in that folder, name the folder itself: "),
 ])
 def test_grading_that_cannot_run_exits_with_2(tmp_path, args, message):
-    args = [tmp_path if a == "EMPTY" else a for a in args]
+    (tmp_path / "link").symlink_to(FIXTURES)
+    args = [tmp_path if a == "EMPTY" else tmp_path / "link" if a == "LINK" else a for a in args]
     proc = grader(*args, cwd=tmp_path)
     assert proc.returncode == 2 and message in proc.stderr
 

@@ -13,13 +13,14 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from minigraph.grading import collect, registry, sandbox
 from minigraph.grading.exercise import ExerciseResult
 from minigraph.grading.files import Unreadable, display_name, read_untrusted, write_atomically
 from minigraph.grading.gradebook import submission_text, to_csv, to_gradescope, to_junit
-from minigraph.grading.grader import SubmissionResult, find_notebooks, reference_uses
+from minigraph.grading.grader import SubmissionResult, find_notebooks, reference_uses, stderr_tail
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_sandbox = pytest.mark.skipif(sandbox.sandbox_reason() is not None,
@@ -125,6 +126,24 @@ def test_find_notebooks_lists_odd_entries_without_following_links(tmp_path):
     assert find_notebooks([tmp_path]) == [tmp_path / "a.ipynb", tmp_path / "b.ipynb", tmp_path / "sub" / "c.ipynb"]
 
 
+def test_a_link_to_a_folder_is_refused_with_the_folder_to_name_instead(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "00_warmup.ipynb").write_text("{}")
+    os.symlink(tmp_path / "real", tmp_path / "submissions")
+    with pytest.raises(ValueError, match=f"submissions is a link to a folder; .* name the folder itself: {tmp_path}/real"):
+        find_notebooks([tmp_path / "submissions"])
+
+
+def test_what_a_run_wrote_to_stderr_is_quoted_as_one_printable_line(tmp_path):
+    # without root, a kernel can reopen its runner's stderr (/proc/PPID/fd/2: same user) and
+    # write there what the grader will quote in a note
+    errors = tmp_path / "stderr"
+    errors.write_bytes(b"Traceback ...\n\x1b[2K\x1b[G forged: 7 of 7 points\xed\xa0\x80\n")
+    assert stderr_tail(errors) == "Traceback ... \\x1b[2K\\x1b[G forged: 7 of 7 points\ufffd\ufffd\ufffd"
+    errors.write_bytes(b"")
+    assert stderr_tail(errors) == "no message"
+
+
 @pytest.mark.parametrize("name, shown", [
     ("plain.ipynb", "plain.ipynb"),
     ("two\nlines.ipynb", "two\\nlines.ipynb"),
@@ -147,6 +166,15 @@ def test_reports_are_replaced_in_one_step(tmp_path):
     target.write_text("old")
     write_atomically(target, "new")
     assert target.read_text() == "new" and os.listdir(tmp_path) == ["report.json"]
+
+
+def test_a_report_gets_the_permissions_of_any_new_file(tmp_path):
+    old = os.umask(0o022)              # a temporary file is private (0600): a report must not be,
+    try:                               # or a CI step that is not root cannot upload it
+        write_atomically(tmp_path / "grades.csv", "a,b\n")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "grades.csv").stat().st_mode & 0o777 == 0o644
 
 
 # -- the collector: rebind and the reference watch ------------------------------------------
@@ -196,6 +224,27 @@ def test_rebind_finds_engine_objects_by_identity_only(fresh_minigraph):
     assert namespace["real"] is not engine_class and namespace["real"].__name__ == engine_class.__name__
 
 
+def test_rebind_moves_a_learners_subclass_of_an_engine_class_onto_the_fresh_engine(fresh_minigraph):
+    # 04.gd, 06.adam...: the answer subclasses mg.optim.Optimizer, whose checks must accept the
+    # fresh engine's Parameters that the cases make
+    fresh_collect = sys.modules["minigraph.grading.collect"]
+    old_mg = fresh_minigraph["minigraph"]
+
+    class MyGD(old_mg.optim.Optimizer):
+        def update(self, value, grad, state):
+            return value - self.lr * grad
+
+    class Faster(MyGD):
+        pass
+
+    namespace = {"MyGD": MyGD, "Faster": Faster}
+    fresh_collect.rebind(namespace, fresh_minigraph, keep={"MyGD"})
+    fresh_mg = sys.modules["minigraph"]
+    assert namespace["MyGD"] is MyGD and MyGD.__bases__ == (fresh_mg.optim.Optimizer,)
+    assert Faster.__bases__ == (MyGD,)
+    MyGD([fresh_mg.Parameter(np.zeros(2), name="w")], lr=0.1)
+
+
 def test_the_watch_sees_old_grading_code_but_not_the_fresh_collectors(fresh_minigraph):
     fresh_collect = sys.modules["minigraph.grading.collect"]
     old_ch00 = fresh_minigraph["minigraph.grading.ch00"]
@@ -215,10 +264,23 @@ def test_the_static_scan_flags_cells_using_grading_internals_and_their_answers()
              "from minigraph.grading import ch00\ndef relu(x):\n    return ch00._relu(x)",
              "import minigraph.grading as g\nsigmoid = g.ch00.sigmoid",
              "x = EXERCISES",
-             "def relu(x):  # as in ch01.relu\n    print('grading. done')\n    return x * (x > 0)"]
+             "def relu(x):  # as in ch01.relu\n    print('grading. done')\n    return x * (x > 0)",
+             "from minigraph.grading.ch04 import try_recipe\nrelu = {'hidden': [8]}",   # what 04 and 05 do
+             "from minigraph.grading.ch08 import softplus",
+             "from minigraph.grading.ch04 import train_recipe\nrelu = {'hidden': [8]}",
+             "from minigraph.grading.ch04 import try_recipe_and_more",
+             # disguised: a name put together at run time, a fake collector, the watch turned off
+             "import importlib\n_r = importlib.import_module('minigraph.gra' + 'ding.ch00')._relu\n"
+             "def relu(x):\n    return _r(x)",
+             "import sys\nsys.meta_path.insert(0, finder)",
+             "m = sys.modules['minigraph.gra' 'ding.ch00']",
+             "f = getattr(__builtins__, '__imp' 'ort__')",
+             "exec('imp' 'ort minigraph.gra' 'ding')",
+             "def relu(x):\n    evaluate = x * (x > 0)  # eval( in a comment, exec in a name\n    return evaluate"]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     found = [(number, names) for number, _, names in reference_uses(notebook, exercises)]
-    assert found == [(3, ["relu"]), (4, ["sigmoid"]), (5, [])]
+    assert found == [(3, ["relu"]), (4, ["sigmoid"]), (5, []), (9, ["relu"]), (10, []),
+                     (11, []), (12, []), (13, []), (14, []), (15, [])]
 
 
 # -- reports --------------------------------------------------------------------------------

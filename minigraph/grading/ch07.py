@@ -284,21 +284,27 @@ def _run_reber(answer, case):
 
 
 def _why_illegal(string):
-    """Why ``string`` is not an embedded Reber string, in words."""
+    """Why ``string`` is not an embedded Reber string, in words (long strings cut short)."""
     sets = mg.data.reber_walk(string)
     k = next(i for i, s in enumerate(sets) if s is None) - 1 if None in sets else len(string)
     if k == len(string):
-        return f"'{string}' stops too early: after it the automaton expects one of {sorted(sets[-1])}"
+        return f"'{_cut(string)}' stops too early: after it the automaton expects one of {sorted(sets[-1])}"
     legal, prefix = sets[k], string[:k]
     if len(prefix) >= 4 and prefix.endswith("E") and legal == {string[1]}:
-        return (f"in '{string}' the second-to-last symbol must repeat the second one "
+        return (f"in '{_cut(string)}' the second-to-last symbol must repeat the second one "
                 f"('{string[1]}'): that is the long-range part of the grammar")
     if k == 2 and string[2:3] != "B":
-        return f"'{string}' is not embedded: after B and T or P comes a whole Reber string, starting with B"
+        return f"'{_cut(string)}' is not embedded: after B and T or P comes a whole Reber string, starting with B"
     if not legal:
-        return f"'{string}' goes on after its final E"
-    return (f"in '{string}', after '{prefix}' the automaton allows only {sorted(legal)}, "
+        return f"'{_cut(string)}' goes on after its final E"
+    return (f"in '{_cut(string)}', after '{_cut(prefix)}' the automaton allows only {sorted(legal)}, "
             f"not '{string[k]}'")
+
+
+def _cut(string, limit=40):
+    """``string``, or its two ends when it is longer than ``limit`` (a generator gone astray
+    can make strings of megabytes, and a message must stay one short line)."""
+    return string if len(string) <= limit else f"{string[:limit // 2]}…{string[1 - limit // 2:]}"
 
 
 def _choices(string):
@@ -317,9 +323,9 @@ def _judge_reber(case, got):
         return Verdict(False, f"{N_STRINGS} strings", "something else", "the generator's results were unreadable")
     illegal = next((s for s in got if not mg.data.is_reber(s)), None)
     if illegal is not None:
-        return Verdict(False, "legal strings", illegal, _why_illegal(illegal))
+        return Verdict(False, "legal strings", _cut(illegal), _why_illegal(illegal))
     if len(set(got)) == 1:
-        return Verdict(False, "random strings", got[0], f"all {N_STRINGS} strings are the same: choose "
+        return Verdict(False, "random strings", _cut(got[0]), f"all {N_STRINGS} strings are the same: choose "
                        "at random (with the rng) at every fork")
     share = sum(s[1] == "T" for s in got) / len(got)
     if not 0.35 <= share <= 0.65:

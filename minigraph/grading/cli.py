@@ -18,9 +18,9 @@ report says so. Only do that for code you trust, or inside a container per submi
 Exit status:
     0  grading completed, whatever the scores (a notebook that is broken, loops, crashes or
        attacks the grader is graded, with a message, and still gives 0)
-    2  grading could not run: bad arguments, a path that does not exist, no notebooks found,
-       an unknown chapter, no such Jupyter kernel, no sandbox (and no --no-sandbox), or a
-       report file that cannot be written
+    2  grading could not run: bad arguments, a path that does not exist or is a link to a
+       folder, no notebooks found, an unknown chapter, no such Jupyter kernel, no sandbox
+       (and no --no-sandbox), or a report file that cannot be written
 """
 
 import argparse
@@ -109,7 +109,7 @@ def _prepare(args):
         raise CannotRun(f"no Jupyter kernel named '{args.kernel}' (is ipykernel installed?)") from None
     try:
         notebooks = find_notebooks(args.paths)
-    except FileNotFoundError as error:
+    except (FileNotFoundError, ValueError) as error:
         raise CannotRun(str(error)) from None
     if not notebooks:
         raise CannotRun("no notebooks (.ipynb) found in " + ", ".join(map(display_name, args.paths)))

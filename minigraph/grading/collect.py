@@ -38,7 +38,10 @@ GRADING_FILES = str(Path(__file__).resolve().parent) + os.sep
 
 def rebind(namespace, old_modules, keep=()):
     """Point every name in ``namespace`` (except ``keep``) that refers to an engine module,
-    class or function found in ``old_modules`` at its twin in the fresh modules."""
+    class or function found in ``old_modules`` at its twin in the fresh modules; and move
+    every class of the learner's (answers included) that subclasses an old engine class onto
+    the fresh twin (an optimizer written as a subclass of ``mg.optim.Optimizer`` must accept
+    the fresh engine's Parameters)."""
     twins = {}
     for name, module in old_modules.items():
         if _is_grading(name) or not isinstance(module, types.ModuleType):
@@ -47,15 +50,28 @@ def rebind(namespace, old_modules, keep=()):
         for attribute, value in list(vars(module).items()):
             if isinstance(value, (type, types.FunctionType, types.ModuleType)):
                 twins.setdefault(id(value), (value, name, attribute))
-    for key, value in list(namespace.items()):
+
+    def twin_of(value):
+        """The fresh twin of an old engine object, or None."""
         found = twins.get(id(value))
-        if key in keep or found is None or found[0] is not value:
-            continue
+        if found is None or found[0] is not value:
+            return None
         _, module, attribute = found
         fresh = importlib.import_module(module)
         twin = fresh if attribute is None else getattr(fresh, attribute, None)
-        if twin is not None and not _is_grading(getattr(twin, "__name__", "")):
+        return None if _is_grading(getattr(twin, "__name__", "")) else twin
+
+    for key, value in list(namespace.items()):
+        twin = twin_of(value)
+        if twin is not None and key not in keep:
             namespace[key] = twin
+        elif twin is None and isinstance(value, type):
+            bases = tuple(twin_of(base) or base for base in value.__bases__)
+            if bases != value.__bases__:
+                try:
+                    value.__bases__ = bases
+                except TypeError:            # a layout Python cannot move: leave it as it is
+                    pass
 
 
 def _is_grading(name):

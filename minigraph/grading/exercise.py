@@ -368,7 +368,7 @@ def _run_one(exercise, answer, case, seconds):
         return {"status": "not_done"}
     except CaseTimeout:
         return {"status": "timeout", "seconds": seconds}
-    except Exception as error:
+    except (Exception, SystemExit) as error:     # sys.exit() in an answer fails its case, nothing more
         rule = _rule_behind(error)
         message = str(rule) if rule else _explained(error)
         return {"status": "error", "message": sentences(message, MAX_MESSAGE)}

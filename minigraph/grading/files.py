@@ -72,10 +72,12 @@ def display_name(path):
 
 
 def write_atomically(path, text):
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder."""
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder. The
+    report gets the permissions any new file gets (a temporary file is private to its owner)."""
     path = Path(path)
     fd, part = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent or ".")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as file:
             file.write(text)
             file.flush()
@@ -84,3 +86,10 @@ def write_atomically(path, text):
     except BaseException:
         Path(part).unlink(missing_ok=True)
         raise
+
+
+def _umask():
+    """The process's umask (reading it means setting it: set it straight back)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask

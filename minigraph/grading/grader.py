@@ -87,10 +87,15 @@ def find_notebooks(paths):
     following links), in order. Whatever ends in ``.ipynb`` is listed -- a folder, a link, a
     FIFO -- and graded as an error if it is no readable file.
 
-    Raises FileNotFoundError for a path that does not exist.
+    Raises FileNotFoundError for a path that does not exist, and ValueError for a link to a
+    folder: searching it would follow wherever the link leads (a student's link in a folder of
+    submissions, given as ``submissions/*``, could lead to ``solutions/``); name the folder itself.
     """
     found = []
     for path in map(Path, paths):
+        if path.is_symlink() and path.is_dir():
+            raise ValueError(f"{display_name(path)} is a link to a folder; to grade what is in "
+                             f"that folder, name the folder itself: {display_name(path.resolve())}")
         if path.is_dir() and not path.is_symlink():
             for folder, subfolders, names in os.walk(path):
                 subfolders[:] = sorted(s for s in subfolders if s != ".ipynb_checkpoints"
@@ -218,12 +223,22 @@ def parse_notebook(data):
     return None, notebook
 
 
-# A notebook needs nothing of minigraph.grading but ``check`` and ``progress``.
-ALLOWED_IMPORT = re.compile(r"^[ \t]*from[ \t]+minigraph\.grading[ \t]+import[ \t]+"
-                            r"\(?[ \t]*(check|progress)([ \t]*,[ \t]*(check|progress))*[ \t]*,?\)?"
+# What the course's notebooks import from minigraph.grading or a chapter's module there:
+# ``check`` and ``progress``, 04's and 05's ``try_recipe``, 08's ``softplus`` op. Importing
+# them is no use of grading internals (calling reference code from an answer is still caught
+# at run time, by collect.ReferenceWatch).
+NOTEBOOK_IMPORTS = ("check", "progress", "try_recipe", "softplus")
+_NAME = "(" + "|".join(NOTEBOOK_IMPORTS) + r")\b"
+ALLOWED_IMPORT = re.compile(rf"^[ \t]*from[ \t]+minigraph\.grading(\.ch\d\d)?[ \t]+import[ \t]+"
+                            rf"\(?[ \t]*{_NAME}([ \t]*,[ \t]*{_NAME})*[ \t]*,?\)?"
                             r"[ \t]*(#.*)?$", re.MULTILINE)
 GRADING_INTERNALS = re.compile(r"minigraph\s*\.\s*grading\b|\bgrading\.\w|\b_?ch\d\d\.\w"
                                r"|\bEXERCISES\b|\b_minigraph_grader")
+# What disguises a use of them (a module name put together at run time, an import system of
+# one's own that serves a fake collector, the watch switched off). No exercise needs any of it,
+# so a cell using it is flagged for review (its answers keep their points: it may be innocent).
+IMPORT_TRICKS = re.compile(r"\b(importlib|__import__|__builtins__|builtins|meta_path|path_hooks"
+                           r"|setprofile|settrace)\b|\bsys\s*\.\s*modules\b|\b(exec|eval)\s*\(")
 
 
 def reference_uses(notebook, exercises):
@@ -231,14 +246,19 @@ def reference_uses(notebook, exercises):
     answers live): ``[(cell number, what was found, names of the answers it defines)]``.
 
     A reading of the source, so it cannot be fooled by the kernel, only by disguise;
-    ``collect.py`` watches for calls into the reference code at run time as well.
+    ``collect.py`` watches for calls into the reference code at run time as well. A cell
+    using the usual tools of disguise (``IMPORT_TRICKS``) is listed too, with no answers.
     """
     found = []
     for number, cell in enumerate(notebook.cells, start=1):
         if cell.cell_type != "code":
             continue
-        use = GRADING_INTERNALS.search(ALLOWED_IMPORT.sub("", _without_comments(cell.source)))
+        code = ALLOWED_IMPORT.sub("", _without_comments(cell.source))
+        use, trick = GRADING_INTERNALS.search(code), IMPORT_TRICKS.search(code)
         if use is None:
+            if trick:
+                found.append((number, f"uses Python's import machinery ('{trick.group(0)}'), "
+                              "which no exercise needs", []))
             continue
         why = f"uses minigraph's grading internals ('{shorten(use.group(0), 40)}')"
         names = [e.name for e in exercises if re.search(
@@ -286,11 +306,12 @@ def _grade_exercise(exercise, entry):
 
 
 async def _read_json(path, limit):
-    """(the JSON object in ``path``, read as untrusted, None), or (None, what is wrong)."""
+    """(the JSON object in ``path``, read as untrusted, its strings made printable, None), or
+    (None, what is wrong)."""
     if not os.path.lexists(path):
         return None, f"the kernel wrote no {path.name}"
     try:
-        value = json.loads(await _read(path, limit))
+        value = _printable(json.loads(await _read(path, limit)))
     except Unreadable as error:
         return None, f"{path.name} is {error}"
     except ValueError:
@@ -298,6 +319,19 @@ async def _read_json(path, limit):
     except RecursionError:
         return None, f"{path.name} is nested too deeply"
     return (value, None) if isinstance(value, dict) else (None, f"{path.name} is not a JSON object")
+
+
+def _printable(value):
+    """``value`` (parsed JSON) with every string made one printable line (``display_name``): a
+    kernel can send neither an escape sequence to the instructor's terminal (to overwrite a line
+    of the report) nor a lone surrogate, which no UTF-8 report can hold."""
+    if isinstance(value, str):
+        return display_name(value)
+    if isinstance(value, list):
+        return [_printable(item) for item in value]
+    if isinstance(value, dict):
+        return {display_name(key): _printable(item) for key, item in value.items()}
+    return value
 
 
 async def _read_notes(home):
@@ -348,15 +382,16 @@ async def _execute(notebook, data, chapter, exercises, home, settings, slot):
         notes.append(f"{stopped} (stopped at {current})")
     elif process.returncode != 0 and not (home / runner.RESULTS).exists():
         notes.append(shorten(f"the run ended early (exit status {process.returncode}) while "
-                             f"running {current}: {_tail(errors)}", MAX_NOTE))
+                             f"running {current}: {stderr_tail(errors)}", MAX_NOTE))
     return notes
 
 
-def _tail(path, size=300):
-    """The last ``size`` characters a run wrote to stderr (where it says why it failed)."""
+def stderr_tail(path, size=300):
+    """The last ``size`` bytes a run wrote to stderr (where it says why it failed), as one
+    printable line: a kernel may have written there (``/proc/PPID/fd/2``) to forge a report line."""
     with open(path, "rb") as file:
         file.seek(max(0, os.fstat(file.fileno()).st_size - size))
-        return file.read().decode("utf-8", "replace").strip() or "no message"
+        return display_name(" ".join(file.read().decode("utf-8", "replace").split())) or "no message"
 
 
 def _end(process, sandboxed):
