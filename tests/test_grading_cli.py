@@ -220,8 +220,10 @@ def test_no_escape_sequence_or_lone_surrogate_from_a_kernel_reaches_a_report(run
 
 def test_a_disguised_fake_collector_still_scores_but_is_flagged_for_review(run):
     # the limit README states: a kernel reports what it likes; the instructor is told where to look
+    # (the reference's own sigmoid refuses while an answer runs, so that exercise is lost: 5 of 7)
     sub = submission(run, "00_attack_disguised_collector.ipynb")
-    assert sub["score"] == 7
+    graded = exercises(sub)
+    assert sub["score"] == 5 and graded["00.sigmoid"][0] == 0 and graded["00.sigmoid_vjp"][0] == 3
     assert sub["flags"] == ["cell 3: uses Python's import machinery ('importlib'), which no exercise needs"]
 
 
