@@ -28,11 +28,13 @@ class Optimizer:
         self.state = {p: {} for p in self.params}
 
     def step(self):
+        for p in self.params:             # every gradient is there before anything moves:
+            if p.grad is None:            # a step that fails half-way would move some of them
+                raise GraphError(f"Parameter '{p.name}' has no gradient, so no Parameter was moved. "
+                                 "Run graph.backward(feed) before opt.step(), on a graph that "
+                                 "contains every Parameter the optimizer moves.")
         for p in self.params:
             value, grad = p._value, p.grad
-            if grad is None:
-                raise GraphError(f"Parameter '{p.name}' has no gradient. Run graph.backward(feed) "
-                                 "before opt.step(), on a graph that contains it.")
             new = self.update(value, grad, self.state[p])
             if not (type(new) is np.ndarray and new.dtype is value.dtype and new.shape == value.shape):
                 new = self._checked(p, new)

@@ -81,3 +81,13 @@ def test_a_schedule_must_give_a_learning_rate(rate):
     with pytest.raises(mg.BadValueError, match="the schedule of GD gave the learning rate .* at step t=0: it must be a number >= 0"):
         scheduled.step()
     assert np.array_equal(w.value, [1.0, 2.0])
+
+
+def test_a_step_that_finds_a_missing_gradient_moves_nothing():
+    # a Parameter outside the graph comes last: the ones before it must not move either
+    w, outside = mg.Parameter(0.0, name="w"), mg.Parameter(5.0, name="outside")
+    g = mg.Graph((w - 3.0) ** 2)
+    g.backward()
+    with pytest.raises(mg.GraphError, match="'outside' has no gradient, so no Parameter was moved"):
+        mg.optim.GD([w, outside], lr=0.1).step()
+    assert float(w.value) == 0.0
