@@ -119,6 +119,7 @@ WRONG = {
                                                       "adds into .grad"),
         "forward as loss.backward()": wrong(words_with("Graph.forward", "loss.backward()"),
                                             "only computes values"),
+        "forward as making a tensor": wrong(words_with("Graph.forward", "tensor(x)"), "not the PyTorch word"),
         "a hook as the optimizer's step": wrong(words_with("register_backward_hook", "optimizer.step"),
                                                 "watches gradients"),
         "an entry missing": wrong({k: v for k, v in TORCH_WORDS.items() if k != "Parameter"}, "no entry"),
@@ -138,7 +139,9 @@ RIGHT = {
     "08.softplus_graph_vjp": {"g·σ(x)": vjp_sigmoid, "g·eᕽ/(1 + eᕽ)": vjp_exp_ratio,
                               "from the output ans": vjp_from_the_output, "g / (1 + e⁻ᕽ)": vjp_one_over},
     "08.second_derivative": {"mg.grad twice": second_twice, "mg.grad on lists": second_with_lists},
-    "08.framework_words": {"short words": TORCH_WORDS, "other spellings": OTHER_TORCH_WORDS},
+    "08.framework_words": {"short words": TORCH_WORDS, "other spellings": OTHER_TORCH_WORDS,
+                           "the model under another name": words_with("Graph.forward", "net(x)"),
+                           "a module called on a batch": words_with("Graph.forward", "Module(batch)")},
     "08.newton_step": {"solve H d = g": lambda g, H, x: x - np.linalg.solve(H, g),
                        "the inverse of H": lambda g, H, x: x - np.linalg.inv(H) @ g},
 }
