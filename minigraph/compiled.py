@@ -16,7 +16,7 @@ computed. If a line raises, the interpreter runs the same graph again and explai
 """
 
 from .errors import BadValueError, GraphError, ShapeError, describe
-from .graph import Graph, Node, as_node, value_of
+from .graph import Graph, Node, as_node, first_repeat, value_of
 
 
 class Function:
@@ -32,18 +32,18 @@ class Function:
                 raise BadValueError(f"updates maps Parameters to the node of their new value; "
                                     f"{parameter!r} is not a Parameter.")
         self.updated = [p for p, _ in pairs]
-        twice = [p.name for k, p in enumerate(self.updated) if p in self.updated[:k]]
-        if twice:
-            raise BadValueError(f"mg.function updates '{twice[0]}' twice; give each Parameter one "
+        twice = first_repeat(self.updated)
+        if twice is not None:
+            raise BadValueError(f"mg.function updates '{twice.name}' twice; give each Parameter one "
                                 f"new value (both would be computed, and the last one kept).")
         self.graph = Graph(self.outputs + [as_node(new) for _, new in pairs])
         strangers = [n for n in self.inputs if getattr(n, "kind", None) != "input"]
         if strangers:
             raise BadValueError(f"mg.function's inputs are Input nodes, in the order of the call's "
                                 f"arguments; {strangers[0]!r} is not an Input.")
-        twice = [n.name for n in self.inputs if self.inputs.count(n) > 1]
-        if twice:
-            raise BadValueError(f"mg.function's inputs name the Input '{twice[0]}' twice; give each "
+        twice = first_repeat(self.inputs)
+        if twice is not None:
+            raise BadValueError(f"mg.function's inputs name the Input '{twice.name}' twice; give each "
                                 f"Input once (one value per Input in each call).")
         missing = [n.name for n in self.graph.inputs if n not in self.inputs]
         if missing:

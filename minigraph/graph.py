@@ -304,6 +304,16 @@ def _finite(value, what, dtype=None):
     return array
 
 
+def first_repeat(nodes):
+    """The first node that ``nodes`` lists a second time, or None if each is there once."""
+    seen = set()
+    for node in nodes:
+        if node in seen:
+            return node
+        seen.add(node)
+    return None
+
+
 def as_node(value, what="a Constant's value"):
     """Nodes stay nodes; a Python number becomes a (weak) ``Number``; lists and arrays become
     Constants (``what`` names the value in the error if it is none of these)."""

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from .errors import BadValueError, GraphError, ShapeError, describe, shape_text
-from .graph import Node
+from .graph import Node, first_repeat
 
 
 class Optimizer:
@@ -76,9 +76,9 @@ def _parameters(params, optimizer):
         raise BadValueError(f"{optimizer} moves Parameters only; "
                             f"{describe(wrong[0]) if name else type(wrong[0]).__name__ + ' ' + repr(wrong[0])[:40]} "
                             f"is not one. Pass graph.parameters (or a list of Parameters).")
-    if len(set(params)) < len(params):
-        twice = next(p.name for k, p in enumerate(params) if p in params[:k])
-        raise BadValueError(f"{optimizer}: Parameter '{twice}' is in the list twice, so each step "
+    twice = first_repeat(params)
+    if twice is not None:
+        raise BadValueError(f"{optimizer}: Parameter '{twice.name}' is in the list twice, so each step "
                             f"would move it twice. Pass each Parameter once "
                             f"(list(dict.fromkeys(params)) drops the repeats).")
     return list(params)
