@@ -192,10 +192,9 @@ class SequenceModel:
 
     def __init__(self, cell, n_out, rng=None):
         rng = nn.as_rng(rng)
-        self.cell = cell
-        self.W_hy = Parameter(nn.xavier_uniform(rng, cell.n_hidden, n_out), name="W_hy",
-                              dtype=get_default_dtype())
-        self.b_y = Parameter(np.zeros(n_out), name="b_y", dtype=get_default_dtype())
+        self.cell, dtype = cell, get_default_dtype()
+        self.W_hy = Parameter(nn.xavier_uniform(rng, cell.n_hidden, n_out), name="W_hy", dtype=dtype)
+        self.b_y = Parameter(np.zeros(n_out), name="b_y", dtype=dtype)
         self.parameters = cell.parameters + [self.W_hy, self.b_y]
         self._unrolled = {}
 
