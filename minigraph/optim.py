@@ -72,10 +72,15 @@ def _parameters(params, optimizer):
         raise BadValueError(f"{optimizer} takes a list of Parameters; it was given a {what}. Pass {hint}.")
     wrong = [p for p in params if not (isinstance(p, Node) and p.kind == "parameter")]
     if wrong:
-        name = getattr(wrong[0], "name", None)
-        raise BadValueError(f"{optimizer} moves Parameters only; "
-                            f"{describe(wrong[0]) if name else type(wrong[0]).__name__ + ' ' + repr(wrong[0])[:40]} "
-                            f"is not one. Pass graph.parameters (or a list of Parameters).")
+        if hasattr(wrong[0], "parameters"):           # a layer or a model inside the list
+            what = type(wrong[0]).__name__
+            raise BadValueError(f"{optimizer} moves Parameters only; the list holds a {what}, which "
+                                f"owns Parameters but is not one. Put its Parameters in the list: "
+                                f"[*layer.parameters, W] (or layer.parameters + [W]).")
+        what = describe(wrong[0]) if isinstance(wrong[0], Node) else (
+            f"{type(wrong[0]).__name__} {repr(wrong[0])[:40]}")
+        raise BadValueError(f"{optimizer} moves Parameters only; {what} is not one. Pass "
+                            f"graph.parameters (or a list of Parameters).")
     twice = first_repeat(params)
     if twice is not None:
         raise BadValueError(f"{optimizer}: Parameter '{twice.name}' is in the list twice, so each step "
