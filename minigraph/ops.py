@@ -21,7 +21,7 @@ from . import kernels, losses
 from .errors import BadValueError
 from .graph import Node
 from .kernels import unbroadcast
-from .opdef import OUTPUT, OpDef, defop  # noqa: F401  (OUTPUT, OpDef: where they were imported)
+from .opdef import defop
 
 # -- the table ------------------------------------------------------------------------------
 #                forward                                 VJP for each input: g -> gradient

@@ -34,6 +34,7 @@ from . import kernels, ops
 from .dtypes import float_dtype
 from .errors import OpError
 from .graph import Graph, Node, Op, auto_name
+from .opdef import OUTPUT
 
 GRAPH_VJPS = {}          # op (its OpDef) or op name -> one function per input: (g, ans, *inputs, **attrs) -> node
 
@@ -217,7 +218,7 @@ def _cross_entropy_labels(g, ans, logits, labels):
 
 def _split(g, ans, x, n, axis=-1):
     """Join the parts' gradients again; a part nobody used contributes zeros."""
-    return ops.concatenate([gi if gi is not None else zeros_like(Op(ops.OUTPUT, [ans], {"index": i}))
+    return ops.concatenate([gi if gi is not None else zeros_like(Op(OUTPUT, [ans], {"index": i}))
                             for i, gi in enumerate(g)], axis=axis)
 
 
@@ -255,8 +256,8 @@ defvjp(ops.bce_with_logits, lambda g, ans, z, y: g * (ops.sigmoid(z) - y) / size
        lambda g, ans, z, y: -g * z / size(z))
 defvjp(ops.softmax_cross_entropy, _cross_entropy_logits, _cross_entropy_labels)
 defvjp("split", _split)
-defvjp(ops.OUTPUT, lambda g, ans, t, index: tuple(g if i == index else None
-                                                  for i in range(t.op.n_outputs)))
+defvjp(OUTPUT, lambda g, ans, t, index: tuple(g if i == index else None
+                                              for i in range(t.op.n_outputs)))
 CONCATENATE = "concatenate"      # k inputs: the VJP of input i is concat_part(k) with i=i
 
 
