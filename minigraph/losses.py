@@ -3,9 +3,10 @@ and ``softmax_cross_entropy``, rows of the op table in ``ops.py`` (``mg.nn`` re-
 
 Each loss is one op instead of several, for speed and numerical stability: binary cross-entropy
 is computed from the logits without ever forming log σ(z), and softmax cross-entropy from a
-log-softmax shifted by the row maximum, so no exp overflows. Every loss is a mean over the
-examples; a batch of none is refused (0 / 0 would be NaN). Predictions and targets must have
-the same shape: a (n, 1) against a (n,) would silently broadcast to (n, n).
+log-softmax shifted by the row maximum, so no exp overflows. Every loss is a mean (mse's and
+bce's over all entries, cross-entropy's over the examples); a batch of none is refused: 0 / 0
+would be NaN. mse and bce take predictions and targets of one shape: a (n, 1) against a (n,) would
+silently broadcast to (n, n).
 
 Softmax cross-entropy takes labels two ways: integer classes, one per example (shape (n,) for
 (n, C) logits), or one-hot (or soft) labels of the logits' shape.
