@@ -9,7 +9,7 @@ rung's median time ratio against numpy_step (interleaved repeats, as in engine_s
   + copy feeds     each fed batch is copied (an Input keeps its own copy of what it was fed)
   + new params     an update makes new, read-only parameter arrays instead of changing them in place
   + keep values    every value and gradient of the step is kept until the next one (for viewing)
-  + op table       forward and backward through the functions of minigraph/ops.py
+  + op table       forward and backward through the op table's kernels (kernels.py, losses.py)
   minigraph        the real thing: Graph.backward + optim.GD
 
 Run: python bench/engine_costs.py
@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from engine_speed import LR, MinigraphNet, in_dtype, init_params, numpy_step, softmax_cross_entropy, task_digits
-from minigraph import ops
+from minigraph import kernels, losses
 
 
 def rung(params, copy_feeds, new_params, keep_values, op_table):
@@ -33,14 +33,14 @@ def rung(params, copy_feeds, new_params, keep_values, op_table):
         if copy_feeds:
             X, y = (np.frombuffer(a.tobytes(), a.dtype).reshape(a.shape) for a in (X, y))
         if op_table:
-            z1 = ops._linear(X, W1, b1)
+            z1 = kernels.linear(X, W1, b1)
             h = np.maximum(z1, 0)
-            z = ops._linear(h, W2, b2)
-            value = ops._softmax_ce(z, y)
-            dz = ops._softmax_ce_vjp_logits(np.array(1.0, z.dtype), value, z, y)
-            dW2, db2 = ops._matmul_vjp_y(dz, z, h, W2), ops.unbroadcast(dz, b2.shape)
-            dz1 = ops._matmul_vjp_x(dz, z, h, W2) * (z1 > 0)
-            dW1, db1 = ops._matmul_vjp_y(dz1, z1, X, W1), ops.unbroadcast(dz1, b1.shape)
+            z = kernels.linear(h, W2, b2)
+            value = losses.softmax_ce(z, y)
+            dz = losses.softmax_ce_vjp_logits(np.array(1.0, z.dtype), value, z, y)
+            dW2, db2 = kernels.matmul_vjp_y(dz, z, h, W2), kernels.unbroadcast(dz, b2.shape)
+            dz1 = kernels.matmul_vjp_x(dz, z, h, W2) * (z1 > 0)
+            dW1, db1 = kernels.matmul_vjp_y(dz1, z1, X, W1), kernels.unbroadcast(dz1, b1.shape)
         else:
             z1 = X @ W1 + b1
             h = np.maximum(z1, 0)

@@ -10,7 +10,8 @@
     W.grad
 
 Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``ops`` (the op
-table: forward + backward of each op), ``dtypes`` (float64 or float32, and the default),
+table: forward + backward of each op; its longer rules in ``kernels`` and ``losses``, ``defop``
+in ``opdef``), ``dtypes`` (float64 or float32, and the default),
 ``nn`` (layers, losses), ``optim`` (optimizers),
 ``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``),
 ``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``unrolled`` (backward

@@ -1,14 +1,11 @@
 """Small datasets for the chapters, made on the spot (no downloads).
 
 Every 2-D task returns ``X`` of shape (n, 2) and ``Y`` of shape (n, 1) with labels 0.0 / 1.0.
-Pass a seed (or a numpy Generator) to get the same points every time.
+Pass a seed (or a numpy Generator) to get the same points every time: ``np.random.default_rng``
+makes a Generator from a seed and gives a Generator back as it is.
 """
 
 import numpy as np
-
-
-def _rng(seed):
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
 
 
 def xor():
@@ -19,14 +16,14 @@ def xor():
 
 def disk(n=400, seed=0, center=(0.5, 0.5), radius=0.5):
     """Points uniform in the square [-0.25, 1.25]²; label 1 inside the disk (about 35 % of them)."""
-    X = _rng(seed).uniform(-0.25, 1.25, size=(n, 2))
+    X = np.random.default_rng(seed).uniform(-0.25, 1.25, size=(n, 2))
     inside = np.sum((X - np.asarray(center)) ** 2, axis=1) < radius ** 2
     return X, inside.astype(float).reshape(-1, 1)
 
 
 def spirals(n=400, seed=0, noise=0.1, turns=1.5):
     """Two interleaved spirals (n/2 points each); label = which spiral. Hard for a straight line."""
-    rng = _rng(seed)
+    rng = np.random.default_rng(seed)
     half = n // 2
     t = np.sqrt(rng.uniform(0, 1, half)) * turns * 2 * np.pi
     arm = np.stack([t * np.cos(t), t * np.sin(t)], axis=1) / (turns * 2 * np.pi)
@@ -86,7 +83,7 @@ REBER_AUTOMATON = {                # state -> the (symbol, next state) pairs it 
 
 def reber_string(seed=None):
     """One Reber string, e.g. ``'BTSSXXTVVE'``: a walk from state 0, coin flips at every fork."""
-    rng = _rng(seed)
+    rng = np.random.default_rng(seed)
     symbols, state = ["B"], 0
     while state is not None:
         symbol, state = REBER_AUTOMATON[state][rng.integers(len(REBER_AUTOMATON[state]))]
@@ -96,14 +93,14 @@ def reber_string(seed=None):
 
 def embedded_reber_string(seed=None):
     """One embedded Reber string: ``B`` + T or P + a Reber string + the same T or P + ``E``."""
-    rng = _rng(seed)
+    rng = np.random.default_rng(seed)
     outer = "TP"[rng.integers(2)]
     return "B" + outer + reber_string(rng) + outer + "E"
 
 
 def reber_strings(n, seed=0, embedded=True):
     """``n`` strings from one seeded generator (embedded Reber strings unless ``embedded=False``)."""
-    rng = _rng(seed)
+    rng = np.random.default_rng(seed)
     make = embedded_reber_string if embedded else reber_string
     return [make(rng) for _ in range(n)]
 

@@ -13,7 +13,7 @@ and matplotlib are slow to import); ``mg.digits`` loads it on first use.
 import html
 import io
 
-import ipywidgets as W
+import ipywidgets as ipw
 import numpy as np
 
 from . import viz
@@ -112,7 +112,7 @@ def probability_bars(probabilities, label):
     return f'<svg class="mg-bars" width="360" height="228">{"".join(rows)}</svg>'
 
 
-class DigitBrowser(W.VBox):
+class DigitBrowser(ipw.VBox):
     """Step through digits (slider or buttons) and see what a trained network makes of each.
 
     Shows the image, the network's ten probabilities as bars and the network's last layer drawn
@@ -138,20 +138,20 @@ class DigitBrowser(W.VBox):
                            + [getitem(probs, index=k, name=f"p({k})") for k in range(10)])
         self.all_probs = Graph(softmax(layers[-1](h))).forward({pixels: self.images})
         self.drawing = viz.LiveDrawing(self.graph, values=True, grads=False)
-        self.slider = W.IntSlider(value=index, min=0, max=len(self.images) - 1, description="test digit",
+        self.slider = ipw.IntSlider(value=index, min=0, max=len(self.images) - 1, description="test digit",
                                   continuous_update=True)
         actions = {"◀ previous": self.previous, "next ▶": self.next, "next mistake": self.next_mistake}
-        self.buttons = {name: W.Button(description=name, layout=W.Layout(width="130px")) for name in actions}
+        self.buttons = {name: ipw.Button(description=name, layout=ipw.Layout(width="130px")) for name in actions}
         for name, action in actions.items():
             self.buttons[name].on_click(lambda _, action=action: action())
-        self.caption = W.HTML().add_class("mg-caption")
-        self.picture = W.Image(format="png", layout=W.Layout(width=f"{SIDE * ZOOM}px"))
-        self.bars = W.HTML().add_class("mg-probabilities")
-        self.view = W.HTML().add_class("mg-view")
+        self.caption = ipw.HTML().add_class("mg-caption")
+        self.picture = ipw.Image(format="png", layout=ipw.Layout(width=f"{SIDE * ZOOM}px"))
+        self.bars = ipw.HTML().add_class("mg-probabilities")
+        self.view = ipw.HTML().add_class("mg-view")
         self.slider.observe(lambda _: self._show(), names="value")
         self._show()
-        super().__init__([W.HBox([self.slider, *self.buttons.values()]), self.caption,
-                          W.HBox([self.picture, self.bars]), self.view])
+        super().__init__([ipw.HBox([self.slider, *self.buttons.values()]), self.caption,
+                          ipw.HBox([self.picture, self.bars]), self.view])
         self.add_class("mg-digit-browser")
 
     @property

@@ -18,7 +18,7 @@ import it; ``from minigraph import landscape`` does.
 import html
 import io
 
-import ipywidgets as W
+import ipywidgets as ipw
 import numpy as np
 
 from . import optim, viz
@@ -271,7 +271,7 @@ def _format_loss(loss, steps):
     return f"{loss[-1]:.3g}"
 
 
-class Race(W.VBox):
+class Race(ipw.VBox):
     """Optimizers racing on a surface: contour lines with one coloured path per optimizer, the
     loss per step, and (on a quadratic) where momentum's (lr, momentum) sits on the rate map.
 
@@ -286,26 +286,26 @@ class Race(W.VBox):
         log_slider = dict(base=10, step=0.05, readout_format=".3g", style=WIDE)
         slider = dict(readout_format=".3g", style=WIDE)
         self.controls = dict(
-            surface=W.Dropdown(options=list(SURFACES), value=surface, description="surface"),
-            x0=W.FloatSlider(description="start x", step=0.05, **slider),
-            y0=W.FloatSlider(description="start y", step=0.05, **slider),
-            steps=W.IntSlider(value=steps, min=1, max=300, description="steps", style=WIDE),
-            lr=W.FloatLogSlider(value=settings["lr"], min=-3, max=0, description="lr (GD, momentum)", **log_slider),
-            momentum=W.FloatSlider(value=settings["momentum"], min=0, max=0.99, step=0.01,
+            surface=ipw.Dropdown(options=list(SURFACES), value=surface, description="surface"),
+            x0=ipw.FloatSlider(description="start x", step=0.05, **slider),
+            y0=ipw.FloatSlider(description="start y", step=0.05, **slider),
+            steps=ipw.IntSlider(value=steps, min=1, max=300, description="steps", style=WIDE),
+            lr=ipw.FloatLogSlider(value=settings["lr"], min=-3, max=0, description="lr (GD, momentum)", **log_slider),
+            momentum=ipw.FloatSlider(value=settings["momentum"], min=0, max=0.99, step=0.01,
                                    description="momentum", **slider),
-            step=W.FloatLogSlider(value=settings["step"], min=-3, max=0, description="lr (adaptive)", **log_slider),
-            decay=W.FloatSlider(value=settings["decay"], min=0.5, max=0.999, step=0.001,
+            step=ipw.FloatLogSlider(value=settings["step"], min=-3, max=0, description="lr (adaptive)", **log_slider),
+            decay=ipw.FloatSlider(value=settings["decay"], min=0.5, max=0.999, step=0.001,
                                 description="RMSProp decay", **slider),
-            beta1=W.FloatSlider(value=settings["beta1"], min=0, max=0.99, step=0.01,
+            beta1=ipw.FloatSlider(value=settings["beta1"], min=0, max=0.99, step=0.01,
                                 description="Adam β1", **slider),
-            beta2=W.FloatSlider(value=settings["beta2"], min=0.5, max=0.999, step=0.001,
+            beta2=ipw.FloatSlider(value=settings["beta2"], min=0.5, max=0.999, step=0.001,
                                 description="Adam β2", **slider))
-        self.shown = {name: W.Checkbox(value=name in optimizers, indent=False, description_allow_html=True,
+        self.shown = {name: ipw.Checkbox(value=name in optimizers, indent=False, description_allow_html=True,
                                        description=f'<b style="color:{COLOURS[name]}">■</b> {LABELS[name]}',
-                                       layout=W.Layout(width="150px"))
+                                       layout=ipw.Layout(width="150px"))
                       for name in COLOURS}
-        self.readout = W.HTML().add_class("mg-readout")
-        self.image = W.Image(format="png").add_class("mg-landscape")
+        self.readout = ipw.HTML().add_class("mg-readout")
+        self.image = ipw.Image(format="png").add_class("mg-landscape")
         self._place_start()
         self.controls["surface"].observe(lambda _: self._new_surface(), names="value")
         for name, control in self.controls.items():
@@ -315,9 +315,9 @@ class Race(W.VBox):
             box.observe(lambda _: self.redraw(), names="value")
         self._figure()
         self.redraw()
-        super().__init__([W.HBox(list(self.shown.values())),
-                          W.HBox([W.VBox([self.controls[k] for k in ("surface", "x0", "y0", "steps", "lr")]),
-                                  W.VBox([self.controls[k] for k in ("momentum", "step", "decay", "beta1", "beta2")])]),
+        super().__init__([ipw.HBox(list(self.shown.values())),
+                          ipw.HBox([ipw.VBox([self.controls[k] for k in ("surface", "x0", "y0", "steps", "lr")]),
+                                  ipw.VBox([self.controls[k] for k in ("momentum", "step", "decay", "beta1", "beta2")])]),
                           self.readout, self.image])
         self.add_class("mg-race")
 

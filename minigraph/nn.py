@@ -3,7 +3,9 @@
 A layer is a small object that owns its Parameters and, when called on a node, adds its ops to
 the graph. Batches are rows: ``x`` has shape (n, features), so a layer computes
 ``x @ W + b`` with ``W`` of shape (n_in, n_out). The losses live in the op table (they are
-fused, numerically stable ops) and are re-exported here.
+fused, numerically stable ops) and are re-exported here. A layer's ``rng`` is a seed, None or a
+numpy Generator: ``np.random.default_rng(rng)`` makes a Generator of the first two, and gives the
+third back as it is (so layers made with one Generator draw one sequence).
 """
 
 import numpy as np
@@ -50,11 +52,6 @@ def whole_number(n, what):
     return int(n)
 
 
-def as_rng(rng):
-    """A numpy Generator from a seed (int), a Generator, or None (fresh randomness)."""
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
-
 class Linear:
     """``x @ W + b`` with W of shape (n_in, n_out), b of shape (n_out,), as one fused op.
 
@@ -65,8 +62,8 @@ class Linear:
         self.name = name
         n_in, n_out = whole_number(n_in, f"{name}: n_in"), whole_number(n_out, f"{name}: n_out")
         dtype = get_default_dtype() if dtype is None else dtype
-        self.W = Parameter(choose(INITS, init, "init")(as_rng(rng), n_in, n_out), name=f"{name}.W",
-                           dtype=dtype)
+        weights = choose(INITS, init, "init")(np.random.default_rng(rng), n_in, n_out)
+        self.W = Parameter(weights, name=f"{name}.W", dtype=dtype)
         self.b = Parameter(np.zeros(n_out), name=f"{name}.b", dtype=dtype)
         self.parameters = [self.W, self.b]
 
@@ -87,7 +84,7 @@ class MLP:
         if not isinstance(sizes, (list, tuple)) or len(sizes) < 2:
             raise BadValueError(f"MLP takes the layer sizes, inputs first, e.g. MLP([2, 4, 1]); "
                                 f"got {sizes!r}.")
-        rng = as_rng(rng)
+        rng = np.random.default_rng(rng)
         init = init or ("he" if activation in ("relu", "leaky_relu") else "xavier")
         self.activation = choose(ACTIVATIONS, activation, "activation")
         self.layers = [Linear(a, b, rng, init, name=f"{name}.fc{i + 1}", dtype=dtype)

@@ -34,7 +34,7 @@ class RNNCell:
     """
 
     def __init__(self, n_in, n_hidden, rng=None, init_scale=1.0):
-        rng = nn.as_rng(rng)
+        rng = np.random.default_rng(rng)
         self.n_in, self.n_hidden, self.dtype = n_in, n_hidden, get_default_dtype()
         self.W_xh = Parameter(nn.xavier_uniform(rng, n_in, n_hidden), name="W_xh", dtype=self.dtype)
         self.W_hh = Parameter(init_scale * orthogonal(rng, n_hidden), name="W_hh", dtype=self.dtype)
@@ -74,7 +74,7 @@ class LSTMCell:
     """
 
     def __init__(self, n_in, n_hidden, rng=None, forget_bias=1.0, init_scale=1.0):
-        rng = nn.as_rng(rng)
+        rng = np.random.default_rng(rng)
         self.n_in, self.n_hidden, self.dtype = n_in, n_hidden, get_default_dtype()
         self.W_x = Parameter(nn.xavier_uniform(rng, n_in, 4 * n_hidden), name="W_x", dtype=self.dtype)
         self.W_h = Parameter(init_scale * np.hstack([orthogonal(rng, n_hidden) for _ in range(4)]),
@@ -191,7 +191,7 @@ class SequenceModel:
     """
 
     def __init__(self, cell, n_out, rng=None):
-        rng = nn.as_rng(rng)
+        rng = np.random.default_rng(rng)
         self.cell, dtype = cell, get_default_dtype()
         self.W_hy = Parameter(nn.xavier_uniform(rng, cell.n_hidden, n_out), name="W_hy", dtype=dtype)
         self.b_y = Parameter(np.zeros(n_out), name="b_y", dtype=dtype)

@@ -12,7 +12,7 @@ ipywidgets and matplotlib; ``import minigraph`` does not import it.
 import html
 import io
 
-import ipywidgets as W
+import ipywidgets as ipw
 import numpy as np
 
 from . import data, viz
@@ -23,7 +23,7 @@ from .widgets import WIDE, svg_view
 
 # -- the unrolled graph, for a T you choose -----------------------------------------------------
 
-class UnrolledView(W.VBox):
+class UnrolledView(ipw.VBox):
     """A slider for the number of steps T and the drawing of ``model`` unrolled for T steps.
 
     Each drawing shows the values and gradients of one backward pass on the first T steps of
@@ -32,9 +32,9 @@ class UnrolledView(W.VBox):
 
     def __init__(self, model, X, targets, T=2, **draw_options):
         self.model, self.X, self.targets, self.options = model, X, targets, draw_options
-        self.slider = W.IntSlider(value=T, min=1, max=X.shape[1], description="time steps T", style=WIDE)
-        self.readout = W.HTML().add_class("mg-readout")
-        self.view = W.HTML().add_class("mg-view")
+        self.slider = ipw.IntSlider(value=T, min=1, max=X.shape[1], description="time steps T", style=WIDE)
+        self.readout = ipw.HTML().add_class("mg-readout")
+        self.view = ipw.HTML().add_class("mg-view")
         self._drawings = {}
         self.slider.observe(lambda _: self._show(), names="value")
         self._show()
@@ -67,7 +67,7 @@ def unrolled_view(model, X, targets, T=2, **draw_options):
 
 # -- gradients through time ------------------------------------------------------------------------
 
-class GradientFlow(W.VBox):
+class GradientFlow(ipw.VBox):
     """How much gradient reaches each time step, as W_hh's spectral radius moves.
 
     A simple RNN and an LSTM (both ``n_hidden`` units) read the same ``T`` random inputs; only
@@ -83,11 +83,11 @@ class GradientFlow(W.VBox):
         self.lstm = SequenceModel(LSTMCell(7, n_hidden, rng), 7, rng)
         _, self.lstm_norms = last_step_gradients(self.lstm, self.X)
         self.max_norm = max_norm
-        self.slider = W.FloatSlider(value=radius, min=0.5, max=2.5, step=0.05, readout_format=".2f",
+        self.slider = ipw.FloatSlider(value=radius, min=0.5, max=2.5, step=0.05, readout_format=".2f",
                                     description="spectral radius of W_hh", style=WIDE,
                                     continuous_update=True)
-        self.readout = W.HTML().add_class("mg-readout")
-        self.image = W.Image(format="png")
+        self.readout = ipw.HTML().add_class("mg-readout")
+        self.image = ipw.Image(format="png")
         self.slider.observe(lambda _: self.update(), names="value")
         self.update()
         super().__init__([self.slider, self.readout, self.image])

@@ -30,10 +30,11 @@ import functools
 
 import numpy as np
 
-from . import ops
+from . import kernels, ops
 from .dtypes import float_dtype
 from .errors import OpError
 from .graph import Graph, Node, Op, auto_name
+from .opdef import OUTPUT
 
 GRAPH_VJPS = {}          # op (its OpDef) or op name -> one function per input: (g, ans, *inputs, **attrs) -> node
 
@@ -169,8 +170,7 @@ def _spread(g, axis, keepdims):
 def _concat_part(k):
     """Input i of a k-way concatenation: its slice of the gradient (one op per k)."""
     def part(g, *xs, axis=0, i=0):
-        start = int(np.sum([np.shape(x)[axis] for x in xs[:i]]))
-        return np.take(g, range(start, start + np.shape(xs[i])[axis]), axis=axis)
+        return kernels.concat_slice(g, xs, i, axis)
 
     def pad(h, ans, g, *xs, axis=0, i=0):
         return np.concatenate([h if j == i else np.zeros(np.shape(x), float_dtype(h))
@@ -218,7 +218,7 @@ def _cross_entropy_labels(g, ans, logits, labels):
 
 def _split(g, ans, x, n, axis=-1):
     """Join the parts' gradients again; a part nobody used contributes zeros."""
-    return ops.concatenate([gi if gi is not None else zeros_like(Op(ops.OUTPUT, [ans], {"index": i}))
+    return ops.concatenate([gi if gi is not None else zeros_like(Op(OUTPUT, [ans], {"index": i}))
                             for i, gi in enumerate(g)], axis=axis)
 
 
@@ -256,18 +256,13 @@ defvjp(ops.bce_with_logits, lambda g, ans, z, y: g * (ops.sigmoid(z) - y) / size
        lambda g, ans, z, y: -g * z / size(z))
 defvjp(ops.softmax_cross_entropy, _cross_entropy_logits, _cross_entropy_labels)
 defvjp("split", _split)
-defvjp(ops.OUTPUT, lambda g, ans, t, index: tuple(g if i == index else None
-                                                  for i in range(t.op.n_outputs)))
+defvjp(OUTPUT, lambda g, ans, t, index: tuple(g if i == index else None
+                                              for i in range(t.op.n_outputs)))
 CONCATENATE = "concatenate"      # k inputs: the VJP of input i is concat_part(k) with i=i
 
 
-def _scatter_forward(g, x, index):
-    out = np.zeros(np.shape(x), float_dtype(g))
-    np.add.at(out, index, g)                      # repeated indices add up
-    return out
-
-
-_scatter = ops.defop("scatter", _scatter_forward,
+_scatter = ops.defop("scatter",                 # the gradient of x[index], as an op (scatter-add)
+                     lambda g, x, index: kernels.scatter_add(g, index, np.shape(x), float_dtype(g)),
                      [lambda h, ans, g, x, index: h[index]] + _zero_vjps(2)[1:],
                      "scatter")
 defvjp(_scatter, lambda h, ans, g, x, index: ops.getitem(h, index=index), None)

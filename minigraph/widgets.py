@@ -16,7 +16,7 @@ change, so the boxes stay put while you drag. ``import minigraph`` does not impo
 import html
 import io
 
-import ipywidgets as W
+import ipywidgets as ipw
 import numpy as np
 
 from . import data, nn, optim, viz
@@ -51,7 +51,7 @@ def svg_view(svg):
 
 # -- explore ---------------------------------------------------------------------------------------
 
-class Explorer(W.VBox):
+class Explorer(ipw.VBox):
     """Sliders for leaves of a graph, a readout of its output, and its drawing, kept in sync.
 
     Moving a slider sets that one leaf (feeds an Input or assigns a Parameter), runs the
@@ -66,10 +66,10 @@ class Explorer(W.VBox):
         self.backward = has_scalar_output(self.graph, self.graph.forward(self.feed))
         self._run()
         self.drawing = viz.LiveDrawing(self.graph, **draw_options)
-        self.readout = W.HTML().add_class("mg-readout")
-        self.view = W.HTML().add_class("mg-view")
+        self.readout = ipw.HTML().add_class("mg-readout")
+        self.view = ipw.HTML().add_class("mg-view")
         self._redraw()
-        super().__init__([W.VBox(list(self.sliders.values())), self.readout, self.view])
+        super().__init__([ipw.VBox(list(self.sliders.values())), self.readout, self.view])
         self.add_class("mg-explore")
 
     def _per_element(self, sliders):
@@ -99,7 +99,7 @@ class Explorer(W.VBox):
             raise ValueError(f"'{node.name}' needs a full value in feed= before one element gets a slider")
         lo, hi, step = (*spec, round_step(spec[1] - spec[0]))[:3]
         start = 0.0 if current is None else float(np.asarray(current)[() if index is None else index])
-        slider = W.FloatSlider(value=on_grid(min(max(start, lo), hi), lo, step), min=lo, max=hi,
+        slider = ipw.FloatSlider(value=on_grid(min(max(start, lo), hi), lo, step), min=lo, max=hi,
                                step=step, style=WIDE,
                                description=node.name if index is None else f"{node.name}[{index}]",
                                readout_format=".3g", continuous_update=True)
@@ -264,7 +264,7 @@ def completed_leaves(node, before, final):
             if len(before.received.get(p, ())) + sum(q is p for q in node.inputs) == len(final.received[p])]
 
 
-class StepThrough(W.VBox):
+class StepThrough(ipw.VBox):
     """Forward through a graph one op at a time, then backward, explaining each step's numbers.
 
     ``position`` counts the steps done (0 = only the leaves hold values); the Play widget's
@@ -276,17 +276,17 @@ class StepThrough(W.VBox):
         self.steps = record(self.graph, feed or {})
         self.final = Snapshot(self.graph, self.steps, len(self.steps))
         self.drawing = viz.LiveDrawing(self.graph, **draw_options)
-        self.play = W.Play(value=0, min=0, max=len(self.steps), interval=interval, description="Play")
-        self.buttons = {name: W.Button(description=name, layout=W.Layout(width="80px"))
+        self.play = ipw.Play(value=0, min=0, max=len(self.steps), interval=interval, description="Play")
+        self.buttons = {name: ipw.Button(description=name, layout=ipw.Layout(width="80px"))
                         for name in ("Back", "Step", "Reset")}
         self.buttons["Back"].on_click(lambda _: self.back())
         self.buttons["Step"].on_click(lambda _: self.step())
         self.buttons["Reset"].on_click(lambda _: self.reset())
-        self.text = W.HTML().add_class("mg-explanation")
-        self.view = W.HTML().add_class("mg-view")
+        self.text = ipw.HTML().add_class("mg-explanation")
+        self.view = ipw.HTML().add_class("mg-view")
         self.play.observe(lambda _: self._show(), names="value")
         self._show()
-        super().__init__([W.HBox([self.play, *self.buttons.values()]), self.text, self.view])
+        super().__init__([ipw.HBox([self.play, *self.buttons.values()]), self.text, self.view])
         self.add_class("mg-step-through")
 
     @property
@@ -342,7 +342,7 @@ def step_through(graph, feed=None, **draw_options):
 TASKS = {"xor": (data.xor, (4,)), "disk": (data.disk, (8,)), "spirals": (data.spirals, (16, 16))}
 
 
-class Trainer(W.VBox):
+class Trainer(ipw.VBox):
     """Train an MLP on a 2-D task while its loss curve and decision boundary redraw.
 
     Each tick of the Play widget runs ``steps_per_tick`` optimizer steps and redraws once, so
@@ -357,15 +357,15 @@ class Trainer(W.VBox):
         self.hidden = tuple(np.atleast_1d(hidden or default_hidden))
         self.seed, self.steps_per_tick = seed, steps_per_tick
         self.controls = dict(
-            lr=W.FloatLogSlider(value=lr, base=10, min=-4, max=0, step=0.1, description="learning rate",
+            lr=ipw.FloatLogSlider(value=lr, base=10, min=-4, max=0, step=0.1, description="learning rate",
                                 readout_format=".2g", style=WIDE),
-            hidden=W.IntSlider(value=self.hidden[0], min=1, max=64, description="hidden units", style=WIDE),
-            activation=W.Dropdown(options=list(nn.ACTIVATIONS), value=activation, description="activation"),
-            optimizer=W.Dropdown(options=list(optim.OPTIMIZERS), value=optimizer, description="optimizer"))
-        self.play = W.Play(value=0, min=0, max=10 ** 9, interval=interval, description="Train")
-        self.reset_button = W.Button(description="Reset")
-        self.progress = W.HTML().add_class("mg-progress")
-        self.image = W.Image(format="png")
+            hidden=ipw.IntSlider(value=self.hidden[0], min=1, max=64, description="hidden units", style=WIDE),
+            activation=ipw.Dropdown(options=list(nn.ACTIVATIONS), value=activation, description="activation"),
+            optimizer=ipw.Dropdown(options=list(optim.OPTIMIZERS), value=optimizer, description="optimizer"))
+        self.play = ipw.Play(value=0, min=0, max=10 ** 9, interval=interval, description="Train")
+        self.reset_button = ipw.Button(description="Reset")
+        self.progress = ipw.HTML().add_class("mg-progress")
+        self.image = ipw.Image(format="png")
         self.controls["lr"].observe(lambda c: setattr(self.optimizer, "lr", c["new"]), names="value")
         self.controls["optimizer"].observe(lambda _: self._new_optimizer(), names="value")
         for name in ("hidden", "activation"):
@@ -373,8 +373,8 @@ class Trainer(W.VBox):
         self.play.observe(self._tick, names="value")
         self.reset_button.on_click(lambda _: self.reset())
         self.reset()
-        super().__init__([W.HBox([self.play, self.reset_button, self.progress]),
-                          W.HBox([W.VBox(list(self.controls.values())), self.image])])
+        super().__init__([ipw.HBox([self.play, self.reset_button, self.progress]),
+                          ipw.HBox([ipw.VBox(list(self.controls.values())), self.image])])
         self.add_class("mg-train")
 
     def reset(self):

@@ -2,7 +2,8 @@
 
 These tests do not time anything: a drawing of thousands of nodes must come back readable
 (few boxes, a bounded size in inches, a caption naming what was folded). The time is
-measured in bench/draw_big.py.
+measured in bench/draw_big.py. Which nodes a plan folds (layout.py) is tested in test_layout.py,
+whose graphs these tests draw too.
 """
 
 import re
@@ -13,6 +14,7 @@ import pytest
 
 import minigraph as mg
 from minigraph import layout, viz
+from test_layout import is_copy, random_cell, rnn, tangle
 
 
 # -- graphs ------------------------------------------------------------------------------------
@@ -31,56 +33,9 @@ def wide(n):
     return mg.Graph(mg.concatenate([mg.reshape(mg.tanh(mg.Input(f"x{i}") * w), (1,)) for i in range(n)]))
 
 
-def rnn(steps, size=3, seed=0, outputs=False):
-    """An RNN unrolled for ``steps``: W_hh, W_xh and b are shared by every step. The loss is
-    that of the last state, or with ``outputs`` the sum of one output per step."""
-    rng = np.random.default_rng(seed)
-    W_hh = mg.Parameter(rng.normal(size=(size, size)) * 0.5, name="W_hh")
-    W_xh = mg.Parameter(rng.normal(size=(size, 2)), name="W_xh")
-    b = mg.Parameter(np.zeros(size), name="b")
-    w_out = mg.Parameter(rng.normal(size=size), name="w_out")
-    h, ys = mg.Constant(np.zeros(size), name="h0"), []
-    for t in range(1, steps + 1):
-        h = mg.tanh(W_hh @ h + W_xh @ mg.Input(f"x_{t}") + b, name=f"h_{t}")
-        ys.append(mg.reshape(mg.sum(h * w_out), (1,), name=f"y_{t}"))
-    return mg.Graph(mg.sum(mg.concatenate(ys) if outputs else h * h, name="loss"))
-
-
 def rnn_feed(steps, seed=1):
     rng = np.random.default_rng(seed)
     return {f"x_{t}": rng.normal(size=2) for t in range(1, steps + 1)}
-
-
-def tangle(n, seed=0):
-    """A graph with no repeats: each op adds, multiplies or subtracts two random earlier nodes."""
-    rng = np.random.default_rng(seed)
-    nodes = [mg.Parameter(rng.normal(), name=f"p{i}") for i in range(5)]
-    while len(nodes) < n:
-        a, b = rng.integers(0, len(nodes), 2)
-        op = (mg.add, mg.mul, mg.sub)[rng.integers(3)]
-        nodes.append(op(nodes[max(a, len(nodes) - 30)], nodes[b]))
-    return mg.Graph(nodes[-20:])
-
-
-def random_cell(steps, seed):
-    """A random recurrent cell (random ops on the state, fresh inputs and shared weights),
-    unrolled for ``steps``."""
-    rng = np.random.default_rng(seed)
-    shared = [mg.Parameter(rng.normal(size=2), name=f"shared{i}") for i in range(rng.integers(1, 4))]
-    unary, binary = (mg.tanh, mg.sigmoid, mg.exp, mg.neg), (mg.add, mg.mul, mg.sub)
-    recipe = [(rng.integers(2), rng.integers(4), rng.integers(100), rng.integers(100))
-              for _ in range(rng.integers(1, 7))]
-    h = mg.Parameter(np.zeros(2), name="h_start")
-    for t in range(steps):
-        made = [h]
-        for is_binary, which, a, b in recipe:
-            if is_binary:
-                pool = made + shared + [mg.Input(f"x{t}_{len(made)}")]
-                made.append(binary[which % 3](made[a % len(made)], pool[b % len(pool)]))
-            else:
-                made.append(unary[which](made[a % len(made)]))
-        h = made[-1] if made[-1] is not h else mg.tanh(h)
-    return mg.Graph(mg.sum(h))
 
 
 # -- reading a drawing -------------------------------------------------------------------------
@@ -89,23 +44,6 @@ def inches(svg):
     """Width and height of an SVG drawing in inches (graphviz writes points: 72 to the inch)."""
     width, height = re.search(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"', svg).groups()
     return float(width) / 72, float(height) / 72
-
-
-def is_copy(order, fold):
-    """Every hidden or drawn unit of a fold is a true copy of the one before it.
-
-    Unit k+1's j-th node has unit k's j-th node's op, kind and shape, and each of its inputs is
-    the same node as there (shared) or that input moved on by one unit in the drawing order.
-    """
-    p = len(fold.units[0])
-    place = {n: i for i, n in enumerate(order)}
-    for before, after in zip(fold.units, fold.units[1:]):
-        for a, b in zip(before, after):
-            assert place[b] == place[a] + p
-            assert (a.kind, a.op, a.attrs, a.shape) == (b.kind, b.op, b.attrs, b.shape)
-            for pa, pb in zip(a.inputs, b.inputs, strict=True):
-                assert pb is pa or place[pb] == place[pa] + p
-    return True
 
 
 BIG = [("chain", chain, 1000), ("chain", chain, 5000), ("wide", wide, 300), ("wide", wide, 2000),
@@ -168,15 +106,6 @@ def test_an_rnn_draws_steps_in_frames_and_its_weights_at_each_use():
     assert "<svg" in drawing.svg()
 
 
-def test_an_output_at_every_step_is_folded_with_its_step():
-    g = rnn(300, outputs=True)
-    plan = mg.draw(g).options["plan"]
-    assert len(plan.folds) == 1 and len(plan.folds[0].hidden) >= 0.95 * len(g.nodes)
-    y_5 = g.node("y_5")
-    unit = next(u for u in plan.folds[0].units if y_5 in u)
-    assert {g.node("h_5"), g.node("h_6")} & set(unit)        # y_5 next to h_5, not 300 steps on
-
-
 def test_fold_can_be_asked_for_or_switched_off():
     g = rnn(8)                                                   # 51 nodes: drawn in full
     assert repr(mg.draw(g)).splitlines()[0] == f"Drawing of {len(g.nodes)} nodes"
@@ -185,20 +114,6 @@ def test_fold_can_be_asked_for_or_switched_off():
     big = rnn(20)
     assert mg.draw(big).options["plan"].folds
     assert mg.draw(big, fold=False).options["plan"].complete()
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_only_true_copies_are_folded(seed):
-    """Random recurrent cells are folded into their repeats; random tangles, where nothing
-    repeats by construction, may fold only what really is a copy."""
-    g = random_cell(steps=12, seed=seed)
-    order = layout.drawing_order(g)
-    plan = layout.Plan(g, fold=True)
-    assert plan.folds and all(is_copy(order, f) for f in plan.folds)
-    assert sum(len(f.hidden) for f in plan.folds) >= len(g.nodes) // 3
-    tangled = tangle(150, seed=seed)
-    plan = layout.Plan(tangled, fold=True)
-    assert all(is_copy(layout.drawing_order(tangled), f) for f in plan.folds)
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -240,12 +155,6 @@ def test_a_part_around_a_node():
     assert caption in repr(drawing)
     assert repr(drawing).splitlines()[0] == f"Drawing of {len(drawn)} of 6,006 nodes"
     assert "<svg" in drawing.svg()
-
-
-def test_a_part_around_a_shared_weight_folds_its_uses():
-    g = rnn(1000)
-    plan = mg.draw(g, around="W_hh", depth=1).options["plan"]
-    assert plan.boxes() < 10 and [len(f.units) for f in plan.folds] == [1000]
 
 
 def test_too_big_to_draw_is_refused_with_a_way_out():
