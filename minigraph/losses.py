@@ -116,8 +116,16 @@ def _examples(logits):
 def _class_indices(labels, logits):
     """True for integer class labels, one per example (shape ``logits.shape[:-1]``: (n,) for (n, C)
     logits, a single number for one example's (C,) logits); False for one-hot (or soft) labels of
-    the logits' shape."""
+    the logits' shape. Integer labels of the logits' shape must be one-hot (0s and 1s): [2, 0, 1]
+    next to (3,) logits is three class numbers given with one example's scores, not weights."""
     if labels.shape == logits.shape and logits.ndim:
+        if labels.dtype.kind in "iu" and np.any((labels != 0) & (labels != 1)):
+            raise ShapeError(
+                f"integer labels of the logits' shape {logits.shape} must be one-hot (0s and 1s), but "
+                f"these hold {labels.flat[np.argmax((labels != 0) & (labels != 1))]}. Class numbers? "
+                f"Logits have one row of class scores per example, so labels for n examples go with "
+                f"(n, C) logits (class numbers of shape (n,)); (C,) logits are one example, whose "
+                f"label is one number. For weighted (soft) labels, give floats")
         return False
     if logits.ndim == 0 or labels.shape != logits.shape[:-1] or labels.dtype.kind not in "iu":
         raise ShapeError(f"labels must be integer classes of shape {logits.shape[:-1]} or one-hot of "

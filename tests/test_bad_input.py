@@ -107,6 +107,15 @@ def minus_equals():
     W.value -= 0.1 * W.grad
 
 
+def integer_one_hot_cross_entropy():
+    z = mg.Parameter([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]], name="z")
+    one_hot = mg.Graph(mg.softmax_cross_entropy(z, mg.Constant([[0, 1, 0], [0, 0, 1]])))
+    classes = mg.Graph(mg.softmax_cross_entropy(z, mg.Constant([1, 2])))
+    loss = one_hot.backward()
+    grad = z.grad
+    assert loss == classes.backward() and np.array_equal(grad, z.grad)
+
+
 def optimizer_update(update):
     w = mg.Parameter([1.0, 2.0], name="w")
     mg.Graph(mg.sum(w * w)).backward()
@@ -222,6 +231,10 @@ ROWS = [
      (mg.BadValueError, ["'ce' = softmax_cross_entropy(z (parameter) shape (2, 3)", "label 3 is not a class", "0 to 2"])),
     ("label -1", lambda: mg.Graph(mg.softmax_cross_entropy(mg.Parameter(np.zeros((2, 3)), name="z"), mg.Constant([0, -1]), name="ce")).forward(),
      (mg.BadValueError, ["'ce' = softmax_cross_entropy", "label -1 is not a class"])),
+    ("class numbers next to one example's 1-D logits", lambda: mg.Graph(mg.softmax_cross_entropy(
+        mg.Parameter(np.zeros(3), name="z"), mg.Constant([2, 0, 1]), name="ce")).forward(),
+     (mg.ShapeError, ["'ce' = softmax_cross_entropy", "must be one-hot", "hold 2", "(n, C) logits"])),
+    ("integer one-hot labels of the logits' shape", integer_one_hot_cross_entropy, RIGHT),
     ("float class labels", lambda: mg.Graph(mg.softmax_cross_entropy(mg.Parameter(np.zeros((2, 3)), name="z"), mg.Constant([0.0, 1.0]), name="ce")).forward(),
      (mg.ShapeError, ["'ce' = softmax_cross_entropy", "integer classes of shape (2,)", "float64"])),
     ("n_outputs=2, forward returns one array", multi_output_op_returning_one_array,
