@@ -1,10 +1,9 @@
 """Chapter 04, learning (``solutions/04_learning.ipynb``).
 
 * ``04.gd`` and ``04.momentum``: an optimizer as a strategy, a subclass of
-  ``mg.optim.Optimizer`` with one method, ``update(self, value, grad, state)``. ``run`` makes an
-  instance of the learner's class, feeds its ``update`` a fixed sequence of gradients for two
-  parameters (each with its own ``state`` dict, its value read-only like a real Parameter's) and
-  sends back every value; ``judge`` computes the same sequence by hand.
+  ``mg.optim.Optimizer`` with one method, ``update(self, value, grad, state)``, checked as every
+  optimizer exercise is (``toolkit/optimizer.py``): two parameters with their own start values
+  and gradients, judged against the reference rule replayed here.
 * ``04.bce``: the stable binary cross-entropy from logits, in plain numpy.
 * ``04.disk_recipe``: the learner picks a network and a learning rate. ``run`` only sends the
   recipe back; ``judge`` trains it here (fixed seed, fixed step budget) and measures the
@@ -20,103 +19,14 @@ import numpy as np
 
 import minigraph as mg
 
-from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, diagnose, function_exercise
-from ..toolkit.values import decode, encode
+from ..toolkit.exercise import Exercise, Verdict, case, function_exercise
+from ..toolkit.optimizer import optimizer_case, optimizer_exercise, shared_state
 from ..tools.ch04 import STEPS, checked_recipe, train_recipe
 
 TITLE = "Learning"
 
 
 # -- optimizers -------------------------------------------------------------------------------
-
-def _frozen(value):
-    array = np.array(value, dtype=float)
-    array.flags.writeable = False
-    return array
-
-
-def _optimizer_run(answer, case):
-    """Make the learner's optimizer, call its update step by step for two parameters."""
-    if not isinstance(answer, type) or not any(c.__name__ == "Optimizer" for c in answer.__mro__):
-        raise TypeError(f"{case['cls']} must be a class that subclasses mg.optim.Optimizer, "
-                        f"not {type(answer).__name__}")
-    params = [mg.Parameter(v, name=f"p{i}") for i, v in enumerate(case["inputs"]["values"])]
-    optimizer = answer(params, **case["settings"])
-    values = [_frozen(v) for v in case["inputs"]["values"]]
-    states = [{} for _ in params]
-    history = []
-    for step in case["inputs"]["grads"]:                  # one gradient per parameter per step
-        for i, grad in enumerate(step):
-            try:
-                out = optimizer.update(values[i], _frozen(grad), states[i])
-            except ValueError as error:
-                if "read-only" not in str(error):
-                    raise
-                raise Rule("update changed an array it was given (value or grad) in place; they "
-                           "are read-only, like a Parameter's value: compute and return a new "
-                           "array") from None
-            if out is None:
-                raise Rule("update returned None: did you forget `return`? It returns the "
-                           "parameter's new value")
-            values[i] = _frozen(out)
-        history.append([encode(v) for v in values])
-    return history
-
-
-def shared_state(rule):
-    """``rule`` as a wrong rule that keeps one state for all parameters (a typical mistake: the
-    velocity kept on ``self`` instead of in each parameter's ``state``)."""
-    def shared(*args, **settings):
-        return rule(*args, **settings)
-    shared.shared_state = True
-    return shared
-
-
-def _replay(rule, case):
-    """The values ``rule`` gives, step by step, for the case's parameters (as the judge sees them)."""
-    values = [np.array(v, dtype=float) for v in case["inputs"]["values"]]
-    shared = {}
-    states = [shared if getattr(rule, "shared_state", False) else {} for _ in values]
-    history = []
-    for grads in case["inputs"]["grads"]:
-        for i, grad in enumerate(grads):
-            values[i] = np.asarray(rule(values[i], np.array(grad, dtype=float), states[i],
-                                        **case["settings"]), dtype=float)
-        history.append(list(values))
-    return history
-
-
-def _optimizer_judge(reference, mistakes):
-    def judge(case, got):
-        if not isinstance(got, list) or len(got) != len(case["inputs"]["grads"]):
-            return Verdict(False, message="the notebook sent no readable results")
-        sent = [[decode(v) for v in step] for step in got]
-        for step, (right, yours) in enumerate(zip(_replay(reference, case), sent), start=1):
-            for i, (want, value) in enumerate(zip(right, yours)):
-                verdict = compare(want, value)
-                if not verdict.passed:
-                    verdict = Verdict(False, verdict.expected, verdict.got,
-                                      f"parameter p{i} after step {step}: {verdict.message}")
-                    return diagnose(verdict, _flat(sent), mistakes,
-                                    lambda rule: _flat(_replay(rule, case)))
-        return Verdict(True, f"{len(got)} step{'' if len(got) == 1 else 's'}", "all values right")
-    return judge
-
-
-def _flat(history):
-    """Every value of a history, one after the other (None if one is not an array)."""
-    values = [v for step in history for v in step]
-    if not all(isinstance(v, np.ndarray) for v in values):
-        return None
-    return np.concatenate([np.ravel(v) for v in values])
-
-
-def _describe_optimizer(case):
-    settings = ", ".join(f"{k}={v}" for k, v in case["settings"].items())
-    values = ", ".join(f"p{i}={np.array(v).tolist()}" for i, v in enumerate(case["inputs"]["values"]))
-    n = len(case["inputs"]["grads"])
-    return f"{settings}; start {values}; {n} step{'' if n == 1 else 's'}"
-
 
 def _gd_reference(value, grad, state, lr):
     return value - lr * grad
@@ -139,32 +49,18 @@ def _undecayed(value, grad, state, lr, momentum=0.9):
     return value + state["v"]
 
 
-def _optimizer_exercise(id, cls, points, cases, reference, hint, mistakes):
-    """An exercise asking for an optimizer class ``cls`` whose ``update`` follows ``reference``;
-    ``mistakes`` maps a message to a wrong rule (called like ``reference``)."""
-    return Exercise(id, cls, points, cases, _optimizer_run, _optimizer_judge(reference, mistakes),
-                    title=f"{cls}.update(value, grad, state)", hint=hint, describe=_describe_optimizer)
-
-
-def _optimizer_case(cls, settings, values, grads, hint=""):
-    c = {"cls": cls, "settings": settings, "inputs": {"values": values, "grads": grads}}
-    if hint:
-        c["hint"] = hint
-    return c
-
-
-gd = _optimizer_exercise(
+gd = optimizer_exercise(
     "04.gd", "MyGD", 2,
     (
-        _optimizer_case("MyGD", {"lr": 0.1}, [[1.0, -2.0], 3.0], [[[0.5, 1.0], 2.0]]),
-        _optimizer_case("MyGD", {"lr": 0.5}, [[[1.0, 2.0], [3.0, 4.0]], [0.0]],
+        optimizer_case("MyGD", {"lr": 0.1}, [[1.0, -2.0], 3.0], [[[0.5, 1.0], 2.0]]),
+        optimizer_case("MyGD", {"lr": 0.5}, [[[1.0, 2.0], [3.0, 4.0]], [0.0]],
                         [[[[1.0, 0.0], [0.0, -2.0]], [1.0]], [[[0.5, 0.5], [2.0, 2.0]], [-4.0]]],
                         hint="Each step starts from the value the previous step returned."),
-        _optimizer_case("MyGD", {"lr": 0.01}, [5.0, [1.0, 1.0, 1.0]],
+        optimizer_case("MyGD", {"lr": 0.01}, [5.0, [1.0, 1.0, 1.0]],
                         [[2.0, [1.0, -1.0, 0.0]], [-3.0, [0.0, 2.0, 4.0]], [4.0, [1.0, 1.0, 1.0]]],
                         hint="Use the learning rate the optimizer was made with."),
     ),
-    _gd_reference,
+    reference=_gd_reference,
     mistakes={
         "the step goes up the gradient: descent moves against it": lambda v, g, s, lr: v + lr * g,
         "the step ignores the learning rate": lambda v, g, s, lr: v - g,
@@ -176,22 +72,22 @@ gd = _optimizer_exercise(
           "The learning rate is an attribute of the optimizer; return a new array (a Parameter's "
           "value is read-only, so changing it in place fails)."))
 
-momentum = _optimizer_exercise(
+momentum = optimizer_exercise(
     "04.momentum", "MyMomentum", 3,
     (
-        _optimizer_case("MyMomentum", {"lr": 0.1, "momentum": 0.9}, [[1.0, -1.0], 0.0],
+        optimizer_case("MyMomentum", {"lr": 0.1, "momentum": 0.9}, [[1.0, -1.0], 0.0],
                         [[[1.0, 1.0], 1.0]],
                         hint="On the first step there is no velocity yet: v starts at 0, so "
                              "the first step is plain gradient descent."),
-        _optimizer_case("MyMomentum", {"lr": 0.1, "momentum": 0.9}, [[0.0, 0.0], 2.0],
+        optimizer_case("MyMomentum", {"lr": 0.1, "momentum": 0.9}, [[0.0, 0.0], 2.0],
                         [[[1.0, -1.0], 1.0]] * 4,
                         hint="Keep the velocity in state: each parameter has its own state dict, "
                              "which the optimizer hands back at the next step."),
-        _optimizer_case("MyMomentum", {"lr": 0.05, "momentum": 0.5}, [[[1.0, 2.0]], 3.0],
+        optimizer_case("MyMomentum", {"lr": 0.05, "momentum": 0.5}, [[[1.0, 2.0]], 3.0],
                         [[[[1.0, 0.0]], 2.0], [[[-1.0, 2.0]], -2.0], [[[0.5, 0.5]], 0.0]],
                         hint="Use the momentum and learning rate the optimizer was made with."),
     ),
-    _momentum_reference,
+    reference=_momentum_reference,
     mistakes={
         "no velocity is kept from one step to the next (plain gradient descent): remember it in "
         "state": lambda value, grad, state, lr, momentum=0.9: _gd_reference(value, grad, state, lr),

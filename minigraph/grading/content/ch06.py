@@ -1,17 +1,14 @@
 """Chapter 06, optimizers (``solutions/06_optimizers.ipynb``).
 
 * ``06.adagrad``, ``06.rmsprop``, ``06.adam``: an optimizer's ``update`` rule, in a subclass
-  of ``mg.optim.Optimizer``. ``run`` makes the learner's optimizer, feeds its ``update`` a fixed
-  sequence of gradients for two parameters that start alike (each with its own ``state`` dict,
-  its value read-only like a real Parameter's: they must move alike) and sends back every value.
-  ``judge`` compares them with the sequence worked out by hand, stored in the case
-  (``tests/grading/test_content_ch06.py`` checks that ``mg.optim`` reproduces every one). When they
-  differ, ``judge`` tries the exercise's list of typical wrong rules (``mistakes``: a rule and a
-  message each) and, if one of them gives exactly the learner's numbers, names that mistake.
-* ``06.cosine``: a cosine learning-rate schedule, checked the same way on a list of steps.
-
-The settings of a case are listed in the order of the rules' parameters (``lr, eps`` ...):
-a wrong rule gets them positionally.
+  of ``mg.optim.Optimizer``, checked as every optimizer exercise is (``toolkit/optimizer.py``):
+  two Parameters that start alike and get the same gradients (they must move alike), and the
+  values after each step worked out by hand, stored in the case
+  (``tests/grading/test_content_ch06.py`` checks that ``mg.optim`` reproduces every one). When
+  they differ, ``judge`` tries the exercise's typical wrong rules (``mistakes``) and, if one of
+  them gives exactly the learner's numbers, names that mistake.
+* ``06.cosine``: a cosine learning-rate schedule, checked against hand-worked rates on a list
+  of steps, naming a typical mistake the same way.
 * ``06.fastest_momentum``: the (learning rate, momentum) that makes momentum converge fastest
   on a given quadratic. ``judge`` measures the rate of the learner's pair with
   ``landscape.momentum_rate`` and accepts it if it needs at most ``STEPS_TOLERANCE`` times as
@@ -20,127 +17,14 @@ a wrong rule gets them positionally.
 
 import numpy as np
 
-import minigraph as mg
-
-from ..toolkit.exercise import Exercise, Rule, Verdict, compare
+from ..toolkit.exercise import Exercise, Verdict, compare
+from ..toolkit.optimizer import optimizer_exercise, twin_case
 from ..toolkit.values import decode, encode
 
 TITLE = "Optimizers"
 
 
-# -- a sequence, and which typical mistake made it --------------------------------------------
-
-def _same(a, b):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True))
-
-
-def _diagnose(case, got, mistakes):
-    """The message of the first typical mistake whose sequence is exactly ``got``, else None."""
-    with np.errstate(all="ignore"):
-        for rule, message in mistakes:
-            if _same(_sequence(rule, case), got):
-                return message
-    return None
-
-
-def _sequence(rule, case):
-    """What a rule makes of the case, value by value: ``rule(t, **settings)`` for each step t of a
-    schedule, ``rule(value, grad, state, *settings)`` for each gradient of an optimizer."""
-    if "grads" not in case["inputs"]:
-        return [rule(t, **case["settings"]) for t in case["inputs"]["steps"]]
-    value, state, out = np.array(case["inputs"]["value"], dtype=float), {}, []
-    for grad in case["inputs"]["grads"]:
-        value = rule(value, np.array(grad, dtype=float), state, *case["settings"].values())
-        out.append(value)
-    return out
-
-
-def _judge_sequence(mistakes, where):
-    """Compare value by value with the hand-worked ``case["expected"]``; name a typical mistake.
-    ``where(case, k)`` says which value the k-th is (``after step 2``, ``at t = 50``)."""
-    def judge(case, got):
-        if not isinstance(got, list) or len(got) != len(case["expected"]):
-            return Verdict(False, message="the notebook sent no readable results")
-        values = [decode(v) for v in got]
-        for k, (want, value) in enumerate(zip(case["expected"], values)):
-            verdict = compare(want, value)
-            if not verdict.passed:
-                named = _diagnose(case, [v if isinstance(v, np.ndarray) else np.nan for v in values], mistakes)
-                message = f"{where(case, k)}: {verdict.message}" + (f". Looks like: {named}" if named else "")
-                return Verdict(False, verdict.expected, verdict.got, message)
-        return Verdict(True, f"{len(values)} value{'s' if len(values) > 1 else ''}", "all right")
-    return judge
-
-
 # -- 06.adagrad, 06.rmsprop, 06.adam --------------------------------------------------------------
-
-def _run_optimizer(answer, case):
-    """Make the learner's optimizer for two Parameters and call its ``update`` for each of them
-    once per gradient, as ``step()`` does: the value and the gradient are read-only numpy arrays.
-    Both Parameters start at the case's value and get the same gradients, each with its own
-    ``state``, so they must move alike; if they do not, the rule keeps something on ``self``
-    (shared by every Parameter) that belongs in ``state``. The values are kept here, not in the
-    Parameters, so that a rule that makes NaN or infinity (which a Parameter refuses) still
-    sends its numbers, and ``judge`` can name the mistake."""
-    if not (isinstance(answer, type) and "Optimizer" in {c.__name__ for c in answer.__mro__}):
-        raise TypeError(f"{case['cls']} must be a class that subclasses mg.optim.Optimizer, "
-                        f"not {type(answer).__name__}")
-    start = case["inputs"]["value"]
-    optimizer = answer([mg.Parameter(start, name="p"), mg.Parameter(start, name="q")], **case["settings"])
-    values, states, out = [_read_only(start)] * 2, ({}, {}), []
-    for step, grad in enumerate(case["inputs"]["grads"], start=1):
-        values = [_updated(optimizer, value, grad, state) for value, state in zip(values, states)]
-        if not np.array_equal(*values, equal_nan=True):
-            raise Rule(f"two Parameters that start alike and get the same gradients moved apart at "
-                       f"step {step}: update keeps something on self, which every Parameter shares; "
-                       f"keep it in state, the dict of the Parameter being updated")
-        out.append(encode(values[0]))
-    return out
-
-
-def _updated(optimizer, value, grad, state):
-    """What the learner's ``update`` makes of one value and gradient, as a read-only array."""
-    try:
-        new = optimizer.update(value, _read_only(grad), state)
-    except ValueError as error:
-        if "read-only" not in str(error):
-            raise
-        raise ValueError("update changed an array in place (value -= ...), but values and "
-                         "gradients are read-only: return a new array (value - ...)") from None
-    if new is None:
-        raise TypeError("update returned None: did you forget `return`?")
-    try:
-        return _read_only(new)
-    except (TypeError, ValueError):
-        raise TypeError(f"update returned {type(new).__name__} {str(new)[:40]!r}, not numbers: it "
-                        f"must return the new value, an array like value") from None
-
-
-def _read_only(numbers):
-    """``numbers`` as a new float array that cannot be changed in place."""
-    array = np.array(numbers, dtype=float)
-    array.setflags(write=False)
-    return array
-
-
-def _describe_optimizer(case):
-    settings = ", ".join(f"{k}={v}" for k, v in case["settings"].items())
-    grads = ", ".join(str(g) for g in case["inputs"]["grads"])
-    return f"{settings}; value {case['inputs']['value']}; gradients {grads}"
-
-
-def _optimizer_case(cls, settings, value, grads, expected, hint=""):
-    """A case with the values after each step, ``expected``, worked out by hand."""
-    c = {"cls": cls, "settings": settings, "inputs": {"value": value, "grads": grads}, "expected": expected}
-    return {**c, "hint": hint} if hint else c
-
-
-def _optimizer_exercise(id, cls, points, cases, mistakes, hint):
-    return Exercise(id, cls, points, tuple(cases), _run_optimizer,
-                    _judge_sequence(mistakes, lambda case, k: f"after step {k + 1}"),
-                    title=f"{cls}.update(value, grad, state)", hint=hint, describe=_describe_optimizer)
-
 
 def _ada(v, g, s, lr, eps, sign=-1, keep=True, square=True, inside=False, root=np.sqrt,
          per_coordinate=True, late=False):
@@ -154,34 +38,41 @@ def _ada(v, g, s, lr, eps, sign=-1, keep=True, square=True, inside=False, root=n
 
 r2, r3 = np.sqrt(2), np.sqrt(3)
 
-adagrad = _optimizer_exercise(
+adagrad = optimizer_exercise(
     "06.adagrad", "MyAdaGrad", 2,
     (
         # s = 9, 25, 169 (and 36, 100, 676): steps 3/3, 4/5, 12/13 -- the same in both coordinates
-        _optimizer_case("MyAdaGrad", {"lr": 1.0, "eps": 0.0}, [10.0, 10.0], [[3.0, 6.0], [4.0, 8.0], [12.0, 24.0]],
+        twin_case("MyAdaGrad", {"lr": 1.0, "eps": 0.0}, [10.0, 10.0], [[3.0, 6.0], [4.0, 8.0], [12.0, 24.0]],
                         [[9.0, 9.0], [8.2, 8.2], [8.2 - 12 / 13, 8.2 - 12 / 13]],
                         hint="Each coordinate keeps its own sum of squared gradients (elementwise: no "
                              "np.sum), so a gradient twice as large gives the same step."),
         # s = 1, 2, 3, 4: steps -0.1, 0.1/√2, -0.1/√3, 0.1/2
-        _optimizer_case("MyAdaGrad", {"lr": 0.1, "eps": 0.0}, 2.0, [-1.0, 1.0, -1.0, 1.0],
+        twin_case("MyAdaGrad", {"lr": 0.1, "eps": 0.0}, 2.0, [-1.0, 1.0, -1.0, 1.0],
                         [2.1, 2.1 - 0.1 / r2, 2.1 - 0.1 / r2 + 0.1 / r3, 2.1 - 0.1 / r2 + 0.1 / r3 - 0.05],
                         hint="Square the gradient before adding it up: the sum only grows."),
         # s = 9, 25; eps = 1 outside the square root: steps 0.5·3/4, 0.5·4/6
-        _optimizer_case("MyAdaGrad", {"lr": 0.5, "eps": 1.0}, 1.0, [3.0, 4.0], [0.625, 0.625 - 1 / 3],
+        twin_case("MyAdaGrad", {"lr": 0.5, "eps": 1.0}, 1.0, [3.0, 4.0], [0.625, 0.625 - 1 / 3],
                         hint="eps is added after taking the square root, not inside it."),
     ),
-    mistakes=[
-        (lambda *a: _ada(*a, sign=1), "a step uphill: subtract the step (value - ...), do not add it"),
-        (lambda *a: _ada(*a, keep=False), "the squared gradients are not accumulated: keep their "
-                                          "running sum in state and add g² each step"),
-        (lambda *a: _ada(*a, square=False), "the sum adds g, not g²: square the gradient before adding it"),
-        (lambda *a: _ada(*a, inside=True), "eps is inside the square root: divide by sqrt(s) + eps"),
-        (lambda *a: _ada(*a, root=lambda x: x), "no square root: divide by sqrt(s) + eps, not by s + eps"),
-        (lambda *a: _ada(*a, per_coordinate=False), "one sum for all coordinates (np.sum): AdaGrad "
-                                                    "keeps a sum per coordinate"),
-        (lambda *a: _ada(*a, late=True), "the step divides by the sum before this step's g² is added: "
-                                         "add g² first, then divide"),
-    ],
+    mistakes={
+        "a step uphill: subtract the step (value - ...), do not add it":
+            lambda *a, **k: _ada(*a, **k, sign=1),
+        "the squared gradients are not accumulated: keep their "
+        "running sum in state and add g² each step":
+            lambda *a, **k: _ada(*a, **k, keep=False),
+        "the sum adds g, not g²: square the gradient before adding it":
+            lambda *a, **k: _ada(*a, **k, square=False),
+        "eps is inside the square root: divide by sqrt(s) + eps":
+            lambda *a, **k: _ada(*a, **k, inside=True),
+        "no square root: divide by sqrt(s) + eps, not by s + eps":
+            lambda *a, **k: _ada(*a, **k, root=lambda x: x),
+        "one sum for all coordinates (np.sum): AdaGrad "
+        "keeps a sum per coordinate":
+            lambda *a, **k: _ada(*a, **k, per_coordinate=False),
+        "the step divides by the sum before this step's g² is added: "
+        "add g² first, then divide":
+            lambda *a, **k: _ada(*a, **k, late=True),
+    },
     hint="First add this step's squared gradient to the sum kept in state (which starts at 0), "
          "then step downhill: lr times the gradient, divided by the sum's square root plus eps. "
          "numpy works elementwise, so every coordinate gets its own sum.")
@@ -194,34 +85,40 @@ def _rms(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, i
     return v + sign * lr * g / (root(s["s"] + eps) if inside else root(s["s"]) + eps)
 
 
-rmsprop = _optimizer_exercise(
+rmsprop = optimizer_exercise(
     "06.rmsprop", "MyRMSProp", 2,
     (
         # s = 0.5·4 = 2, then 0.5·2 + 0.5·4 = 3: steps 0.1·2/√2, 0.1·2/√3
-        _optimizer_case("MyRMSProp", {"lr": 0.1, "decay": 0.5, "eps": 0.0}, 1.0, [2.0, 2.0],
+        twin_case("MyRMSProp", {"lr": 0.1, "decay": 0.5, "eps": 0.0}, 1.0, [2.0, 2.0],
                         [1 - 0.2 / r2, 1 - 0.2 / r2 - 0.2 / r3],
                         hint="Start from s = 0: the first average is (1 - decay)·grad², not grad²."),
         # s = 0.75·4 = 3, then 0.25·3 + 0.75·1 = 1.5, then 0.25·1.5 = 0.375 (gradient 0: no step)
-        _optimizer_case("MyRMSProp", {"lr": 0.3, "decay": 0.25, "eps": 0.0}, [0.0, 1.0],
+        twin_case("MyRMSProp", {"lr": 0.3, "decay": 0.25, "eps": 0.0}, [0.0, 1.0],
                         [[2.0, 2.0], [-1.0, -1.0], [0.0, 0.0]],
                         [[-0.6 / r3, 1 - 0.6 / r3], [-0.6 / r3 + 0.3 / np.sqrt(1.5), 1 - 0.6 / r3 + 0.3 / np.sqrt(1.5)],
                          [-0.6 / r3 + 0.3 / np.sqrt(1.5), 1 - 0.6 / r3 + 0.3 / np.sqrt(1.5)]],
                         hint="decay multiplies the old average, (1 - decay) the new squared gradient."),
         # eps = 1 outside the root: s = 0.1·9 = 0.9 -> step 0.5·3/(√0.9 + 1)
-        _optimizer_case("MyRMSProp", {"lr": 0.5, "decay": 0.9, "eps": 1.0}, 0.0, [3.0],
+        twin_case("MyRMSProp", {"lr": 0.5, "decay": 0.9, "eps": 1.0}, 0.0, [3.0],
                         [-1.5 / (np.sqrt(0.9) + 1)],
                         hint="eps is added after taking the square root, not inside it."),
     ),
-    mistakes=[
-        (lambda *a: _rms(*a, sign=1), "a step uphill: subtract the step (value - ...), do not add it"),
-        (lambda *a: _rms(*a, swap=True), "decay and 1 - decay are swapped: decay multiplies the old "
-                                         "average, 1 - decay the new g²"),
-        (lambda *a: _rms(*a, keep=False), "the average is not kept between steps: read the previous s "
-                                          "from state and store the new one"),
-        (lambda *a: _rms(*a, inside=True), "eps is inside the square root: divide by sqrt(s) + eps"),
-        (lambda *a: _rms(*a, root=lambda x: x), "no square root: divide by sqrt(s) + eps, not by s + eps"),
-        (lambda *a: _rms(*a, whole=True), "g² is added whole: the new average is decay·s + (1 - decay)·g²"),
-    ],
+    mistakes={
+        "a step uphill: subtract the step (value - ...), do not add it":
+            lambda *a, **k: _rms(*a, **k, sign=1),
+        "decay and 1 - decay are swapped: decay multiplies the old "
+        "average, 1 - decay the new g²":
+            lambda *a, **k: _rms(*a, **k, swap=True),
+        "the average is not kept between steps: read the previous s "
+        "from state and store the new one":
+            lambda *a, **k: _rms(*a, **k, keep=False),
+        "eps is inside the square root: divide by sqrt(s) + eps":
+            lambda *a, **k: _rms(*a, **k, inside=True),
+        "no square root: divide by sqrt(s) + eps, not by s + eps":
+            lambda *a, **k: _rms(*a, **k, root=lambda x: x),
+        "g² is added whole: the new average is decay·s + (1 - decay)·g²":
+            lambda *a, **k: _rms(*a, **k, whole=True),
+    },
     hint="Blend the average kept in state (0 at first) with this step's squared gradient, "
          "weighted decay and 1 - decay; store it; then step downhill as AdaGrad does, dividing "
          "by its square root plus eps.")
@@ -240,44 +137,81 @@ def _adam(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, first_
     return v + sign * lr * m_hat / (np.sqrt(q_hat + eps) if inside else np.sqrt(q_hat) + eps)
 
 
-adam = _optimizer_exercise(
+adam = optimizer_exercise(
     "06.adam", "MyAdam", 3,
     (
         # a constant gradient: m̂ = 1 and ŝ = 1 at every step, so each step is exactly lr
-        _optimizer_case("MyAdam", {"lr": 0.1, "beta1": 0.9, "beta2": 0.999, "eps": 0.0}, 0.0,
+        twin_case("MyAdam", {"lr": 0.1, "beta1": 0.9, "beta2": 0.999, "eps": 0.0}, 0.0,
                         [1.0, 1.0, 1.0], [-0.1, -0.2, -0.3],
                         hint="With bias correction, a constant gradient gives m̂ = grad and ŝ = grad² "
                              "from the very first step: each step is exactly lr."),
         # m = 1, ŝ: s = 0.25·4 = 1, ŝ = 4 -> step 0.2·2/2; then m = 0.5·1 - 0.5 = 0, step 0
         # then m = 0.5·0 + 0.5·8 = 4, m̂ = 4/0.875; s = 0.75·(0.75 + 0.25) + 0.25·64 = 16.75, ŝ = 16.75/0.578125
-        _optimizer_case("MyAdam", {"lr": 0.2, "beta1": 0.5, "beta2": 0.75, "eps": 0.0}, [1.0, -1.0],
+        twin_case("MyAdam", {"lr": 0.2, "beta1": 0.5, "beta2": 0.75, "eps": 0.0}, [1.0, -1.0],
                         [[2.0, -2.0], [-1.0, 1.0], [8.0, -8.0]],
                         [[0.8, -0.8], [0.8, -0.8],
                          [0.8 - 0.2 * (4 / 0.875) / np.sqrt(16.75 / 0.578125),
                           -0.8 + 0.2 * (4 / 0.875) / np.sqrt(16.75 / 0.578125)]],
                         hint="Count steps from t = 1 and divide m by 1 - beta1^t and s by 1 - beta2^t."),
         # eps = 1 outside the root: m̂ = 3, ŝ = 9 -> step 0.5·3/(3 + 1)
-        _optimizer_case("MyAdam", {"lr": 0.5, "beta1": 0.9, "beta2": 0.99, "eps": 1.0}, 0.0, [3.0],
+        twin_case("MyAdam", {"lr": 0.5, "beta1": 0.9, "beta2": 0.99, "eps": 1.0}, 0.0, [3.0],
                         [-0.375], hint="eps is added after taking the square root of ŝ, not inside it."),
     ),
-    mistakes=[
-        (lambda *a: _adam(*a, correct_m=False, correct_s=False),
-         "no bias correction: divide m by 1 - beta1^t and s by 1 - beta2^t"),
-        (lambda *a: _adam(*a, first_t=0), "bias correction with t starting at 0: 1 - beta^0 = 0; "
-                                          "count t = 1 at the first step"),
-        (lambda *a: _adam(*a, swap=True), "beta1 and beta2 are swapped: beta1 averages the gradient, "
-                                          "beta2 its square"),
-        (lambda *a: _adam(*a, correct_s=False), "bias correction on m only: correct s too"),
-        (lambda *a: _adam(*a, correct_m=False), "bias correction on s only: correct m too"),
-        (lambda *a: _adam(*a, inside=True), "eps is inside the square root: divide by sqrt(ŝ) + eps"),
-        (lambda *a: _adam(*a, sign=1), "a step uphill: subtract the step (value - ...), do not add it"),
-    ],
+    mistakes={
+        "no bias correction: divide m by 1 - beta1^t and s by 1 - beta2^t":
+            lambda *a, **k: _adam(*a, **k, correct_m=False, correct_s=False),
+        "bias correction with t starting at 0: 1 - beta^0 = 0; "
+        "count t = 1 at the first step":
+            lambda *a, **k: _adam(*a, **k, first_t=0),
+        "beta1 and beta2 are swapped: beta1 averages the gradient, "
+        "beta2 its square":
+            lambda *a, **k: _adam(*a, **k, swap=True),
+        "bias correction on m only: correct s too":
+            lambda *a, **k: _adam(*a, **k, correct_s=False),
+        "bias correction on s only: correct m too":
+            lambda *a, **k: _adam(*a, **k, correct_m=False),
+        "eps is inside the square root: divide by sqrt(ŝ) + eps":
+            lambda *a, **k: _adam(*a, **k, inside=True),
+        "a step uphill: subtract the step (value - ...), do not add it":
+            lambda *a, **k: _adam(*a, **k, sign=1),
+    },
     hint="Three things live in state: the step count t (1 at the first step), the average m of "
          "the gradient and the average s of its square (both 0 at first). Correct both averages "
          "for their start at 0 before the step, which is lr · m̂ divided by (√ŝ + eps).")
 
 
 # -- 06.cosine ---------------------------------------------------------------------------------------
+
+def _same(a, b):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True))
+
+
+def _diagnose(case, got, mistakes):
+    """The message of the first typical mistake whose rates are exactly ``got``, else None."""
+    with np.errstate(all="ignore"):
+        for rule, message in mistakes:
+            if _same([rule(t, **case["settings"]) for t in case["inputs"]["steps"]], got):
+                return message
+    return None
+
+
+def _judge_schedule(mistakes):
+    """Compare rate by rate with the hand-worked ``case["expected"]``; name a typical mistake."""
+    def judge(case, got):
+        if not isinstance(got, list) or len(got) != len(case["expected"]):
+            return Verdict(False, message="the notebook sent no readable results")
+        values = [decode(v) for v in got]
+        for k, (want, value) in enumerate(zip(case["expected"], values)):
+            verdict = compare(want, value)
+            if not verdict.passed:
+                named = _diagnose(case, [v if isinstance(v, np.ndarray) else np.nan for v in values], mistakes)
+                message = (f"at t = {case['inputs']['steps'][k]}: {verdict.message}"
+                           + (f". Looks like: {named}" if named else ""))
+                return Verdict(False, verdict.expected, verdict.got, message)
+        return Verdict(True, f"{len(values)} value{'s' if len(values) > 1 else ''}", "all right")
+    return judge
+
 
 def _run_schedule(answer, case):
     return [encode(answer(t, **case["settings"])) for t in case["inputs"]["steps"]]
@@ -307,7 +241,7 @@ cosine = Exercise(
                        [0.5 + 0.25 * (1 + np.sqrt(0.5)), 0.5 + 0.25 * (1 - np.sqrt(0.5))]),
     ),
     _run_schedule,
-    _judge_sequence([
+    _judge_schedule([
         (lambda t, **k: _cos(t, **k, f=np.sin), "sin instead of cos: the rate must start at lr_max"),
         (lambda t, **k: _cos(t, **k, half=1.0), "the factor 1/2 is missing: (1 + cos) runs from 2 to 0"),
         (lambda t, **k: _cos(t, **k, one=0.0), "the 1 + is missing: cos runs from 1 to -1, (1 + cos)/2 from 1 to 0"),
@@ -317,7 +251,7 @@ cosine = Exercise(
         (lambda t, total, lr_max, lr_min: _cos(t, total, lr_max, 0.0), "lr_min is ignored: the rate "
                                                                        "must end at lr_min, not 0"),
         (lambda t, **k: _cos(t + 1, **k), "off by one: at t = 0 the rate is lr_max, so use t, not t + 1"),
-    ], lambda case, k: f"at t = {case['inputs']['steps'][k]}"),
+    ]),
     title="cosine_lr(t, total, lr_max, lr_min)",
     hint="Half a cosine wave from lr_max (t = 0) down to lr_min (t = total): cos goes from 1 to -1 "
          "as its angle goes from 0 to pi; shift and scale it to run from lr_max to lr_min.",
