@@ -84,7 +84,7 @@ $(STAMP_DEV): pyproject.toml | $(PY)
 dot: | $(PY)
 	@bash tools/ensure_dot.sh $(VENV)
 
-# The batch grader's sandbox (minigraph/grading/sandbox.py); only a warning if it cannot be had.
+# The batch grader's sandbox (minigraph/grading/batch/sandbox.py); only a warning if it cannot be had.
 bwrap:
 	@bash tools/ensure_bwrap.sh
 

@@ -9,7 +9,7 @@ as JSON, ``judge`` on the other side (``run_cases`` then ``grade``).
 
 A second part keeps the answers out of the feedback: no hint, and no message any of these
 answers provokes, may contain the code of a reference solution (the ``### BEGIN SOLUTION``
-regions of ``solutions/``, the reference functions of ``minigraph/grading/chNN.py``, and a few
+regions of ``solutions/``, the reference functions of ``minigraph/grading/content/chNN.py``, and a few
 known snippets).
 """
 
