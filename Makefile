@@ -84,7 +84,7 @@ $(STAMP_DEV): pyproject.toml | $(PY)
 dot: | $(PY)
 	@bash tools/ensure_dot.sh $(VENV)
 
-# The batch grader's sandbox (minigraph/grading/sandbox.py); only a warning if it cannot be had.
+# The batch grader's sandbox (minigraph/grading/batch/sandbox.py); only a warning if it cannot be had.
 bwrap:
 	@bash tools/ensure_bwrap.sh
 
@@ -150,7 +150,7 @@ exercises: setup
 # Gradescope's autograder zip: setup.sh and run_autograder at its root (tools/gradescope/),
 # the chapter to grade, and the package (course/: no solutions, no notebooks).
 autograder: setup
-	@$(PY) -c 'import sys; from minigraph.grading import registry; registry.exercises(sys.argv[1])' $(CHAPTER)
+	@$(PY) -c 'import sys; from minigraph.grading.toolkit import registry; registry.exercises(sys.argv[1])' $(CHAPTER)
 	rm -rf $(AUTOGRADER) $(AUTOGRADER).zip && mkdir -p $(AUTOGRADER)/course
 	cp tools/gradescope/setup.sh tools/gradescope/run_autograder $(AUTOGRADER)/
 	echo $(CHAPTER) > $(AUTOGRADER)/chapter

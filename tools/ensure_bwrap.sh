@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure bubblewrap (`bwrap`) is available: the batch grader runs every submission in a
-# bubblewrap sandbox (minigraph/grading/sandbox.py) and refuses to grade without one.
+# bubblewrap sandbox (minigraph/grading/batch/sandbox.py) and refuses to grade without one.
 #
 #   tools/ensure_bwrap.sh
 #

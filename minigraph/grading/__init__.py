@@ -6,7 +6,7 @@ In a notebook::
     check("00.relu", relu)       # a table: each case passed or failed, expected vs got, a hint
     progress()                   # points so far in this chapter (from this session's checks)
 
-From a shell (see ``cli.py`` for every flag)::
+From a shell (see ``batch/cli.py`` for every flag)::
 
     python -m minigraph.grading submissions/ --jobs 2 --json grades.json --junit grades.xml
     # exit status 0: grading completed (whatever the scores); 2: grading could not run
@@ -14,18 +14,25 @@ From a shell (see ``cli.py`` for every flag)::
     python -m minigraph.grading.generate solutions exercises   # `make exercises`
 
 How it fits together: ``solutions/NN_topic.ipynb`` holds the worked notebook; ``generate.py``
-turns its ``### BEGIN SOLUTION`` regions into stubs for ``exercises/``. The exercises themselves
--- cases, points, hints, reference answers -- live here, in one module per chapter, and never in
-a notebook. ``exercise.py`` says what an exercise is, ``vjp.py`` makes the backward-rule
-exercises, ``registry.py`` lists the chapters, ``notebook.py`` is ``check``/``progress``,
-``grader.py``/``collect.py`` grade submissions.
+turns its ``### BEGIN SOLUTION`` regions into stubs for ``exercises/``. The package has three
+parts, and what a notebook may import besides ``check`` and ``progress``:
+
+* ``content/``: the exercises themselves -- cases, points, hints, typical mistakes, reference
+  answers -- one module per chapter (``content/ch04.py``), and never in a notebook;
+* ``toolkit/``: what exercises are made of (``exercise.py`` says what an exercise is,
+  ``vjp.py`` makes the backward-rule exercises, ``optimizer.py`` the optimizer exercises,
+  ``graphs.py`` the small graphs of chapters 01 and 02), ``registry.py`` lists the chapters,
+  ``notebook.py`` is ``check``/``progress``;
+* ``batch/``: the batch grader (``grader.py``, with ``collect.py`` in the submission's kernel);
+* ``tools/``: what a chapter's notebook imports to experiment (``tools/ch04.py``'s
+  ``try_recipe``); it holds no reference answers.
 
 Adding an exercise
 ------------------
-Say chapter 01 asks for ``tanh_vjp(g, ans, x)``. In ``minigraph/grading/ch01.py``::
+Say chapter 01 asks for ``tanh_vjp(g, ans, x)``. In ``minigraph/grading/content/ch01.py``::
 
     import numpy as np
-    from .exercise import case, function_exercise
+    from ..toolkit.exercise import case, function_exercise
 
     TITLE = "Backward rules"
 
@@ -43,24 +50,24 @@ Say chapter 01 asks for ``tanh_vjp(g, ans, x)``. In ``minigraph/grading/ch01.py`
 
     EXERCISES = [tanh_vjp]
 
-then add ``"01": "minigraph.grading.ch01"`` to ``CHAPTERS`` in ``registry.py``, and in
+then add ``"01": "minigraph.grading.content.ch01"`` to ``CHAPTERS`` in ``toolkit/registry.py``, and in
 ``solutions/01_*.ipynb`` write the function with its body between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION``, followed by a cell ``check("01.tanh_vjp", tanh_vjp)``.
 
 A hint may also come in levels, ``hint=("a nudge naming the concept", "a sharper one")``:
 the table shows the nudge and keeps the rest behind "a sharper hint". ``mistakes={message:
 wrong_function}`` names a typical mistake when an answer makes it. Then give the exercise at
-least 5 typical wrong answers and 2 right ones in ``tests/exercise_answers/chNN.py``: see
+least 5 typical wrong answers and 2 right ones in ``tests/grading/exercise_answers/chNN.py``: see
 ``AUTHORING.md``, "how to write an exercise and its wrong answers".
 
 ``value_exercise`` asks for a value instead of a function. For anything else write an
 ``Exercise`` with your own ``run(answer, case)`` (runs in the learner's kernel, returns JSON-able
 data) and ``judge(case, got)`` (runs in the grader, returns a ``Verdict``):
-``vjp.vjp_exercise`` does it that way for a backward rule (``00.sigmoid_vjp``, chapter 03): it
+``toolkit.vjp.vjp_exercise`` does it that way for a backward rule (``00.sigmoid_vjp``, chapter 03): it
 plugs the learner's rule into the engine and names the node whose gradient is wrong.
 """
 
-from .exercise import Exercise, Verdict, case, function_exercise, value_exercise
-from .notebook import check, progress
+from .toolkit.exercise import Exercise, Verdict, case, function_exercise, value_exercise
+from .toolkit.notebook import check, progress
 
 __all__ = ["check", "progress", "Exercise", "Verdict", "case", "function_exercise", "value_exercise"]

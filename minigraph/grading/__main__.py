@@ -1,4 +1,4 @@
-"""``python -m minigraph.grading PATH...``: grade notebooks (flags: ``--help`` or ``cli.py``).
+"""``python -m minigraph.grading PATH...``: grade notebooks (flags: ``--help`` or ``batch/cli.py``).
 
 Exit status: 0 when grading completed, whatever the scores; 2 when grading could not run
 (bad arguments, no notebooks found, unknown chapter, no such kernel, unwritable report).
@@ -6,6 +6,6 @@ Exit status: 0 when grading completed, whatever the scores; 2 when grading could
 
 import sys
 
-from .cli import main
+from .batch.cli import main
 
 sys.exit(main())

@@ -1,0 +1,142 @@
+"""Grade notebooks from a shell or CI: ``python -m minigraph.grading PATH...``.
+
+    python -m minigraph.grading submissions/                     # every .ipynb below it
+    python -m minigraph.grading a/00_warmup.ipynb b/00_warmup.ipynb --jobs 2 \\
+        --json grades.json --junit grades.xml --csv gradebook.csv
+
+Each notebook runs in a fresh kernel, in a sandbox of its own (bubblewrap: no network, no
+other files, no secrets, limited memory, processes and time; see sandbox.py), on a copy of
+the file (the file itself is never modified). It is graded against the chapter its name
+starts with (``00_warmup.ipynb`` -> chapter 00) or ``--chapter``. A table per notebook goes
+to stdout; the reports are rewritten as each result comes in (JSON "complete": false until
+the end), each in one atomic step.
+
+Without bubblewrap (or where it cannot create namespaces) the grader refuses to run, unless
+``--no-sandbox`` is given: then the submissions' code runs as you, with your files, and the
+report says so. Only do that for code you trust, or inside a container per submission.
+
+Exit status:
+    0  grading completed, whatever the scores (a notebook that is broken, loops, crashes or
+       attacks the grader is graded, with a message, and still gives 0)
+    2  grading could not run: bad arguments, a path that does not exist or is a link to a
+       folder, no notebooks found, an unknown chapter, no such Jupyter kernel, no sandbox
+       (and no --no-sandbox), or a report file that cannot be written
+"""
+
+import argparse
+import json
+import sys
+
+from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+from ..toolkit import registry
+from . import sandbox
+from .files import display_name, write_atomically
+from .gradebook import submission_text, summary, to_csv, to_gradescope, to_json, to_junit
+from .grader import Settings, find_notebooks, grade_all
+
+EXIT_OK, EXIT_CANNOT_RUN = 0, 2
+
+
+class CannotRun(Exception):
+    """Grading cannot start (or its report cannot be written): exit status 2."""
+
+
+def parse_args(argv):
+    doc = __doc__.split("\n\n")
+    parser = argparse.ArgumentParser(
+        prog="python -m minigraph.grading", description=doc[0],
+        epilog="\n\n".join(doc[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="notebooks, or folders to search for them")
+    parser.add_argument("--cell-timeout", type=float, default=60.0, metavar="S",
+                        help="seconds one cell may run before it is interrupted (default 60)")
+    parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                        help="seconds a whole notebook may run before it is stopped (default 600)")
+    parser.add_argument("--jobs", type=int, default=1, metavar="N",
+                        help="grade N notebooks at the same time (default 1)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--junit", metavar="FILE", help="also write JUnit XML (one test per exercise)")
+    parser.add_argument("--csv", metavar="FILE", help="also write a CSV gradebook (a row per "
+                        "submission, a column per exercise, then the total)")
+    parser.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json "
+                        "(for exactly one notebook)")
+    parser.add_argument("--chapter", metavar="NN", help="grade every notebook as chapter NN "
+                        "(default: the NN_ prefix of each file name)")
+    parser.add_argument("--kernel", default="python3", metavar="NAME",
+                        help="Jupyter kernel to run the notebooks in (default python3)")
+    parser.add_argument("--memory", type=int, default=sandbox.Limits.memory_mb, metavar="MB",
+                        help=f"memory (address space) of each process of a submission "
+                             f"(default {sandbox.Limits.memory_mb})")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="run submissions without a sandbox (only for code you trust)")
+    args = parser.parse_args(argv)
+    if min(args.jobs, args.cell_timeout, args.timeout, args.memory) <= 0:
+        parser.error("--jobs, --cell-timeout, --timeout and --memory must be positive")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(argv)                     # a usage error exits with 2 (argparse)
+    try:
+        settings, notebooks = _prepare(args)
+        results = [None] * len(notebooks)
+
+        def save(index, result):                # as each result comes in: nothing is lost
+            results[index] = result
+            try:
+                _write_reports(args, settings, [r for r in results if r is not None], complete=False)
+            except CannotRun as error:          # the final write will say it again
+                print(f"warning: {error}", file=sys.stderr)
+
+        results = grade_all(notebooks, settings, args.jobs, on_result=save)
+        print("\n\n".join(submission_text(r) for r in results))
+        print(f"\n{summary(results, settings.sandbox)}")
+        _write_reports(args, settings, results, complete=True)
+    except CannotRun as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    return EXIT_OK
+
+
+def _prepare(args):
+    if args.chapter:
+        try:
+            registry.exercises(args.chapter)
+        except registry.UnknownExercise as error:
+            raise CannotRun(str(error)) from None
+    try:
+        KernelSpecManager().get_kernel_spec(args.kernel)
+    except NoSuchKernel:
+        raise CannotRun(f"no Jupyter kernel named '{args.kernel}' (is ipykernel installed?)") from None
+    try:
+        notebooks = find_notebooks(args.paths)
+    except (FileNotFoundError, ValueError) as error:
+        raise CannotRun(str(error)) from None
+    if not notebooks:
+        raise CannotRun("no notebooks (.ipynb) found in " + ", ".join(map(display_name, args.paths)))
+    if args.gradescope and len(notebooks) != 1:
+        raise CannotRun(f"--gradescope grades exactly one notebook; found {len(notebooks)}")
+    if not args.no_sandbox and sandbox.sandbox_reason():
+        raise CannotRun(f"no sandbox for the submissions: {sandbox.sandbox_reason()}. "
+                        "Install bubblewrap, or pass --no-sandbox to run them without one "
+                        "(only for code you trust: it runs as you, with your files)")
+    limits = sandbox.Limits(memory_mb=args.memory,
+                            cpu_seconds=int(args.timeout) + 60)
+    settings = Settings(args.cell_timeout, args.timeout, args.kernel, args.chapter,
+                        sandbox=not args.no_sandbox, limits=limits)
+    _write_reports(args, settings, [], complete=False)        # fail now if a report cannot be written
+    return settings, notebooks
+
+
+def _write_reports(args, settings, results, complete):
+    exercise_ids = list(dict.fromkeys(e.id for r in results for e in r.exercises))
+    reports = [(args.json, lambda: json.dumps(to_json(results, settings, complete), indent=2) + "\n"),
+               (args.junit, lambda: to_junit(results)),
+               (args.csv, lambda: to_csv(results, exercise_ids)),
+               (args.gradescope, lambda: json.dumps(to_gradescope(results, settings.sandbox), indent=2) + "\n")]
+    for path, text in reports:
+        if path and (complete or path != args.gradescope):
+            try:
+                write_atomically(path, text())
+            except OSError as error:
+                raise CannotRun(f"cannot write {path}: {error}") from None

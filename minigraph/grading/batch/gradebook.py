@@ -1,0 +1,133 @@
+"""The batch grader's reports: a text table, JSON, JUnit XML, a CSV gradebook, Gradescope.
+
+Each is a pure function of the results (``grader.SubmissionResult``). A submission's path is
+already printable (``files.display_name``: no newline, no byte that is not UTF-8), and every
+text that came from a kernel is already capped in size; these writers only lay it out.
+
+* ``submission_text``: the table printed for one notebook.
+* ``to_json``: everything, for learning platforms and scripts.
+* ``to_junit``: JUnit XML for CI (a suite per notebook, a test case per exercise).
+* ``to_csv``: a gradebook to import into a spreadsheet or an LMS -- one row per submission,
+  one column per exercise, then the total and the flags.
+* ``to_gradescope``: Gradescope's ``results.json`` for one submission (its "Autograder
+  Specifications": a top-level ``score`` and ``output``, and one entry per exercise in
+  ``tests`` with ``name``, ``number``, ``score``, ``max_score``, ``status`` and ``output``).
+"""
+
+import csv
+import io
+import re
+import xml.etree.ElementTree as ET
+
+from ..toolkit.report import points, score_text
+
+SPREADSHEET_FORMULA = ("=", "+", "-", "@", "\t", "\r")     # first characters a spreadsheet runs
+
+
+def submission_text(result):
+    """The table for one graded notebook."""
+    if result.status == "error":
+        lines = [f"{result.path}: NOT GRADED, {result.message}"]
+    else:
+        lines = [f"{result.path} (chapter {result.chapter}): {score_text(result.score, result.max_score)}"]
+        width = max(len(e.id) for e in result.exercises)
+        for e in result.exercises:
+            earned = f"{points(e.score)} of {points(e.points)}"
+            lines.append(f"  {e.id.ljust(width)}  {earned.ljust(9)}  {e.message}")
+    lines += [f"  note: {note}" for note in result.notes]
+    lines += [f"  FLAGGED for review: {flag}" for flag in result.flags]
+    return "\n".join(lines)
+
+
+def summary(results, sandboxed):
+    failed = sum(r.status == "error" for r in results)
+    flagged = sum(bool(r.flags) for r in results)
+    return (f"graded {len(results)} notebook{'s' if len(results) != 1 else ''}"
+            + (f" ({failed} could not be run)" if failed else "")
+            + (f"; {flagged} flagged for review" if flagged else "")
+            + ("" if sandboxed else "; WITHOUT a sandbox (--no-sandbox)"))
+
+
+def to_json(results, settings, complete=True):
+    """Plain data: settings, then one entry per submission. ``complete`` is False while a run
+    is still going (the report is rewritten as each result comes in)."""
+    limits = settings.limits
+    return {"grader": "minigraph.grading", "format": 2, "complete": complete,
+            "settings": {"cell_timeout": settings.cell_timeout, "timeout": settings.timeout,
+                         "kernel": settings.kernel, "chapter": settings.chapter,
+                         "sandbox": settings.sandbox, "memory_mb": limits.memory_mb,
+                         "processes": limits.processes, "file_mb": limits.file_mb},
+            "submissions": [r.to_dict() for r in results]}
+
+
+def to_junit(results):
+    """JUnit XML: a test suite per notebook, a test case per exercise (failed unless passed)."""
+    suites = ET.Element("testsuites", name="minigraph grading")
+    for result in results:
+        suite = ET.SubElement(suites, "testsuite", name=_xml(result.path))
+        props = ET.SubElement(suite, "properties")
+        for key in ("chapter", "score", "max_score"):
+            ET.SubElement(props, "property", name=key, value=str(getattr(result, key)))
+        counts = {"failures": 0, "errors": 0}
+        if result.status == "error":
+            case = ET.SubElement(suite, "testcase", classname=_xml(result.path), name="notebook")
+            ET.SubElement(case, "error", message=_xml(result.message))
+            counts["errors"] += 1
+        for e in result.exercises if result.status == "graded" else []:
+            case = ET.SubElement(suite, "testcase", classname=_xml(result.path), name=e.id)
+            ET.SubElement(case, "system-out").text = _xml(f"{score_text(e.score, e.points)}: {e.message}")
+            if e.status != "passed":
+                kind = "error" if e.status == "error" else "failure"
+                ET.SubElement(case, kind, message=_xml(e.message))
+                counts["errors" if kind == "error" else "failures"] += 1
+        if result.notes or result.flags:
+            ET.SubElement(suite, "system-out").text = _xml("\n".join(
+                result.notes + [f"FLAGGED for review: {f}" for f in result.flags]))
+        suite.set("tests", str(len(suite.findall("testcase"))))
+        suite.set("failures", str(counts["failures"]))
+        suite.set("errors", str(counts["errors"]))
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _xml(text):
+    """Drop what XML 1.0 cannot hold: control characters and lone surrogates."""
+    return re.sub(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]", "", str(text))
+
+
+def to_csv(results, exercise_ids):
+    """A gradebook: ``submission, chapter, <one column per exercise>, total, max, status, flags``.
+
+    An exercise a submission does not have (another chapter) is left empty. A cell that a
+    spreadsheet would run as a formula (``=...``) is prefixed with ``'``.
+    """
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["submission", "chapter", *exercise_ids, "total", "max_score", "status", "flags"])
+    for r in results:
+        scores = {e.id: points(e.score) for e in r.exercises}
+        writer.writerow([_cell(r.path), r.chapter or "", *(scores.get(i, "") for i in exercise_ids),
+                         points(r.score), points(r.max_score), r.status,
+                         _cell("; ".join(r.flags))])
+    return out.getvalue()
+
+
+def _cell(text):
+    return "'" + text if text.startswith(SPREADSHEET_FORMULA) else text
+
+
+def to_gradescope(results, sandboxed=True):
+    """Gradescope's ``results.json`` (a dict) for the one submission in ``results``."""
+    if len(results) != 1:
+        return {"score": 0, "output": f"Expected exactly one notebook (.ipynb) in the submission, "
+                                      f"found {len(results)}: upload one notebook.", "tests": []}
+    (result,) = results
+    head = f"{result.path}: " + (f"NOT GRADED, {result.message}" if result.status == "error"
+                                 else score_text(result.score, result.max_score))
+    tests = [{"name": f"{e.id}  {e.title}", "number": str(number), "score": e.score,
+              "max_score": e.points, "status": "passed" if e.status == "passed" else "failed",
+              "output": e.message}
+             for number, e in enumerate(result.exercises, start=1)]
+    lines = [head] + [f"note: {n}" for n in result.notes]
+    if not sandboxed:
+        lines.append("graded WITHOUT a sandbox (--no-sandbox)")
+    return {"score": result.score, "output": "\n".join(lines), "tests": tests}

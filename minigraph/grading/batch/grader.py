@@ -1,0 +1,423 @@
+"""Grade submitted notebooks: execute each in its own sandbox, judge its answers here.
+
+For one submission the grader
+
+1. reads the file safely (``files.read_untrusted``: a regular file of bounded size, read with
+   a time limit; anything else is a graded zero with a message) and never writes to it;
+2. looks at its code for uses of minigraph's grading internals (``reference_uses``): an
+   answer defined next to them is flagged for the instructor and earns nothing;
+3. makes a fresh folder, ``home``, with a copy of the notebook in ``home/work`` and the job,
+   and runs ``runner.py`` there in a sandbox (``sandbox.py``): the runner executes every code
+   cell in a new kernel, then the *collector* (``collect.py``), which runs each answer's cases
+   and writes what came out to ``home/results.json``. The whole run is stopped after
+   ``timeout`` seconds, and nothing it started outlives it;
+4. reads the results as untrusted data (bounded size, bounded nesting) and judges them in this
+   process (``exercise.grade``), against reference answers the submission never saw. The
+   kernel decides nothing but what its answers returned: tampering with ``check``, the engine
+   or the expected values earns nothing.
+
+Whatever goes wrong with one submission, including a bug of the grader's, becomes that
+submission's error; the others are graded as usual.
+"""
+
+import asyncio
+import functools
+import io
+import json
+import os
+import re
+import signal
+import sys
+import tempfile
+import tokenize
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import nbformat
+
+from .. import __all__ as PUBLIC_API          # what ``from minigraph.grading import`` may name
+from ..toolkit import registry
+from ..toolkit.exercise import CASE_TIME_LIMIT, failed_to_run, grade, missing
+from ..toolkit.report import points
+from ..toolkit.values import shorten
+from . import runner, sandbox
+from .files import Unreadable, display_name, read_untrusted
+from .sandbox import Limits
+
+MAX_NOTEBOOK = 20_000_000        # bytes of a submitted notebook
+MAX_RESULTS = 8_000_000          # bytes of the results a kernel hands back
+MAX_NOTES_FILE = 200_000         # bytes of the runner's notes
+MAX_NOTES, MAX_NOTE = 20, 200    # notes kept per submission, characters per note
+READ_TIMEOUT = 30.0              # seconds to read one file
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to grade: time limits (seconds), the Jupyter kernel, the chapter (None: from the
+    file name ``NN_topic.ipynb``), whether to use a sandbox, and the sandbox's limits."""
+
+    cell_timeout: float = 60.0
+    timeout: float = 600.0
+    kernel: str = "python3"
+    chapter: str | None = None
+    sandbox: bool = True
+    limits: Limits = Limits()
+
+
+@dataclass
+class SubmissionResult:
+    """The grade of one notebook. ``path`` is printable (``files.display_name``)."""
+
+    path: str
+    chapter: str | None
+    status: str                  # "graded" | "error" (the notebook could not be run at all)
+    message: str
+    score: float
+    max_score: float
+    exercises: list = field(default_factory=list)       # of ExerciseResult
+    notes: list = field(default_factory=list)           # of str: what happened in the run
+    flags: list = field(default_factory=list)           # of str: for the instructor to review
+
+    def to_dict(self):
+        return asdict(self)
+
+
+# -- finding work ---------------------------------------------------------------------------
+
+def find_notebooks(paths):
+    """The notebooks named by ``paths`` (files, or folders searched recursively without
+    following links), in order. Whatever ends in ``.ipynb`` is listed -- a folder, a link, a
+    FIFO -- and graded as an error if it is no readable file.
+
+    Raises FileNotFoundError for a path that does not exist, and ValueError for a link to a
+    folder: searching it would follow wherever the link leads (a student's link in a folder of
+    submissions, given as ``submissions/*``, could lead to ``solutions/``); name the folder itself.
+    """
+    found = []
+    for path in map(Path, paths):
+        if path.is_symlink() and path.is_dir():
+            raise ValueError(f"{display_name(path)} is a link to a folder; to grade what is in "
+                             f"that folder, name the folder itself: {display_name(path.resolve())}")
+        if path.is_dir() and not path.is_symlink():
+            for folder, subfolders, names in os.walk(path):
+                subfolders[:] = sorted(s for s in subfolders if s != ".ipynb_checkpoints"
+                                       and not s.endswith(".ipynb"))
+                entries = names + [s for s in os.listdir(folder) if s.endswith(".ipynb")
+                                   and os.path.isdir(os.path.join(folder, s))]
+                found += sorted(Path(folder, n) for n in set(entries) if n.endswith(".ipynb"))
+        elif path.exists() or path.is_symlink():
+            found.append(path)
+        else:
+            raise FileNotFoundError(f"no such file or folder: {display_name(path)}")
+    return list(dict.fromkeys(found))
+
+
+def chapter_of(path, settings):
+    """The chapter to grade ``path`` against: ``settings.chapter``, or the file's ``NN_`` prefix."""
+    if settings.chapter:
+        return settings.chapter
+    match = re.match(r"(\d\d)_", Path(path).name)
+    return match.group(1) if match and match.group(1) in registry.CHAPTERS else None
+
+
+def grade_all(paths, settings, jobs=1, on_result=None):
+    """Grade every notebook in ``paths``, ``jobs`` at a time; results in the order given.
+
+    ``on_result(index, result)`` is called as soon as each result is known (to save it).
+    """
+    async def main():
+        slots = asyncio.Queue()
+        for slot in range(jobs):
+            slots.put_nowait(slot)
+
+        async def one(index, path):
+            slot = await slots.get()
+            try:
+                result = await grade_notebook(path, settings, slot)
+            finally:
+                slots.put_nowait(slot)
+            if on_result:
+                on_result(index, result)
+            return result
+
+        return await asyncio.gather(*(one(i, p) for i, p in enumerate(paths)))
+
+    return asyncio.run(main())
+
+
+# -- one notebook ---------------------------------------------------------------------------
+
+async def grade_notebook(path, settings, slot=0):
+    """Grade one notebook file (see the module docstring) in sandbox ``slot`` (each notebook
+    graded at the same time has its own). Never raises."""
+    chapter = None
+    try:
+        chapter = chapter_of(path, settings)
+        return await _grade(path, chapter, settings, slot)
+    except Exception as error:                   # a grader bug must not end the run
+        return SubmissionResult(display_name(path), chapter, "error", shorten(
+            f"the grader failed on this submission ({type(error).__name__}: {error})", MAX_NOTE),
+            0.0, 0.0)
+
+
+async def _grade(path, chapter, settings, slot):
+    name = display_name(path)
+    if chapter is None:
+        return SubmissionResult(name, None, "error", f"cannot tell which chapter '{name}' "
+                                "belongs to: name it NN_topic.ipynb or pass --chapter NN", 0.0, 0.0)
+    exercises = registry.exercises(chapter)
+    try:
+        data = await _read(path, MAX_NOTEBOOK)
+    except Unreadable as error:
+        return _unrunnable(name, chapter, exercises, f"not a notebook: the file is {error}", [])
+    problem, notebook = parse_notebook(data)
+    if problem:
+        return _unrunnable(name, chapter, exercises, problem, [])
+    uses = reference_uses(notebook, exercises)
+    flags = [f"cell {number}: {why}" for number, why, _ in uses]
+    flagged = {answer: why for _, why, answers in uses for answer in answers}
+    with tempfile.TemporaryDirectory(prefix="minigraph-grade-", ignore_cleanup_errors=True) as private:
+        home = Path(private) / "home"
+        notes = await _execute(notebook, data, chapter, exercises, home, settings, slot)
+        results, problem = await _read_json(home / runner.RESULTS, MAX_RESULTS)
+    if results is None:
+        result = _unrunnable(name, chapter, exercises, "no answers were collected: " +
+                             (notes[-1] if notes else problem), notes)
+        result.flags = flags
+        return result
+    graded = []
+    for exercise in exercises:
+        entry = results.get(exercise.id)
+        called = _reference_called(entry)
+        if called:
+            flags.append(f"{exercise.id}: {called}")
+        why = flagged.get(exercise.name) or called
+        graded.append(replace(failed_to_run(exercise, "FLAGGED, no points: " + why), status="flagged")
+                      if why else _grade_exercise(exercise, entry))
+    score = round(sum(r.score for r in graded), 2)
+    total = sum(e.points for e in exercises)
+    return SubmissionResult(name, chapter, "graded", f"{points(score)} of {points(total)} points",
+                            score, total, graded, notes, flags)
+
+
+async def _read(path, limit):
+    """``read_untrusted`` with a time limit (the thread of a hung read is abandoned)."""
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(read_untrusted, path, limit), READ_TIMEOUT)
+    except asyncio.TimeoutError:
+        raise Unreadable(f"not readable within {points(READ_TIMEOUT)} s") from None
+
+
+def parse_notebook(data):
+    """(None, notebook), or (what is wrong with the bytes, None)."""
+    try:
+        text = data.decode("utf-8")
+        json.loads(text)
+    except ValueError as error:              # also UnicodeDecodeError
+        return f"not a valid notebook: the file is not JSON ({shorten(error, MAX_NOTE)})", None
+    except RecursionError:
+        return "not a valid notebook: its JSON is nested too deeply", None
+    try:
+        notebook = nbformat.reads(text, as_version=4)
+        nbformat.validate(notebook)
+    except Exception as error:               # nbformat raises many kinds for many problems
+        return f"not a valid notebook: JSON, but not in Jupyter's format ({shorten(error, MAX_NOTE)})", None
+    return None, notebook
+
+
+# What a notebook may import from minigraph.grading, judged by module: the package's public API
+# (``from minigraph.grading import check, progress``) and its ``tools`` (``from
+# minigraph.grading.tools.ch04 import try_recipe``), which hold no reference answers. Any other
+# module there (``content``, where the reference answers live, the toolkit, the grader) is
+# grading internals. Calling reference code from an answer is also caught at run time, by
+# collect.ReferenceWatch.
+LEARNER_MODULE = re.compile(r"minigraph\.grading(\.tools(\.\w+)?)?")
+_NAMES = r"\w+([ \t]*,[ \t]*\w+)*"
+LEARNER_IMPORT = re.compile(rf"^[ \t]*from[ \t]+(?P<module>[\w.]+)[ \t]+import[ \t]+"
+                            rf"(\((?P<grouped>[ \t]*{_NAMES}[ \t]*,?)\)|(?P<names>{_NAMES}))"
+                            r"[ \t]*(#.*)?$", re.MULTILINE)
+
+
+def _learner_import(match):
+    """``match`` (a ``from M import names`` line) blanked out if it imports only what a notebook
+    may: the public API of ``minigraph.grading``, or anything of ``minigraph.grading.tools``."""
+    module = match["module"]
+    names = {n.strip() for n in (match["grouped"] or match["names"]).split(",")} - {""}
+    if not LEARNER_MODULE.fullmatch(module) or (module == "minigraph.grading"
+                                                and not names <= set(PUBLIC_API)):
+        return match.group(0)
+    return ""
+
+
+GRADING_INTERNALS = re.compile(r"minigraph\s*\.\s*grading\b|\bgrading\.\w|\b_?ch\d\d\.\w"
+                               r"|\bEXERCISES\b|\b_minigraph_grader")
+# What disguises a use of them (a module name put together at run time, an import system of
+# one's own that serves a fake collector, the watch switched off). No exercise needs any of it,
+# so a cell using it is flagged for review (its answers keep their points: it may be innocent).
+IMPORT_TRICKS = re.compile(r"\b(importlib|__import__|__builtins__|builtins|meta_path|path_hooks"
+                           r"|setprofile|settrace)\b|\bsys\s*\.\s*modules\b|\b(exec|eval)\s*\(")
+
+
+def reference_uses(notebook, exercises):
+    """The code cells that reach into minigraph's grading internals (where the reference
+    answers live): ``[(cell number, what was found, names of the answers it defines)]``.
+
+    A reading of the source, so it cannot be fooled by the kernel, only by disguise;
+    ``collect.py`` watches for calls into the reference code at run time as well. A cell
+    using the usual tools of disguise (``IMPORT_TRICKS``) is listed too, with no answers.
+    """
+    found = []
+    for number, cell in enumerate(notebook.cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        code = LEARNER_IMPORT.sub(_learner_import, _without_comments(cell.source))
+        use, trick = GRADING_INTERNALS.search(code), IMPORT_TRICKS.search(code)
+        if use is None:
+            if trick:
+                found.append((number, f"uses Python's import machinery ('{trick.group(0)}'), "
+                              "which no exercise needs", []))
+            continue
+        why = f"uses minigraph's grading internals ('{shorten(use.group(0), 40)}')"
+        names = [e.name for e in exercises if re.search(
+            rf"^[ \t]*(def[ \t]+{e.name}\b|{e.name}[ \t]*=)", cell.source, re.MULTILINE)]
+        found.append((number, why, names))
+    return found
+
+
+def _without_comments(source):
+    """``source`` with its comments blanked out ("# as in ch01" is no use of ch01)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):       # IPython syntax (%magic) and the like
+        return source
+    lines = source.splitlines(keepends=True)
+    for token in reversed(tokens):
+        if token.type == tokenize.COMMENT:
+            (row, start), (_, end) = token.start, token.end
+            lines[row - 1] = lines[row - 1][:start] + lines[row - 1][end:]
+    return "".join(lines)
+
+
+def _reference_called(entry):
+    """Why the collector flagged the answer (it called minigraph's grading code), or None."""
+    called = entry.get("reference") if isinstance(entry, dict) else None
+    return f"the answer called minigraph's grading code ({shorten(called, MAX_NOTE)})" if called else None
+
+
+def _unrunnable(name, chapter, exercises, message, notes):
+    total = sum(e.points for e in exercises)
+    return SubmissionResult(name, chapter, "error", message, 0.0, total,
+                            [failed_to_run(e, "not graded: " + message) for e in exercises], notes)
+
+
+def _grade_exercise(exercise, entry):
+    status = entry.get("status") if isinstance(entry, dict) else None
+    if status == "ran":
+        return grade(exercise, entry.get("records"))
+    if status == "missing":
+        return missing(exercise)
+    if status == "error":
+        return failed_to_run(exercise, "its cases could not be run: "
+                             + shorten(entry.get("message"), MAX_NOTE))
+    return failed_to_run(exercise, "no results: the grading cell stopped before this exercise")
+
+
+async def _read_json(path, limit):
+    """(the JSON object in ``path``, read as untrusted, its strings made printable, None), or
+    (None, what is wrong)."""
+    if not os.path.lexists(path):
+        return None, f"the kernel wrote no {path.name}"
+    try:
+        value = _printable(json.loads(await _read(path, limit)))
+    except Unreadable as error:
+        return None, f"{path.name} is {error}"
+    except ValueError:
+        return None, f"{path.name} is not JSON"
+    except RecursionError:
+        return None, f"{path.name} is nested too deeply"
+    return (value, None) if isinstance(value, dict) else (None, f"{path.name} is not a JSON object")
+
+
+def _printable(value):
+    """``value`` (parsed JSON) with every string made one printable line (``display_name``): a
+    kernel can send neither an escape sequence to the instructor's terminal (to overwrite a line
+    of the report) nor a lone surrogate, which no UTF-8 report can hold."""
+    if isinstance(value, str):
+        return display_name(value)
+    if isinstance(value, list):
+        return [_printable(item) for item in value]
+    if isinstance(value, dict):
+        return {display_name(key): _printable(item) for key, item in value.items()}
+    return value
+
+
+async def _read_notes(home):
+    """The runner's notes, capped in number and size; and the cell it was running."""
+    found = (await _read_json(home / runner.NOTES, MAX_NOTES_FILE))[0] or {}
+    notes = found.get("notes")
+    notes = [shorten(n, MAX_NOTE) for n in notes[:MAX_NOTES]] if isinstance(notes, list) else []
+    if isinstance(found.get("notes"), list) and len(found["notes"]) > MAX_NOTES:
+        notes.append(f"... and {len(found['notes']) - MAX_NOTES} more notes (not kept)")
+    return notes, shorten(found.get("current", "kernel start"), 40)
+
+
+# -- executing ------------------------------------------------------------------------------
+
+async def _execute(notebook, data, chapter, exercises, home, settings, slot):
+    """Run the submission in ``home`` (in a sandbox unless told not to); return the notes."""
+    work = home / runner.WORK
+    work.mkdir(parents=True)
+    (work / "submission.ipynb").write_bytes(data)      # the learner's own name may be unprintable
+    code = [c for c in notebook.cells if c.cell_type == "code"]
+    job = {"cells": [c.source for c in code],
+           "numbers": [i for i, c in enumerate(notebook.cells, start=1) if c.cell_type == "code"],
+           "chapter": chapter, "kernel": settings.kernel, "cell_timeout": settings.cell_timeout,
+           "collector_timeout": settings.cell_timeout + CASE_TIME_LIMIT * len(exercises) + 10}
+    (home / runner.JOB).write_text(json.dumps(job), encoding="utf-8")
+    argv = [sys.executable, "-m", "minigraph.grading.batch.runner", str(home)]
+    env = sandbox.environment(home)
+    if settings.sandbox:
+        argv, options = sandbox.sandboxed_command(argv, home, env, slot)
+    else:
+        argv, options = sandbox.unsandboxed_command(argv, home, env)
+    errors = home.parent / "stderr"            # outside the sandbox's view; size-capped by Limits
+    with open(errors, "wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=stderr, preexec_fn=functools.partial(settings.limits.apply, settings.sandbox),
+            **options)
+    try:
+        await asyncio.wait_for(process.wait(), settings.timeout)
+        stopped = None
+    except asyncio.TimeoutError:
+        stopped = f"the notebook did not finish within {points(settings.timeout)} s"
+    finally:
+        _end(process, settings.sandbox)
+        await process.wait()
+    notes, current = await _read_notes(home)
+    if stopped:
+        notes.append(f"{stopped} (stopped at {current})")
+    elif process.returncode != 0 and not (home / runner.RESULTS).exists():
+        notes.append(shorten(f"the run ended early (exit status {process.returncode}) while "
+                             f"running {current}: {stderr_tail(errors)}", MAX_NOTE))
+    return notes
+
+
+def stderr_tail(path, size=300):
+    """The last ``size`` bytes a run wrote to stderr (where it says why it failed), as one
+    printable line: a kernel may have written there (``/proc/PPID/fd/2``) to forge a report line."""
+    with open(path, "rb") as file:
+        file.seek(max(0, os.fstat(file.fileno()).st_size - size))
+        return display_name(" ".join(file.read().decode("utf-8", "replace").split())) or "no message"
+
+
+def _end(process, sandboxed):
+    """Stop a run: the sandbox's first process (its PID namespace ends with it), or without
+    a sandbox the run's process group."""
+    try:
+        if sandboxed:
+            process.kill()
+        else:
+            os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass

@@ -1,0 +1,133 @@
+"""Run one submission's cells in a fresh kernel: the part of grading inside the sandbox.
+
+    python -m minigraph.grading.batch.runner HOME
+
+The grader writes ``HOME/job.json`` (the code cells, the chapter, the time limits) and a copy
+of the notebook in ``HOME/work`` (the kernel's working folder), then starts this module inside
+the submission's sandbox (``sandbox.py``). It
+
+1. runs every code cell top to bottom in a new kernel -- errors do not stop the run, a cell
+   that exceeds its time limit is interrupted -- keeping no outputs, only counting them;
+2. runs one more cell, the *collector* (``collect.py``), which writes the answers' results
+   to ``HOME/results.json``;
+3. writes what happened along the way (errors, time-outs, floods of output) to
+   ``HOME/notes.json``, after every cell, so that the grader knows where a run that it had to
+   stop was.
+
+Everything here runs next to the submission's code, which may rewrite any of these files:
+the grader reads them as untrusted data, within size limits, and judges the results itself.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+
+from ..toolkit.report import points
+from ..toolkit.values import shorten
+
+TIMED_OUT = "CellTimedOut"                 # the error name of a cell interrupted for time
+BIG_OUTPUT = 1_000_000                     # characters of output worth a note
+MAX_NOTE = 200
+JOB, NOTES, RESULTS, WORK = "job.json", "notes.json", "results.json", "work"
+
+
+def collector_cell(chapter, results_file):
+    """The cell appended to the submission: forget its minigraph modules, collect fresh."""
+    return nbformat.v4.new_code_cell(
+        "# Added by the minigraph grader: run every answer's cases, write the results as JSON.\n"
+        "def _minigraph_grader_collect(namespace):\n"
+        "    import sys\n"
+        "    old = {name: module for name, module in list(sys.modules.items())\n"
+        "           if name.split('.')[0] == 'minigraph'}\n"
+        "    for name in old:\n"
+        "        del sys.modules[name]\n"
+        "    from minigraph.grading.batch.collect import collect\n"
+        f"    collect({chapter!r}, namespace, {str(results_file)!r}, old)\n"
+        "_minigraph_grader_collect(globals())")
+
+
+class _Client(NotebookClient):
+    """nbclient that runs a submission's cells and writes down what went wrong, in ``notes``.
+
+    It keeps no outputs (a notebook may print megabytes; the grade needs none of them) but
+    counts how much each cell printed. ``numbers`` maps the cells it runs back to the cell
+    numbers of the submission (markdown cells are not run); the last cell is the collector.
+    """
+
+    def __init__(self, notebook, km, job, home):
+        super().__init__(notebook, km=km, timeout=job["cell_timeout"], allow_errors=True,
+                         interrupt_on_timeout=True, record_timing=False,
+                         error_on_timeout={"ename": TIMED_OUT, "evalue": "", "traceback": []},
+                         timeout_func=self._timeout_of, on_cell_execute=self._on_execute,
+                         on_cell_error=self._on_error,
+                         resources={"metadata": {"path": str(home / WORK)}})
+        self.job, self.home = job, home
+        self.notes, self.printed, self.current = [], {}, None
+
+    def where(self, index):
+        numbers = self.job["numbers"]
+        return f"cell {numbers[index]}" if index < len(numbers) else "the grading cell"
+
+    def save(self):
+        """Write the notes so far (atomically: the grader never sees half a file)."""
+        current = self.where(self.current) if self.current is not None else "kernel start"
+        part = self.home / (NOTES + ".part")
+        part.write_text(json.dumps({"current": current, "notes": self.notes + self.big_outputs()}))
+        os.replace(part, self.home / NOTES)
+
+    def _timeout_of(self, cell):
+        is_collector = cell is self.nb.cells[-1]
+        return self.job["collector_timeout"] if is_collector else self.job["cell_timeout"]
+
+    def _on_execute(self, cell, cell_index):
+        self.current = cell_index
+        self.save()
+
+    def _on_error(self, cell, cell_index, execute_reply):
+        content = execute_reply["content"]
+        if content.get("ename") == TIMED_OUT:
+            self.notes.append(f"{self.where(cell_index)} did not finish within "
+                              f"{points(self.job['cell_timeout'])} s and was interrupted")
+        else:
+            self.notes.append(shorten(f"{self.where(cell_index)} raised {content.get('ename')}: "
+                                      f"{content.get('evalue')}", MAX_NOTE))
+
+    def output(self, outs, msg, display_id, cell_index):
+        content = msg.get("content", {})
+        size = len(content.get("text", "")) if msg["msg_type"] == "stream" else len(str(content))
+        self.printed[cell_index] = self.printed.get(cell_index, 0) + size
+        return None
+
+    def big_outputs(self):
+        return [f"{self.where(index)} printed {size / 1e6:.1f} MB of output (not kept)"
+                for index, size in sorted(self.printed.items()) if size > BIG_OUTPUT]
+
+
+def run(home):
+    """Execute the job in ``home`` (see the module docstring)."""
+    home = Path(home)
+    job = json.loads((home / JOB).read_text(encoding="utf-8"))
+    for folder in ("ipython", "runtime", "matplotlib"):
+        (home / folder).mkdir(exist_ok=True)
+    cells = [nbformat.v4.new_code_cell(source) for source in job["cells"]]
+    notebook = nbformat.v4.new_notebook(cells=cells + [collector_cell(job["chapter"], home / RESULTS)])
+    km = AsyncKernelManager(kernel_name=job["kernel"], connection_file=str(home / "runtime" / "kernel.json"))
+    client = _Client(notebook, km, job, home)
+    try:
+        client.execute(cwd=str(home / WORK), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except DeadKernelError:
+        client.notes.append(f"the kernel died while running {client.where(client.current)}")
+    except Exception as error:                   # nbclient raises many kinds (kernel start...)
+        client.notes.append(shorten(f"the notebook could not be run: {error}", MAX_NOTE))
+    client.save()
+
+
+if __name__ == "__main__":
+    run(sys.argv[1])

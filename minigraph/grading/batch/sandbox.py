@@ -1,0 +1,183 @@
+"""A sandbox for one submission: the command line that runs it, and its limits.
+
+The grader runs everything a submission starts -- the notebook runner, its kernel, and any
+process those start -- inside Debian's ``bubblewrap`` (``bwrap``), one sandbox per submission:
+
+* its own PID namespace: when the runner ends, every process in it ends too (a child that
+  called ``setsid`` or double-forked included), and so does everything if the grader dies
+  (``--die-with-parent``);
+* its own network namespace (no network, only a private loopback), IPC and UTS namespaces;
+* a file system of its own: the system folders (``/usr``, ``/etc``, ...), Python and the
+  minigraph package, all read-only; one writable folder (the submission's ``home``) and a
+  private ``/tmp``. Nothing else exists in there: not the other submissions, not the
+  instructor's files (``solutions/``, the rest of the course repository), not the reports;
+* an empty environment plus the few variables Python and Jupyter need (no tokens);
+* an unprivileged user: when the grader runs as root, each sandbox running at the same time
+  gets a user of its own with no rights at all (``sandbox_uid``), for real, not only inside
+  a namespace; anyone else's sandbox runs as ``nobody`` in a user
+  namespace of its own;
+* resource limits (``setrlimit``): memory per process, number of processes, CPU time, size of
+  a file written.
+
+``unsandboxed_command`` is the same run without bubblewrap (``--no-sandbox``): the same
+environment and limits (but for the number of processes, which would count yours), nothing
+else.
+"""
+
+import functools
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+# When the grader runs as root, the sandboxes that run at the same time get a user each, with
+# no name, no files and no rights on this machine (``sandbox_uid``): limits on processes count
+# per user, so one sandbox cannot use up those of another, and none can signal or trace
+# another's processes -- nor those of another grader's run at the same time.
+FIRST_UID = 1_900_000_000
+SLOTS = 128                      # users per grader process (concurrent notebooks)
+# What a sandbox sees of the machine, read-only (those that exist here). On merged-/usr
+# systems /bin, /lib... are symbolic links into /usr and are recreated as such.
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+PACKAGE_ROOT = Path(__file__).resolve().parents[3]        # the folder holding minigraph/
+PACKAGE = Path(__file__).resolve().parents[2]             # minigraph/ itself
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-sandbox resource limits (``setrlimit``); memory and files in MB."""
+
+    memory_mb: int = 3072           # address space of each process
+    processes: int = 256            # processes and threads of the sandbox's user
+    cpu_seconds: int = 900          # CPU time of each process
+    file_mb: int = 64               # largest file a process may write
+
+    def apply(self, count_processes=True):
+        """Set the limits on the calling process (a child, just before it runs the command).
+
+        The process limit counts every process of the user: without a sandbox (where that
+        user is you, with your other programs) it is left alone (``count_processes=False``).
+        """
+        mb = 1024 * 1024
+        limits = [(resource.RLIMIT_AS, self.memory_mb * mb), (resource.RLIMIT_CPU, self.cpu_seconds),
+                  (resource.RLIMIT_FSIZE, self.file_mb * mb), (resource.RLIMIT_CORE, 0)]
+        if count_processes:
+            limits.append((resource.RLIMIT_NPROC, self.processes))
+        for kind, value in limits:
+            resource.setrlimit(kind, (value, value))
+
+
+def sandbox_uid(slot):
+    """The user of sandbox ``slot`` of this grader process (as root)."""
+    return FIRST_UID + (os.getpid() % 1_000_000) * SLOTS + slot % SLOTS
+
+
+class SandboxUnavailable(Exception):
+    """No sandbox can be made on this machine (the message says why and what to do)."""
+
+
+def environment(home):
+    """The only variables a submission's processes get: enough for Python, Jupyter and
+    matplotlib to run, all pointing into ``home``. Nothing of the grader's environment."""
+    return {
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": str(home),
+        "LANG": "C.UTF-8", "PYTHONPATH": str(PACKAGE_ROOT), "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1", "IPYTHONDIR": str(home / "ipython"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "JUPYTER_PLATFORM_DIRS": "1",
+        "MPLCONFIGDIR": str(home / "matplotlib"), "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1", "MPLBACKEND": "agg",
+    }
+
+
+@functools.lru_cache(maxsize=None)
+def sandbox_reason():
+    """None if a bubblewrap sandbox works here, else why not (tried once per process)."""
+    if shutil.which("bwrap") is None:
+        return ("bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap; "
+                "Fedora: dnf install bubblewrap)")
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is not installed"
+    try:
+        proc = subprocess.run(_bwrap_args(Path("/")) + ["--", *_unprivileged(sandbox_uid(0)), sys.executable, "-c", ""],
+                              capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"bubblewrap could not start ({error})"
+    if proc.returncode != 0:
+        return ("bubblewrap cannot create namespaces here (" + proc.stderr.strip()[:200] + "); "
+                "in a container, allow user namespaces or run the grader on the host")
+    return None
+
+
+def sandboxed_command(argv, home, env, slot=0):
+    """(argv, Popen keyword arguments) to run ``argv`` with environment ``env`` (and nothing
+    else) in a sandbox whose one writable folder is ``home`` (which must exist). ``slot``
+    numbers the sandboxes running at the same time (0, 1, ...): each gets its own user.
+
+    Raises SandboxUnavailable if no sandbox can be made here.
+    """
+    reason = sandbox_reason()
+    if reason:
+        raise SandboxUnavailable(reason)
+    uid = sandbox_uid(slot)
+    if os.geteuid() == 0:
+        for folder, _, files in os.walk(home):            # the sandbox's one writable folder
+            for path in [folder, *(os.path.join(folder, f) for f in files)]:
+                os.chown(path, uid, uid)
+    setenv = [arg for item in env.items() for arg in ("--setenv", *item)]
+    return (_bwrap_args(Path(home)) + setenv + ["--", *_unprivileged(uid), *argv],
+            dict(cwd=str(home), env={}))
+
+
+def unsandboxed_command(argv, home, env):
+    """The same run without a sandbox (``--no-sandbox``): the same environment, and a session
+    of its own (its process group is killed at the end; a ``setsid`` escapes that)."""
+    return list(argv), dict(cwd=str(home), env=env, start_new_session=True)
+
+
+def _unprivileged(uid):
+    """How the sandbox's command becomes an unprivileged user.
+
+    As root, bubblewrap makes the namespaces and mounts with root's rights (so it can show
+    Python even where it is installed under /root), and ``setpriv`` then makes the command
+    user ``uid`` -- really, outside the sandbox too -- with no capabilities, and unable to
+    gain any (``no_new_privs``: a set-user-id program runs with the user's rights). Anyone
+    else needs nothing: bubblewrap runs as them, as ``nobody`` in a user namespace of its own.
+    """
+    if os.geteuid() != 0:
+        return []
+    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
+
+
+def _bwrap_args(home):
+    if os.geteuid() == 0:
+        args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                "--unshare-cgroup-try"]
+    else:
+        args = ["bwrap", "--unshare-all", "--unshare-user", "--uid", "65534", "--gid", "65534"]
+    args += ["--die-with-parent", "--new-session", "--clearenv"]
+    for path in SYSTEM_PATHS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    # the private /tmp first, then Python and the package on top of it: a checkout that lives
+    # under /tmp (a CI clone) stays visible, and nothing else of the real /tmp does
+    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    python = sorted({sys.base_prefix, sys.prefix, str(PACKAGE)} - {"/usr", "/usr/local"})
+    for path in python:
+        args += ["--ro-bind", path, path]
+    bound = python
+    if home != Path("/"):
+        args += ["--bind", str(home), str(home), "--chdir", str(home)]
+        bound = python + [str(home)]
+    # bubblewrap makes the folders above a bound path as private as the original's (/root,
+    # a private temporary folder): let nobody through them (they hold nothing else)
+    for folder in sorted({str(p) for path in bound for p in Path(path).parents}):
+        if folder not in ("/", "/tmp") and not folder.startswith(tuple(p + "/" for p in bound)):
+            args += ["--chmod", "0755", folder]
+    return args

@@ -1,0 +1,272 @@
+"""Chapter 03, backpropagation (``solutions/03_backpropagation.ipynb``).
+
+The backward-rule exercises (``tanh_vjp``, ``mul_vjp``, ``matmul_vjp``) are built by
+``vjp.vjp_exercise``, like chapter 00's ``sigmoid_vjp``: plain cases call the learner's rule on
+given arrays; a graph case plugs it into the engine as a custom op (``mg.defop``) inside a small
+network and names the first node, walking back from the loss, whose gradient is wrong, and the
+op that sent it. Each graph below uses the op where broadcasting or a batch matters.
+"""
+
+import numpy as np
+
+import minigraph as mg
+
+from ..toolkit.exercise import Exercise, Rule, Verdict, arrays, case, compare, describe_inputs, diagnose
+from ..toolkit.values import decode, encode
+from ..toolkit.vjp import chained, elementwise_cases, graph_case, vjp_exercise
+
+TITLE = "Backpropagation"
+
+
+# -- 03.tanh_vjp ------------------------------------------------------------------------------
+
+def tanh_graph(rules):
+    """loss = sum(tanh(tanh(x * w) * v)), both tanh nodes using the rule being checked."""
+    tanh_op = mg.defop("tanh_exercise", np.tanh, rules, symbol="tanh")
+    return chained(tanh_op, [0.9, -1.3, 0.4], [1.5, 0.7, -2.0], "t")
+
+
+tanh_vjp = vjp_exercise(
+    "03.tanh_vjp", "tanh_vjp", 2, "tanh_vjp(g, ans, x)", np.tanh,
+    lambda g, ans, x: g * (1 - np.tanh(x) ** 2), tanh_graph, "loss = sum(tanh(tanh(x·w)·v))",
+    elementwise_cases("The upstream gradient g multiplies the local derivative, entry by entry."),
+    mistakes={
+        "the upstream gradient g is missing: a VJP multiplies the local derivative by g":
+            lambda g, ans, x: 1 - ans ** 2,
+        "the sign is flipped": lambda g, ans, x: -g * (1 - ans ** 2),
+        "tanh(x) must be squared in the derivative": lambda g, ans, x: g * (1 - ans),
+        "the derivative is written with x where it needs tanh(x), which ans holds":
+            lambda g, ans, x: g * (1 - x ** 2),
+        "that is sigmoid's derivative, not tanh's": lambda g, ans, x: g * ans * (1 - ans),
+        "all entries were summed into one number: a VJP keeps one gradient per entry of x":
+            lambda g, ans, x: np.sum(g * (1 - ans ** 2)),
+    },
+    hint=("Chain rule: the upstream gradient g times tanh'(x), entry by entry.",
+          "tanh'(x) = 1 − tanh(x)², and ans already holds tanh(x)."),
+    own_op=mg.tanh)
+
+
+# -- 03.mul_vjp (with broadcasting) -------------------------------------------------------------
+
+def mul_graph(rules):
+    """loss = sum(tanh(X * w) * k): X (3, 2) times w (2,), then times k (3, 1): both broadcast."""
+    mul = mg.defop("mul_exercise", np.multiply, rules, symbol="×")
+    X = mg.Input("X")
+    w = mg.Parameter([0.7, -1.1], name="w")
+    k = mg.Parameter([[0.5], [-1.5], [2.0]], name="k")
+    h = mg.tanh(mul(X, w, name="Xw"), name="h")
+    return mg.Graph(mg.sum(mul(h, k, name="hk"), name="loss"))
+
+
+def _mul_reference(g, ans, x, y):
+    return (mg.unbroadcast(g * y, np.shape(x)), mg.unbroadcast(g * x, np.shape(y)))
+
+
+mul_vjp = vjp_exercise(
+    "03.mul_vjp", "mul_vjp", 3, "mul_vjp(g, ans, x, y) -> (grad_x, grad_y)", np.multiply,
+    _mul_reference, mul_graph, "loss = sum(tanh(X·w)·k), w (2,), k (3, 1)",
+    cases=[
+        case(g=[1.0, 1.0, 1.0], x=[1.0, -2.0, 3.0], y=[0.5, 4.0, -1.0]),
+        case(g=[2.0, -1.0], x=[3.0, 5.0], y=[-2.0, 0.5],
+             hint="Each gradient is g times the *other* input."),
+        case(g=[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], x=[[1.0, 0.0], [2.0, -1.0], [0.5, 3.0]],
+             y=[2.0, -3.0],
+             hint=("y has shape (2,) but was stretched to (3, 2) in the forward pass: its gradient "
+                   "must come back with shape (2,).",
+                   "Each entry of y was used in 3 products, so its gradient is the sum of 3 "
+                   "contributions: mg.unbroadcast sums a gradient back to a given shape.")),
+        case(g=[[1.0, -1.0, 2.0], [0.5, 0.0, 1.0]], x=[[2.0], [-1.0]], y=[[1.0, 3.0, -2.0]],
+             hint="Here both inputs were stretched: x from (2, 1), y from (1, 3). Sum each "
+                  "gradient back to its own input's shape."),
+        graph_case(X=[[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8]]),
+    ],
+    mistakes={
+        "not summed back: an input that broadcasting stretched gets the sum of its gradients, "
+        "with its own shape": lambda g, ans, x, y: (g * y, g * x),
+        "the two gradients are swapped: each input's gradient is g times the *other* input":
+            lambda g, ans, x, y: _mul_reference(g, ans, y, x)[::-1] if np.shape(x) == np.shape(y)
+            else (g * x, g * y),
+        "the upstream gradient g is missing": lambda g, ans, x, y: (y, x),
+        "the sign is flipped": lambda g, ans, x, y: tuple(-part for part in _mul_reference(g, ans, x, y)),
+        "each gradient was summed into one number: a gradient has its input's shape":
+            lambda g, ans, x, y: (np.sum(g * y), np.sum(g * x)),
+        "that is the rule of addition (g passes through unchanged); a product's gradient also "
+        "multiplies by the other input": lambda g, ans, x, y: (mg.unbroadcast(g, np.shape(x)),
+                                                               mg.unbroadcast(g, np.shape(y))),
+    },
+    hint=("Each input's gradient is g times the other input, then brought back to its own shape.",
+          "Where broadcasting stretched an input, sum its gradient over the stretched axes "
+          "(mg.unbroadcast, given the input's shape)."),
+    own_op=mg.mul)
+
+
+# -- 03.matmul_vjp ------------------------------------------------------------------------------
+
+def matmul_graph(rules):
+    """loss = sum(tanh(tanh(X @ W1) @ W2)): a two-layer network without biases."""
+    matmul = mg.defop("matmul_exercise", np.matmul, rules, symbol="@")
+    X = mg.Input("X")
+    W1 = mg.Parameter([[0.5, -1.0, 0.8], [1.2, 0.3, -0.6]], name="W1")
+    W2 = mg.Parameter([[1.0], [-0.7], [0.4]], name="W2")
+    h = mg.tanh(matmul(X, W1, name="XW1"), name="h")
+    out = mg.tanh(matmul(h, W2, name="hW2"), name="out")
+    return mg.Graph(mg.sum(out, name="loss"))
+
+
+matmul_vjp = vjp_exercise(
+    "03.matmul_vjp", "matmul_vjp", 3, "matmul_vjp(g, ans, x, W) -> (grad_x, grad_W)", np.matmul,
+    lambda g, ans, x, W: (g @ W.T, x.T @ g), matmul_graph,
+    "loss = sum(tanh(tanh(X@W1)@W2))",
+    cases=[
+        case(g=[[1.0]], x=[[2.0, -1.0]], W=[[3.0], [0.5]]),
+        case(g=[[1.0, -1.0], [2.0, 0.5]], x=[[1.0, 2.0, 3.0], [0.0, -1.0, 1.0]],
+             W=[[1.0, 0.0], [2.0, -1.0], [0.5, 0.5]],
+             hint="Check the shapes: grad_x must be (2, 3) like x, grad_W (3, 2) like W. "
+                  "Only one way of multiplying g with W (or x) gives each shape."),
+        case(g=[[1.0], [2.0], [-1.0], [0.5]], x=[[1.0, -1.0], [0.5, 2.0], [3.0, 0.0], [-2.0, 1.0]],
+             W=[[0.3], [-0.8]],
+             hint="With a batch of 4 rows, grad_W sums the contributions of all rows: the "
+                  "matrix product of the right shape does that sum for you."),
+        graph_case(X=[[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8], [1.0, 1.0]]),
+    ],
+    mistakes={
+        "the gradient for W is transposed: it must have W's shape (k, m)":
+            lambda g, ans, x, W: (g @ W.T, g.T @ x),
+        "the gradient for x is transposed: it must have x's shape (n, k)":
+            lambda g, ans, x, W: (W @ g.T, x.T @ g),
+        "the upstream gradient g is missing: both gradients are products with g":
+            lambda g, ans, x, W: (np.ones_like(g) @ W.T, x.T @ np.ones_like(g)),
+        "the gradient for W averages over the batch; every row adds its contribution (a sum)":
+            lambda g, ans, x, W: (g @ W.T, x.T @ g / len(x)),
+        "the gradient for W uses only the first row of the batch; every row adds its "
+        "contribution": lambda g, ans, x, W: (g @ W.T, x[:1].T @ g[:1]),
+        "the sign is flipped": lambda g, ans, x, W: (-(g @ W.T), -(x.T @ g)),
+    },
+    hint=("Each gradient has its input's shape: only one product of g with the other matrix "
+          "(or its transpose) gives it.",
+          "For x (n, k) the product is g (n, m) times something (m, k); for W (k, m) it is "
+          "something (k, n) times g. The batch is summed by that product."),
+    own_op=mg.matmul)
+
+
+# -- 03.hand_backprop -----------------------------------------------------------------------
+
+HAND_FEED = {"x": 2.0, "w": -1.0, "b": 3.0}
+HAND_ORDER = ["L", "c", "a", "b", "w", "x"]          # from the loss back to the leaves
+HAND_HINTS = {
+    "L": "The gradient of the loss with respect to itself is the seed.",
+    "c": "L = c · a, so dL/dc is the *other* factor, a.",
+    "a": "a has two consumers: L = c · a uses it directly, and c = a + b uses it too. Add both "
+         "contributions.",
+    "b": "c = a + b passes its gradient to b unchanged.",
+    "w": "a = w · x, so dL/dw = dL/da · x.",
+    "x": "a = w · x, so dL/dx = dL/da · w.",
+}
+
+
+def hand_graph():
+    """The graph of the hand-backprop exercise: a = w·x, c = a + b, L = c·a."""
+    x = mg.Input("x")
+    w, b = mg.Parameter(HAND_FEED["w"], name="w"), mg.Parameter(HAND_FEED["b"], name="b")
+    a = mg.mul(w, x, name="a")
+    c = mg.add(a, b, name="c")
+    return mg.Graph(mg.mul(c, a, name="L"))
+
+
+def _run_hand(answer, case):
+    if not isinstance(answer, dict):
+        raise TypeError(f"hand_grads must be a dict {{node name: gradient}}, not {type(answer).__name__}")
+    return {str(k): encode(v) for k, v in answer.items()}
+
+
+def _judge_hand(case, got):
+    graph = hand_graph()
+    graph.backward({"x": HAND_FEED["x"]})
+    for name in HAND_ORDER:
+        if name not in got:
+            return Verdict(False, "a number", "missing", f"no gradient for node '{name}' in the dict")
+        verdict = compare(graph.node(name).grad, decode(got[name]), reveal=False)
+        if not verdict.passed:
+            return Verdict(False, "(hidden)", verdict.got,
+                           f"node '{name}' has the wrong gradient ({verdict.message}). "
+                           f"{HAND_HINTS[name]}")
+    return Verdict(True, "6 node gradients", "all right")
+
+
+hand_backprop = Exercise(
+    "03.hand_backprop", "hand_grads", 2, ({"inputs": {}},), _run_hand, _judge_hand,
+    title="hand_grads: dL/d(node) for L = (w·x + b)·(w·x)",
+    hint=("Walk from L back to the leaves, one node at a time.",
+          "Where a node feeds two ops, its gradient is the sum of what both ops send back."),
+    describe=lambda case: "x = 2, w = −1, b = 3")
+
+
+# -- 03.central_difference --------------------------------------------------------------------
+
+FUNCTIONS = {
+    "sum(x³)": (lambda x: np.sum(x ** 3), lambda x: 3 * x ** 2),
+    "sum(sin(x)·x)": (lambda x: np.sum(np.sin(x) * x), lambda x: np.cos(x) * x + np.sin(x)),
+    "x[0]·x[1]": (lambda x: x.flat[0] * x.flat[1],
+                  lambda x: np.array([x.flat[1], x.flat[0]] + [0.0] * (x.size - 2)).reshape(x.shape)),
+    "log(sum(exp(x)))": (lambda x: np.log(np.sum(np.exp(x))), lambda x: np.exp(x) / np.sum(np.exp(x))),
+}
+
+
+def _run_central(answer, case):
+    f, _ = FUNCTIONS[case["f"]]
+    (x,) = arrays(case)
+    original = x.copy()
+    out = answer(f, x)
+    if not np.array_equal(x, original):
+        raise Rule("central_difference changed x in place and left it changed; bump copies of x "
+                   "instead, so the caller's x stays as it was")
+    return encode(out)
+
+
+def _one_sided(f, x, eps=1e-6):
+    """The forward difference (f(x + eps e_i) - f(x)) / eps: a typical wrong answer."""
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        bumped = x.copy()
+        bumped[i] += eps
+        grad[i] = (f(bumped) - f(x)) / eps
+    return grad
+
+
+CENTRAL_MISTAKES = {
+    "a one-sided difference: it is only accurate to about eps; the central one, a step on each "
+    "side, is accurate to about eps²": lambda f, derivative, x: _one_sided(f, x),
+    "twice the gradient: the two points are 2·eps apart, so divide by 2·eps":
+        lambda f, derivative, x: 2 * derivative(x),
+    "every entry holds the same number: bump one entry at a time, not all of x at once":
+        lambda f, derivative, x: np.full(x.shape, np.sum(derivative(x))),
+}
+
+
+def _judge_central(case, got):
+    f, derivative = FUNCTIONS[case["f"]]
+    (x,) = arrays(case)
+    got = decode(got)
+    verdict = compare(derivative(x), got, rtol=1e-6, atol=1e-8)
+    return diagnose(verdict, got, CENTRAL_MISTAKES, lambda wrong: wrong(f, derivative, x))
+
+
+central_difference = Exercise(
+    "03.central_difference", "central_difference", 2,
+    (
+        {"f": "sum(x³)", "inputs": {"x": [1.0, -2.0, 0.5]}},
+        {"f": "sum(sin(x)·x)", "inputs": {"x": [0.3, 2.0, -1.0, 4.0]}},
+        {"f": "x[0]·x[1]", "inputs": {"x": [3.0, -2.0, 7.0]},
+         "hint": "Bump one entry at a time and leave the others where they are."},
+        {"f": "log(sum(exp(x)))", "inputs": {"x": [[1.0, 2.0], [0.0, -1.0]]},
+         "hint": "x can have any shape: np.ndindex walks over every index of an array of any "
+                 "shape, and the result has x's shape."},
+    ),
+    _run_central, _judge_central, title="central_difference(f, x, eps=1e-6)",
+    hint=("Central: one step of eps on each side of x, along one entry at a time.",
+          "For entry i: bump a copy of x up by eps and another down by eps (entry i only), and "
+          "divide the difference of f by the distance between the two points."),
+    describe=lambda case: f"f(x) = {case['f']}, {describe_inputs(case)}")
+
+
+EXERCISES = [tanh_vjp, mul_vjp, matmul_vjp, hand_backprop, central_difference]

@@ -1,0 +1,350 @@
+"""Chapter 05, handwritten digits (``solutions/05_handwritten_digits.ipynb``).
+
+* ``05.softmax_ce_vjp``: the gradient of the mean softmax cross-entropy of a batch with respect to
+  the logits, in plain numpy, stable for large logits.
+* ``05.accuracy``: the fraction of rows whose largest logit is the true class.
+* ``05.minibatches``: one epoch of shuffled minibatches (index arrays) from a seed. ``run`` calls
+  the learner's function three times (seed s, s again, s + 1) and sends the batches; ``judge``
+  checks that they cover every example exactly once, have the asked size, are shuffled and
+  follow the seed. Any shuffle is right: no particular random generator is required.
+* ``05.confusion_matrix``: counts of (true class, predicted class) pairs.
+* ``05.digits_recipe``: the learner picks a network, optimizer, learning rate, epochs and batch
+  size. ``run`` only sends the recipe; ``judge`` trains it here on the 4,000 training images
+  and measures the accuracy on the 1,000 held-out ones with ``try_recipe`` (``tools/ch05.py``),
+  which a learner who wants to experiment calls too.
+
+A wrong answer is named, not only shown: ``exercise.diagnose`` recomputes the typical mistakes of an
+exercise (a missing division by the batch size, a flipped sign, rows and columns swapped, ...) on
+the case's inputs, and when the learner's answer equals one of them the message says which.
+"""
+
+import numpy as np
+
+import minigraph as mg
+
+from ..toolkit.exercise import Exercise, Verdict, case, compare, diagnose, engine_refused, unchanged
+from ..toolkit.values import Unreadable, decode, encode, shape_text
+from ..tools.ch05 import MAX_EPOCHS, checked_recipe, try_recipe
+
+TITLE = "Handwritten digits"
+
+
+# -- function exercises with integer inputs and named mistakes ---------------------------------
+
+def _integers(case):
+    """A case's inputs: float arrays, except the names listed in ``case["integers"]``: int arrays,
+    or a plain Python int for one number (a size such as ``n_classes``, which a learner may use
+    as ``[0] * n_classes``)."""
+    return [np.asarray(value, dtype=float) if name not in case.get("integers", ())
+            else int(value) if np.ndim(value) == 0 else np.asarray(value, dtype=int)
+            for name, value in case["inputs"].items()]
+
+
+def _exercise(id, name, points, reference, mistakes, cases, hint, title, raise_on=(), integers=(),
+              call=lambda answer, *inputs: answer(*inputs)):
+    """A function exercise whose inputs may be integer arrays (labels, sizes) and whose wrong
+    answers are named by ``mistakes``; ``call`` says how the learner's answer gets the inputs.
+    A case fails if the answer changes one of its input arrays in place."""
+    cases = tuple({**each, "integers": list(integers)} for each in cases)
+
+    def run(answer, case):
+        inputs = _integers(case)
+        given = [np.copy(x) if isinstance(x, np.ndarray) else x for x in inputs]
+        with np.errstate(**{error: "raise" for error in raise_on}):
+            out = call(answer, *given)
+        unchanged(name, list(case["inputs"]), inputs, given)
+        return encode(out)
+
+    def judge(case, got):
+        got, inputs = decode(got), _integers(case)
+        return diagnose(compare(reference(*inputs), got), got, dict(mistakes),
+                        lambda wrong: wrong(*inputs))
+
+    return Exercise(id, name, points, cases, run, judge, title, hint)
+
+
+# -- 05.softmax_ce_vjp ------------------------------------------------------------------------
+
+def _softmax(z, axis=-1):
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _one_hot(labels, k):
+    return np.eye(k)[labels]
+
+
+def _ce_vjp(g, logits, labels):
+    return g * (_softmax(logits) - _one_hot(labels, logits.shape[1])) / len(logits)
+
+
+def _call_vjp(answer, g, logits, labels):
+    """A VJP is called as ``vjp(g, ans, *inputs)``: ``ans`` is the op's output, here the loss.
+    The engine's own VJP of softmax cross-entropy refuses meanwhile: it is the answer."""
+    ans = mg.softmax_cross_entropy.opdef.forward(logits, labels)
+    with engine_refused(mg.softmax_cross_entropy, "vjps", "softmax_ce_vjp", answer):
+        return answer(g, ans, logits, labels)
+
+
+CE_MISTAKES = [
+    ("not divided by the batch size: the loss is the MEAN over the rows, so each row's "
+     "gradient carries a factor 1/n",
+     lambda g, z, y: g * (_softmax(z) - _one_hot(y, z.shape[1]))),
+    ("the upstream gradient g is missing: multiply the local gradient by g",
+     lambda g, z, y: (_softmax(z) - _one_hot(y, z.shape[1])) / len(z)),
+    ("the sign is flipped: the gradient is softmax minus one-hot, not one-hot minus softmax",
+     lambda g, z, y: -_ce_vjp(g, z, y)),
+    ("the one-hot labels were not subtracted: that is the softmax alone",
+     lambda g, z, y: g * _softmax(z) / len(z)),
+    ("softmax over the wrong axis: each ROW (one example) must sum to 1, so normalise along axis 1",
+     lambda g, z, y: g * (_softmax(z, axis=0) - _one_hot(y, z.shape[1])) / len(z)),
+    ("divided by every entry (n rows x k classes) instead of by the n rows",
+     lambda g, z, y: g * (_softmax(z) - _one_hot(y, z.shape[1])) / z.size),
+    ("sigmoid instead of softmax: the ten probabilities of a row must share one normalisation",
+     lambda g, z, y: g * (1 / (1 + np.exp(-z)) - _one_hot(y, z.shape[1])) / len(z)),
+]
+
+softmax_ce_vjp = _exercise(
+    "05.softmax_ce_vjp", "softmax_ce_vjp", 3, _ce_vjp, CE_MISTAKES,
+    cases=[
+        case(g=1.0, logits=[[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]], labels=[2, 0]),
+        case(g=2.5, logits=[[0.5, -1.0, 2.0, 0.0], [3.0, 1.0, -2.0, 0.5], [0.0, 0.0, 1.0, -1.0]],
+             labels=[1, 0, 3], hint="The upstream gradient g multiplies everything (here g = 2.5)."),
+        case(g=1.0, logits=[[2.0, -1.0, 0.5, 1.0, 0.0]], labels=[4],
+             hint="A batch of one row: n = 1."),
+        case(g=1.0, logits=[[1000.0, 0.0, -1000.0], [-800.0, 800.0, 0.0]], labels=[0, 2],
+             hint="exp(1000) overflows. Softmax does not change when you subtract the same number "
+                  "from every logit of a row: subtract the row's largest logit first."),
+    ],
+    hint="For L = mean over rows of −log softmax(z)[label], dL/dz = (softmax(z) − one-hot(label)) / n "
+         "row by row, times g. Build the one-hot rows from the integer labels.",
+    title="softmax_ce_vjp(g, ans, logits, labels) -> gradient of the logits",
+    raise_on=("over", "invalid", "divide"), integers=("labels",), call=_call_vjp)
+
+
+# -- 05.accuracy ----------------------------------------------------------------------------------
+
+def _accuracy(logits, labels):
+    return np.mean(np.argmax(logits, axis=1) == labels)
+
+
+ACCURACY_MISTAKES = [
+    ("that is the NUMBER of right answers: divide by the number of examples to get a fraction",
+     lambda z, y: np.sum(np.argmax(z, axis=1) == y)),
+    ("that is a percentage: return a fraction between 0 and 1",
+     lambda z, y: 100 * _accuracy(z, y)),
+    ("that is the error rate, the fraction WRONG: count the rows that are right",
+     lambda z, y: 1 - _accuracy(z, y)),
+    ("argmin picks the least likely class: the network's answer is the class with the LARGEST logit",
+     lambda z, y: np.mean(np.argmin(z, axis=1) == y)),
+    ("compared the largest logit's value with the label: the answer is its position (the class), "
+     "not its value",
+     lambda z, y: np.mean(np.max(z, axis=1) == y)),
+    ("one True/False per row: the accuracy is one number, the mean of those",
+     lambda z, y: np.argmax(z, axis=1) == y),
+]
+
+accuracy = _exercise(
+    "05.accuracy", "accuracy", 1, _accuracy, ACCURACY_MISTAKES,
+    cases=[
+        case(logits=[[0.1, 2.0, -1.0], [3.0, 0.5, 0.2], [0.0, 0.1, 0.3], [1.0, 4.0, 2.0]], labels=[1, 0, 1, 2]),
+        case(logits=[[-2.0, -1.0], [5.0, 6.0], [1.0, 0.0]], labels=[1, 1, 0],
+             hint="Logits may be negative: what counts is which one is largest."),
+        case(logits=[[0.2, 0.3, 0.5, 0.0, 0.0]], labels=[3], hint="One example, answered wrongly."),
+        case(logits=[[2.0, 1.0, 0.0], [0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [0.0, 1.0, 2.0], [2.0, 0.0, 1.0]],
+             labels=[0, 1, 2, 2, 0], hint="All five right."),
+    ],
+    hint="The network's answer for a row is the index of its largest logit (one per row); the "
+         "accuracy is the fraction of rows where that index equals the label.",
+    title="accuracy(logits, labels) -> fraction right", integers=("labels",))
+
+
+# -- 05.confusion_matrix --------------------------------------------------------------------------
+
+def _confusion(labels, predictions, n_classes):
+    matrix = np.zeros((n_classes, n_classes), dtype=int)
+    np.add.at(matrix, (labels, predictions), 1)
+    return matrix
+
+
+def _fancy_plus_one(labels, predictions, n_classes):
+    matrix = np.zeros((n_classes, n_classes))
+    matrix[labels, predictions] += 1
+    return matrix
+
+
+CONFUSION_MISTAKES = [
+    ("rows and columns are swapped: row = the TRUE class, column = the PREDICTED class",
+     lambda y, p, k: _confusion(y, p, k).T),
+    ("a (true, predicted) pair that occurs several times was counted once: indexing with arrays "
+     "and += adds 1 per distinct position, not per occurrence",
+     _fancy_plus_one),
+    ("fractions instead of counts: each entry is how MANY examples of that true class got that answer",
+     lambda y, p, k: _confusion(y, p, k) / len(y)),
+    ("each row divided by its total: the check asks for counts",
+     lambda y, p, k: _confusion(y, p, k) / np.maximum(_confusion(y, p, k).sum(axis=1, keepdims=True), 1)),
+    ("only the right answers were counted (the diagonal): mistakes go off the diagonal",
+     lambda y, p, k: np.diag(np.diag(_confusion(y, p, k)))),
+    ("the size must come from n_classes, not from the classes that happen to occur",
+     lambda y, p, k: _confusion(y, p, int(max(y.max(), p.max())) + 1)),
+]
+
+confusion_matrix = _exercise(
+    "05.confusion_matrix", "confusion_matrix", 2, _confusion, CONFUSION_MISTAKES,
+    cases=[
+        case(labels=[0, 1, 2, 1], predictions=[0, 2, 2, 1], n_classes=3),
+        case(labels=[1, 1, 1, 0, 0], predictions=[0, 0, 1, 0, 0], n_classes=2,
+             hint="The pair (true 1, predicted 0) occurs twice: count both."),
+        case(labels=[0, 2, 2, 0], predictions=[2, 0, 2, 2], n_classes=4,
+             hint="Class 3 never occurs (nor does 1), but the matrix still has n_classes rows and columns."),
+        case(labels=[3, 3, 1, 0, 2, 3, 1], predictions=[3, 1, 1, 0, 3, 3, 2], n_classes=4),
+    ],
+    hint="Entry [t, p] counts the examples whose true class is t and whose predicted class is p. "
+         "Start from a square array of zeros and add 1 for every example: a plain loop is fine.",
+    title="confusion_matrix(labels, predictions, n_classes) -> counts",
+    integers=("labels", "predictions", "n_classes"))
+
+
+# -- 05.minibatches -------------------------------------------------------------------------------
+
+BATCH_CASES = (
+    {"inputs": {"n": 10, "batch_size": 3, "seed": 0},
+     "hint": "10 examples in batches of 3: three batches of 3, then one of 1."},
+    {"inputs": {"n": 64, "batch_size": 16, "seed": 1}},
+    {"inputs": {"n": 100, "batch_size": 32, "seed": 7},
+     "hint": "100 = 3 x 32 + 4: the last batch holds the 4 examples left over."},
+    {"inputs": {"n": 5, "batch_size": 8, "seed": 3}, "hint": "A batch larger than the data: one batch of 5."},
+)
+SHUFFLE_CHECK = 20          # from this many examples on, a shuffle that keeps the order is no shuffle
+
+
+def _run_batches(answer, case):
+    n, size, seed = (case["inputs"][k] for k in ("n", "batch_size", "seed"))
+    return {name: [encode(batch) for batch in answer(n, size, s)]
+            for name, s in (("first", seed), ("again", seed), ("other", seed + 1))}
+
+
+def _read(sent):
+    """The batches as int arrays, or a message saying why they are not index arrays."""
+    batches = [decode(b) for b in sent]
+    for i, batch in enumerate(batches):
+        if isinstance(batch, Unreadable) or batch is None or batch.ndim != 1:
+            return None, f"batch {i} is {shape_text(batch)}, not a 1-D array of indices"
+        if not np.array_equal(batch, np.round(batch)):
+            return None, f"batch {i} holds non-integer numbers: a batch is an array of example indices"
+    return [b.astype(int) for b in batches], ""
+
+
+def _batches(count):
+    return f"{count} batch{'' if count == 1 else 'es'}"
+
+
+def _judge_batches(case, got):
+    n, size, seed = (case["inputs"][k] for k in ("n", "batch_size", "seed"))
+    if not isinstance(got, dict) or not all(isinstance(got.get(k), list) for k in ("first", "again", "other")):
+        return Verdict(False, message="the notebook sent no readable batches")
+    runs = {}
+    for name in ("first", "again", "other"):
+        runs[name], problem = _read(got[name])
+        if problem:
+            return Verdict(False, "index arrays", "something else", problem)
+    batches = runs["first"]
+    expected = f"{_batches(-(-n // size))} covering 0..{n - 1} once"
+    everything = np.concatenate(batches) if batches else np.array([], dtype=int)
+    sizes = [len(b) for b in batches]
+    shown = f"{_batches(len(batches))} of sizes {sizes}"
+    outside = everything[(everything < 0) | (everything >= n)]
+    if outside.size:
+        return Verdict(False, expected, shown,
+                       f"index {outside[0]} is out of range: examples are numbered 0 to {n - 1}")
+    counts = np.bincount(everything, minlength=n)
+    if counts.max(initial=0) > 1:
+        twice, never = np.flatnonzero(counts > 1), np.flatnonzero(counts == 0)
+        return Verdict(False, expected, shown,
+                       f"example {twice[0]} appears {counts[twice[0]]} times"
+                       + (f" and {len(never)} never appear" if len(never) else "")
+                       + ": draw the order without replacement (shuffle a permutation of all n indices)")
+    if counts.min() == 0:
+        missing = n - int(counts.sum())
+        return Verdict(False, expected, shown,
+                       f"{missing} of the {n} examples never appear"
+                       + (": the last, smaller batch is missing (keep it: it holds the examples "
+                          "left over)" if missing == n % size else ""))
+    if any(s != size for s in sizes[:-1]) or not 0 < sizes[-1] <= size:
+        return Verdict(False, expected, shown,
+                       f"batch sizes {sizes}: every batch must hold batch_size = {size} examples, except "
+                       f"the last, which holds what is left")
+    if n >= SHUFFLE_CHECK and np.array_equal(everything, np.arange(n)):
+        return Verdict(False, expected, shown, "the examples come in their original order: shuffle them")
+    neighbours = {tuple(range(start, min(start + size, n))) for start in range(0, n, size)}
+    if n >= SHUFFLE_CHECK and {tuple(np.sort(b)) for b in batches} == neighbours:
+        return Verdict(False, expected, shown,
+                       f"each batch holds neighbouring examples (0 to {size - 1}, {size} to {2 * size - 1}, "
+                       "...), the same ones in every epoch: only the order of the batches, or within them, "
+                       "changed. Shuffle all n indices first, then cut the shuffled order into batches")
+    if len(runs["again"]) != len(batches) or not all(np.array_equal(a, b) for a, b in zip(runs["again"], batches)):
+        return Verdict(False, expected, shown,
+                       f"calling it twice with seed {seed} gave two different orders: make every random "
+                       "choice from a generator created from the seed")
+    if n >= SHUFFLE_CHECK and np.array_equal(np.concatenate(runs["other"]), everything):
+        return Verdict(False, expected, shown,
+                       f"seeds {seed} and {seed + 1} gave the same order: the order must depend on the seed")
+    return Verdict(True, expected, shown)
+
+
+minibatches = Exercise(
+    "05.minibatches", "minibatches", 2, BATCH_CASES, _run_batches, _judge_batches,
+    title="minibatches(n, batch_size, seed) -> one epoch of index arrays",
+    hint="Shuffle the indices 0..n−1 once, with a random generator made from the seed, then cut "
+         "the shuffled order into consecutive pieces of batch_size (the last piece may be shorter).")
+
+
+# -- 05.digits_recipe ------------------------------------------------------------------------------
+
+TARGET = 0.92                # a 784-128-10 ReLU MLP with Adam reaches about 93-94 % in 5 epochs
+LINEAR_BEST = 0.915          # the best softmax classifier (no hidden layer) found in 5 epochs
+
+
+def _judge_recipe(case, got):
+    try:
+        recipe = checked_recipe(got)       # a recipe the budget allows, or what is wrong with it
+    except ValueError as error:
+        return Verdict(False, message=str(error))
+    train, test, losses = try_recipe(recipe)
+    target = f">= {TARGET:.0%} held-out"
+    if not np.isfinite(losses[-1]):
+        return Verdict(False, target, f"held-out {test:.1%}, loss {losses[-1]:.3g}",
+                       "the loss blew up during training: the learning rate is too large")
+    got_text = f"held-out {test:.1%} (train {train:.1%}), last loss {losses[-1]:.3g}"
+    if test >= TARGET:
+        return Verdict(True, target, got_text)
+    message = f"after {recipe['epochs']} epoch(s) the network is right on only {test:.1%} of held-out digits"
+    start = np.mean(losses[:5])
+    if test < 0.5 and losses[-1] > 0.8 * start:
+        message += (f"; the loss hardly moved ({start:.3g} -> {losses[-1]:.3g}): learning crawls, so try a "
+                    "larger learning rate")
+    elif test < 0.2:
+        message += ("; that is chance level: the first steps were too large (the loss jumped up, and "
+                    "units pushed far out stop learning), so the learning rate is too large")
+    elif not recipe["hidden"]:
+        message += (f"; with no hidden layer (a softmax classifier) about {LINEAR_BEST:.1%} is the best we "
+                    "found: add a hidden layer")
+    elif train - test > 0.05:
+        message += f"; train accuracy {train:.1%} is much higher: the network memorises, try fewer units"
+    else:
+        message += ("; the loss went down but not far enough: more epochs, a larger learning rate, "
+                    "smaller batches (more steps) or another optimizer or activation")
+    return Verdict(False, target, got_text, message)
+
+
+digits_recipe = Exercise(
+    "05.digits_recipe", "digits_recipe", 3, ({"inputs": {}},),
+    lambda answer, case: checked_recipe(answer), _judge_recipe,          # only the choices travel: the judge trains
+    title=f"digits_recipe: >= {TARGET:.0%} held-out accuracy in at most {MAX_EPOCHS} epochs",
+    hint="A hidden layer of ReLU units helps; each epoch has 4000 / batch_size steps, so smaller "
+         "batches mean more steps; Adam or momentum usually need fewer of them than plain gd. "
+         "try_recipe(digits_recipe) shows what the check will see.",
+    describe=lambda case: f"MLP([784, *hidden, 10]), seed 0, 4000 training images, at most {MAX_EPOCHS} epochs")
+
+
+EXERCISES = [softmax_ce_vjp, accuracy, minibatches, confusion_matrix, digits_recipe]

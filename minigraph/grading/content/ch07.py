@@ -1,0 +1,360 @@
+"""Chapter 07, recurrent networks (``solutions/07_recurrent_networks.ipynb``).
+
+Every exercise here knows the typical wrong answers: when a wrong answer gives exactly what a
+known slip would give (the tanh forgotten, the gradient of one time step only, each array
+clipped by its own norm, ...), the failing case says which slip it looks like. The mistakes
+are data (``MISTAKES``: a text and the function that makes that mistake), and the tests feed
+each of them in as a learner's answer.
+"""
+
+from collections import Counter
+
+import numpy as np
+
+import minigraph as mg
+
+from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, function_exercise
+from ..toolkit.values import decode, encode, show
+from ..toolkit.vjp import graph_case, vjp_exercise
+
+TITLE = "Recurrent networks"
+
+
+_sigmoid = mg.sigmoid.opdef.forward        # the engine's own, stable for large |x|
+
+
+def _matches(wrong, got):
+    """Does a learner's (encoded) answer equal what a known mistake gives?"""
+    if isinstance(wrong, tuple):
+        return (isinstance(got, list) and len(got) == len(wrong)
+                and all(_matches(w, g) for w, g in zip(wrong, got)))
+    try:
+        value = decode(got)
+    except ValueError:
+        return False
+    wrong = np.asarray(wrong, dtype=float)
+    return (isinstance(value, np.ndarray) and value.shape == wrong.shape
+            and bool(np.allclose(value, wrong, rtol=1e-6, atol=1e-9)))
+
+
+# -- 07.rnn_step ---------------------------------------------------------------------------------
+
+def _rnn_step(x, h, W_xh, W_hh, b):
+    return np.tanh(x @ W_xh + h @ W_hh + b)
+
+
+STEP_MISTAKES = [
+    ("It looks like the tanh is missing: h_t = tanh(x W_xh + h W_hh + b).",
+     lambda x, h, W_xh, W_hh, b: x @ W_xh + h @ W_hh + b),
+    ("It looks like the bias b was left out.", lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + h @ W_hh)),
+    ("It looks like the previous state h was left out: the recurrence is the h W_hh term.",
+     lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + b)),
+    ("It looks like W_hh was transposed: rows are batch entries, so the state (a row) multiplies W_hh "
+     "from the left, untransposed.",
+     lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + h @ W_hh.T + b)),
+    ("It looks like a sigmoid was used; the simple RNN squashes with tanh.",
+     lambda x, h, W_xh, W_hh, b: _sigmoid(x @ W_xh + h @ W_hh + b)),
+    ("It looks like the tanh was applied before adding the bias.",
+     lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + h @ W_hh) + b),
+]
+
+rnn_step = function_exercise(
+    "07.rnn_step", "rnn_step", _rnn_step, points=2,
+    cases=[
+        case(x=[[1.0, 0.0, 0.0]], h=[[0.5, -0.5]], W_xh=[[0.2, -0.4], [0.7, 0.1], [-0.3, 0.9]],
+             W_hh=[[0.6, -0.2], [0.3, 0.8]], b=[0.1, -0.1]),
+        case(x=[[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]], h=[[0.9, 0.1], [-0.4, 0.6]],
+             W_xh=[[0.2, -0.4], [0.7, 0.1], [-0.3, 0.9]], W_hh=[[0.6, -0.2], [0.3, 0.8]], b=[0.1, -0.1],
+             hint="A batch of two rows: every row steps on its own, with the same weights."),
+        case(x=[[0.5, -1.0]], h=[[0.2, -0.3, 0.4]], W_xh=[[1.0, -0.5, 0.3], [0.2, 0.8, -1.1]],
+             W_hh=[[0.1, 0.9, -0.4], [-0.7, 0.2, 0.5], [0.3, -0.6, 0.8]], b=[0.0, 0.2, -0.3],
+             hint="Three hidden units: W_hh is (3, 3), and the new state has the shape of h."),
+    ],
+    hint="A step adds three parts, the input times W_xh, the previous state times W_hh and the "
+         "bias b, and squashes the sum with tanh.",
+    title="rnn_step(x, h, W_xh, W_hh, b)", mistakes=dict(STEP_MISTAKES))
+
+
+# -- 07.bptt_two_steps -------------------------------------------------------------------------------
+
+def _two_steps(x1, x2, h0, W_xh, W_hh, b, u, *, tanh_slope=True, through=True, transposed=False,
+               first=True, last=True):
+    """dL/dW_hh for h1 = tanh(x1 W_xh + h0 W_hh + b), h2 = tanh(x2 W_xh + h1 W_hh + b),
+    L = sum(u · h2); the keywords switch on the typical mistakes."""
+    h1 = np.tanh(x1 @ W_xh + h0 @ W_hh + b)
+    h2 = np.tanh(x2 @ W_xh + h1 @ W_hh + b)
+    dz2 = u * (1 - h2 ** 2) if tanh_slope else u
+    dh1 = dz2 @ (W_hh.T if not transposed else W_hh) if through else dz2
+    dz1 = dh1 * (1 - h1 ** 2) if tanh_slope else dh1
+    return (h1.T @ dz2 if last else 0) + (h0.T @ dz1 if first else 0)
+
+
+TWO_STEP_MISTAKES = [
+    ("It looks like only the last step's use of W_hh counts: step 1 used W_hh too, and its "
+     "gradient adds to step 2's.", lambda *a: _two_steps(*a, first=False)),
+    ("It looks like only the first step's use of W_hh counts: add step 2's share too.",
+     lambda *a: _two_steps(*a, last=False)),
+    ("It looks like the tanh's slope (1 − h²) is missing from dz.", lambda *a: _two_steps(*a, tanh_slope=False)),
+    ("It looks like the gradient reached h1 without going back through the matmul with W_hh.",
+     lambda *a: _two_steps(*a, through=False)),
+    ("It looks like W_hh instead of W_hhᵀ carried the gradient back to h1.",
+     lambda *a: _two_steps(*a, transposed=True)),
+    ("It looks like the gradient is transposed: entry [i, j] belongs to unit i of h and unit j of z.",
+     lambda *a: _two_steps(*a).T),
+]
+
+_TWO = dict(x1=[[1.0, 0.0]], x2=[[0.0, 1.0]], h0=[[0.3, -0.6]], W_xh=[[0.5, -0.2], [0.1, 0.4]],
+            W_hh=[[0.7, -0.3], [0.2, 0.9]], b=[0.05, -0.1], u=[[1.0, -2.0]])
+
+bptt_two_steps = function_exercise(
+    "07.bptt_two_steps", "bptt_two_steps", _two_steps, points=3,
+    cases=[
+        case(**_TWO),
+        case(**{**_TWO, "h0": [[0.0, 0.0]]},
+             hint="With h0 = 0, step 1's share is zero: only step 2's h1ᵀ dz2 remains."),
+        case(x1=[[0.5, -1.0, 0.2], [1.0, 0.0, -0.5]], x2=[[0.0, 0.3, 1.0], [-0.2, 0.8, 0.1]],
+             h0=[[0.1, 0.2, -0.3], [0.4, -0.5, 0.6]],
+             W_xh=[[0.3, -0.1, 0.2], [0.5, 0.4, -0.3], [-0.2, 0.1, 0.6]],
+             W_hh=[[0.6, 0.2, -0.1], [-0.3, 0.5, 0.4], [0.2, -0.4, 0.7]], b=[0.0, 0.1, -0.2],
+             u=[[1.0, 0.5, -1.0], [0.0, -1.5, 2.0]],
+             hint="A batch of two sequences: hᵀ @ dz sums over the batch as well."),
+    ],
+    hint="Go backward: dz2 = u·(1 − h2²); W_hh's share from step 2 is h1ᵀ dz2. Carry the "
+         "gradient back to h1 through the matmul, then through step 1's tanh, and add step 1's "
+         "share h0ᵀ dz1.",
+    title="bptt_two_steps(x1, x2, h0, W_xh, W_hh, b, u) -> dL/dW_hh",
+    mistakes=dict(TWO_STEP_MISTAKES))
+
+
+# -- 07.gate_vjp: the VJP of  ans = σ(z) · c  (the forget gate keeping the cell state) ----------
+
+def _gate(z, c):
+    return _sigmoid(z) * c
+
+
+def _gate_reference(g, ans, z, c):
+    s = _sigmoid(z)
+    return g * c * s * (1 - s), g * s
+
+
+def gate_graph(rules):
+    """Two LSTM-like steps along the cell state: c1 = σ(x·w)·c0, c2 = σ(x·v)·tanh(c1) + ..."""
+    gate = mg.defop("gate_exercise", _gate, rules, symbol="σ(z)·c")
+    x = mg.Input("x")
+    w, v = mg.Parameter([0.8, -1.2, 0.5], name="w"), mg.Parameter([-0.6, 0.9, 1.4], name="v")
+    c0 = mg.Parameter([1.5, -0.7, 0.3], name="c0")
+    c1 = mg.add(gate(mg.mul(x, w, name="z1"), c0, name="f1·c0"), mg.Constant(0.2, name="0.2"), name="c1")
+    c2 = gate(mg.mul(x, v, name="z2"), mg.tanh(c1, name="tanh(c1)"), name="f2·c1")
+    return mg.Graph(mg.sum(mg.mul(c2, c2, name="c2²"), name="loss"))
+
+
+GATE_MISTAKES = [
+    ("It looks like the gradient for z used σ(z) instead of its slope σ(z)(1 − σ(z)).",
+     lambda g, ans, z, c: (g * c * _sigmoid(z), g * _sigmoid(z))),
+    ("It looks like ans·(1 − ans) was used as σ'(z): here ans is σ(z)·c, not σ(z).",
+     lambda g, ans, z, c: (g * _gate(z, c) * (1 - _gate(z, c)), g * _sigmoid(z))),
+    ("It looks like the upstream gradient g was not multiplied in.",
+     lambda g, ans, z, c: _gate_reference(np.ones_like(g), None, z, c)),
+    ("It looks like the two gradients are swapped: return (grad_z, grad_c).",
+     lambda g, ans, z, c: _gate_reference(g, None, z, c)[::-1]),
+    ("It looks like grad_c used z instead of the gate's value σ(z).",
+     lambda g, ans, z, c: (_gate_reference(g, None, z, c)[0], g * z)),
+    ("It looks like grad_z forgot the factor c.",
+     lambda g, ans, z, c: (g * _sigmoid(z) * (1 - _sigmoid(z)), g * _sigmoid(z))),
+    ("It looks like σ(z) was recovered as ans / c: where c = 0 that is 0 / 0. Compute σ(z) from z.",
+     lambda g, ans, z, c: (g * ans * (1 - ans / c), g * ans / c)),
+]
+
+gate_vjp = vjp_exercise(
+    "07.gate_vjp", "gate_vjp", 3, "gate_vjp(g, ans, z, c) -> (grad_z, grad_c)", _gate,
+    _gate_reference, gate_graph, "c1 = σ(x·w)·c0 + 0.2, loss = sum((σ(x·v)·tanh(c1))²)",
+    cases=[
+        case(g=[1.0, 1.0, 1.0], z=[0.0, 2.0, -1.0], c=[1.0, -0.5, 2.0]),
+        case(g=[2.0, -1.0, 0.5], z=[1.0, -2.0, 0.5], c=[0.3, 1.5, -1.0],
+             hint="Multiply both gradients by the upstream gradient g."),
+        case(g=[[1.0, -0.5], [0.2, 2.0]], z=[[0.5, -0.5], [3.0, -3.0]], c=[[2.0, 1.0], [-1.0, 0.5]]),
+        case(g=[1.0, -2.0, 0.5], z=[0.5, -1.0, 2.0], c=[0.0, 1.5, 0.0],
+             hint="c may be 0 (an LSTM's first cell state often is): then ans is 0 whatever z is."),
+        graph_case(x=[0.7, -1.1, 1.8]),
+    ],
+    hint="ans = σ(z)·c is a product of two factors: each input's gradient is g times the "
+         "derivative of the product with respect to that input. The slope of σ is σ·(1 − σ), "
+         "and ans is not σ(z) here.",
+    mistakes=dict(GATE_MISTAKES))
+
+
+# -- 07.clip_by_global_norm -------------------------------------------------------------------
+
+def _clip_inputs(case):
+    grads = [np.asarray(g, dtype=float) for g in case["inputs"]["grads"]]
+    return grads, float(case["inputs"]["max_norm"])
+
+
+def _clip_reference(grads, max_norm):
+    norm = np.sqrt(sum(np.sum(g ** 2) for g in grads))
+    return [g * min(1.0, max_norm / norm) for g in grads]
+
+
+def _run_clip(answer, case):
+    grads, max_norm = _clip_inputs(case)
+    originals = [g.copy() for g in grads]
+    out = answer(grads, max_norm)
+    if any(not np.array_equal(g, o) for g, o in zip(grads, originals)):
+        raise ValueError("clip_by_global_norm changed the gradients in place; return new arrays")
+    if not isinstance(out, (list, tuple)):
+        raise TypeError(f"clip_by_global_norm must return a list of arrays, not {type(out).__name__}")
+    if any(o is g for o in out for g in grads):
+        raise Rule("clip_by_global_norm returned one of the arrays it was given: return new arrays, even "
+                   "when nothing needs clipping, so that changing them later cannot change the caller's "
+                   "gradients")
+    return [encode(g) for g in out]
+
+
+CLIP_MISTAKES = [
+    ("It looks like each array was clipped by its own norm: the global norm is one number "
+     "for all of them together.",
+     lambda grads, m: [g * min(1.0, m / np.sqrt(np.sum(g ** 2))) for g in grads]),
+    ("It looks like every entry was clipped to [−max_norm, max_norm] (np.clip): that changes the "
+     "direction; scale all the arrays by one factor instead.",
+     lambda grads, m: [np.clip(g, -m, m) for g in grads]),
+    ("It looks like small gradients were scaled up too: clip only when the norm is above max_norm.",
+     lambda grads, m: [g * m / np.sqrt(sum(np.sum(x ** 2) for x in grads)) for g in grads]),
+    ("It looks like the norm is the sum of the arrays' norms; the global norm is the square root "
+     "of the sum of all squared entries.",
+     lambda grads, m: [g * min(1.0, m / sum(np.sqrt(np.sum(x ** 2)) for x in grads)) for g in grads]),
+    ("It looks like the square root was forgotten: the norm is sqrt(sum of squares).",
+     lambda grads, m: [g * min(1.0, m / sum(np.sum(x ** 2) for x in grads)) for g in grads]),
+    ("It looks like the sum of absolute values (the L1 norm) was used; the global norm is the L2 norm.",
+     lambda grads, m: [g * min(1.0, m / sum(np.sum(np.abs(x)) for x in grads)) for g in grads]),
+]
+
+
+def _judge_clip(case, got):
+    expected = _clip_reference(*_clip_inputs(case))
+    if not isinstance(got, list) or len(got) != len(expected):
+        return Verdict(False, f"a list of {len(expected)} arrays", show(got if not isinstance(got, list)
+                                                                      else f"{len(got)} arrays"),
+                       f"return one clipped array per gradient ({len(expected)})")
+    for k, (want, data) in enumerate(zip(expected, got)):
+        verdict = compare(want, decode(data))
+        if not verdict.passed:
+            for text, wrong in CLIP_MISTAKES:
+                with np.errstate(all="ignore"):
+                    if all(_matches(w, d) for w, d in zip(wrong(*_clip_inputs(case)), got)):
+                        return Verdict(False, verdict.expected, verdict.got, f"array {k}: {verdict.message}. {text}")
+            return Verdict(False, verdict.expected, verdict.got, f"array {k}: {verdict.message}")
+    return Verdict(True, f"{len(expected)} arrays", "all right")
+
+
+clip_global_norm = Exercise(
+    "07.clip_global_norm", "clip_by_global_norm", 2,
+    ({"inputs": {"grads": [[3.0, 0.0], [[0.0, 4.0]]], "max_norm": 1.0}},
+     {"inputs": {"grads": [[0.3, -0.4], [[0.1, 0.2], [0.0, -0.2]]], "max_norm": 5.0},
+      "hint": "The norm here is below max_norm: the gradients come back unchanged."},
+     {"inputs": {"grads": [[[1.0, -2.0], [2.0, 1.0]], [6.0, -2.0, 3.0], [0.5]], "max_norm": 2.0}},
+     {"inputs": {"grads": [[10.0, -0.5], [0.2]], "max_norm": 3.0},
+      "hint": "One big entry must not be cut on its own: every entry shrinks by the same factor."}),
+    _run_clip, _judge_clip, title="clip_by_global_norm(grads, max_norm) -> list of arrays",
+    hint="Compute one norm over all arrays together (square root of the sum of every squared "
+         "entry); if it is above max_norm, scale every array by the one factor that brings that "
+         "norm down to max_norm.",
+    describe=lambda case: f"grads={show(tuple(np.asarray(g) for g in case['inputs']['grads']))}, "
+                          f"max_norm={case['inputs']['max_norm']}")
+
+
+# -- 07.reber_generator ------------------------------------------------------------------------
+
+N_STRINGS = 300
+FAIR = 4.5           # a fork's two counts may differ by this many standard deviations of a fair coin
+
+
+def _run_reber(answer, case):
+    """N_STRINGS strings drawn with a generator made from the case's seed, twice: every random
+    choice must come from ``rng``, so the second draw repeats the first."""
+    strings, again = ([answer(rng) for _ in range(N_STRINGS)]
+                      for rng in (np.random.default_rng(case["seed"]), np.random.default_rng(case["seed"])))
+    bad = next((s for s in strings if not isinstance(s, str)), None)
+    if bad is not None:
+        raise TypeError(f"reber_generator must return a string such as 'BTBTXSETE', not {type(bad).__name__}")
+    if strings != again:
+        raise Rule("two generators made from the same seed gave different strings: make every random "
+                   "choice with the rng you are given (rng.integers, rng.choice), not with random or "
+                   "np.random")
+    return strings
+
+
+def _why_illegal(string):
+    """Why ``string`` is not an embedded Reber string, in words (long strings cut short)."""
+    sets = mg.data.reber_walk(string)
+    k = next(i for i, s in enumerate(sets) if s is None) - 1 if None in sets else len(string)
+    if k == len(string):
+        return f"'{_cut(string)}' stops too early: after it the automaton expects one of {sorted(sets[-1])}"
+    legal, prefix = sets[k], string[:k]
+    if len(prefix) >= 4 and prefix.endswith("E") and legal == {string[1]}:
+        return (f"in '{_cut(string)}' the second-to-last symbol must repeat the second one "
+                f"('{string[1]}'): that is the long-range part of the grammar")
+    if k == 2 and string[2:3] != "B":
+        return f"'{_cut(string)}' is not embedded: after B and T or P comes a whole Reber string, starting with B"
+    if not legal:
+        return f"'{_cut(string)}' goes on after its final E"
+    return (f"in '{_cut(string)}', after '{_cut(prefix)}' the automaton allows only {sorted(legal)}, "
+            f"not '{string[k]}'")
+
+
+def _cut(string, limit=40):
+    """``string``, or its two ends when it is longer than ``limit`` (a generator gone astray
+    can make strings of megabytes, and a message must stay one short line)."""
+    return string if len(string) <= limit else f"{string[:limit // 2]}…{string[1 - limit // 2:]}"
+
+
+def _choices(string):
+    """The transitions of the inner automaton a string walks through, in order: (state, symbol)."""
+    inner, state, made = string[3:-2], 0, []
+    for symbol in inner:
+        made.append((state, symbol))
+        state = dict(mg.data.REBER_AUTOMATON[state])[symbol]
+        if state is None:
+            break
+    return made
+
+
+def _judge_reber(case, got):
+    if not isinstance(got, list) or not all(isinstance(s, str) for s in got) or len(got) != N_STRINGS:
+        return Verdict(False, f"{N_STRINGS} strings", "something else", "the generator's results were unreadable")
+    illegal = next((s for s in got if not mg.data.is_reber(s)), None)
+    if illegal is not None:
+        return Verdict(False, "legal strings", _cut(illegal), _why_illegal(illegal))
+    if len(set(got)) == 1:
+        return Verdict(False, "random strings", _cut(got[0]), f"all {N_STRINGS} strings are the same: choose "
+                       "at random (with the rng) at every fork")
+    share = sum(s[1] == "T" for s in got) / len(got)
+    if not 0.35 <= share <= 0.65:
+        return Verdict(False, "T and P about half the time each", f"T {share:.0%} of the time",
+                       "the second symbol should be T or P with equal chances")
+    edges = {(state, symbol) for state, pairs in mg.data.REBER_AUTOMATON.items() for symbol, _ in pairs}
+    counts = Counter(choice for string in got for choice in _choices(string))
+    unused = sorted(edges - set(counts))
+    if unused:
+        state, symbol = unused[0]
+        return Verdict(False, "every transition used", f"{len(unused)} never used",
+                       f"in {N_STRINGS} strings, state {state} never emitted '{symbol}': choose between "
+                       f"all of a state's transitions at random, loops included")
+    for state, ((a, _), (b, _)) in ((s, p) for s, p in mg.data.REBER_AUTOMATON.items() if len(p) == 2):
+        times_a, times_b = counts[state, a], counts[state, b]
+        if abs(times_a - times_b) > FAIR * np.sqrt(times_a + times_b):
+            return Verdict(False, "equal chances at every fork", f"{times_a} '{a}', {times_b} '{b}'",
+                           f"state {state} emitted '{a}' {times_a} times and '{b}' {times_b} times: "
+                           f"choose between a state's transitions with equal chances")
+    return Verdict(True, f"{N_STRINGS} legal, varied strings", "all legal")
+
+
+reber_generator = Exercise(
+    "07.reber_generator", "reber_generator", 3, ({"seed": 1}, {"seed": 2}),
+    _run_reber, _judge_reber, title="reber_generator(rng) -> an embedded Reber string",
+    hint="Walk the automaton: start in state 0 after 'B', pick one of the current state's "
+         "(symbol, next state) pairs with the rng, append the symbol, move on until the pair "
+         "with next state None. Wrap the result as B + T or P + string + the same T or P + E.",
+    describe=lambda case: f"{N_STRINGS} strings from np.random.default_rng({case['seed']})")
+
+
+EXERCISES = [rnn_step, bptt_two_steps, gate_vjp, clip_global_norm, reber_generator]

@@ -1,0 +1,12 @@
+"""What the chapters' exercises are made of, and how a notebook checks them.
+
+* ``exercise.py``: what an exercise is (cases, ``run`` in the learner's kernel, ``judge`` at
+  home), ``function_exercise`` and ``value_exercise``, grading a run into a result;
+* ``vjp.py``: backward-rule exercises; ``optimizer.py``: optimizer-``update`` exercises;
+  ``graphs.py``: small graphs written down as specs (chapters 01 and 02);
+* ``values.py``: numbers to JSON and back, and to short text;
+* ``registry.py``: the table of chapters; ``notebook.py``: ``check`` and ``progress``;
+  ``report.py``: the tables they show.
+
+Nothing here holds an answer: the chapters' content is in ``content/``.
+"""

@@ -1,0 +1,510 @@
+"""The batch grader: real kernels in real sandboxes, faulty and hostile submissions, reports.
+
+One grading run is shared by most tests: every fixture of tests/fixtures/submissions (faulty
+notebooks, attacks on the grader, honest notebooks), the odd files ``plant_bad_files`` makes
+(links, a FIFO, a folder called .ipynb, names with a newline or bytes that are not UTF-8), the
+solution and the exercise notebook -- two at a time, with a fake secret in the grader's
+environment and a listener on the host's loopback. Short time limits keep it to a few seconds
+per notebook (on an idle machine).
+"""
+
+import hashlib
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from minigraph.grading.batch.grader import Settings, grade_all
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "submissions"
+SOLUTION = ROOT / "solutions" / "00_warmup.ipynb"
+EXERCISE = ROOT / "exercises" / "00_warmup.ipynb"
+PACKAGE = ROOT / "minigraph"
+FAST = ["--cell-timeout", "5", "--timeout", "60"]
+SECRET = "hunter2-do-not-leak-7f3a"
+
+
+def load_fixture_script():
+    spec = importlib.util.spec_from_file_location("make_fixtures", FIXTURES / "make_fixtures.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+MAKE = load_fixture_script()
+
+
+def grader(*args, cwd=None, env=None):
+    """Run ``python -m minigraph.grading ARGS`` as CI would; minigraph importable from ROOT."""
+    env = dict(env or os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    return subprocess.run([sys.executable, "-m", "minigraph.grading", *map(str, args)],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
+
+
+def snapshot(folder):
+    """Every file below ``folder`` -> sha256 of its bytes."""
+    return {p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file() and "__pycache__" not in p.parts}
+
+
+def survivors():
+    """Processes whose command line carries the attacks' marker."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and MAKE.MARKER.encode() in (entry / "cmdline").read_bytes():
+                found.append(entry.name)
+        except OSError:
+            pass
+    return found
+
+
+def outside_files():
+    """What the attacks try to change outside their own folder (hashes, or existence)."""
+    import sysconfig
+    site = Path(sysconfig.get_paths()["purelib"])
+    return {"fixtures": snapshot(FIXTURES), "package": snapshot(PACKAGE),
+            "solution": SOLUTION.read_bytes(), "exercise": EXERCISE.read_bytes(),
+            "planted": [p.name for p in [site / "sitecustomize.py", site / "evil.pth"] if p.exists()],
+            "evil": [p for p in [ROOT / "evil.txt", Path("/etc/evil"), Path("/usr/evil"),
+                                 Path(sys.prefix) / "evil.pth"] if p.exists()],
+            "startup": sorted(str(p) for p in Path.home().glob(".ipython/profile_default/startup/*"))}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """Grade everything at once (two at a time), attacks and honest notebooks together."""
+    out = tmp_path_factory.mktemp("reports")
+    planted = tmp_path_factory.mktemp("planted")
+    honest_names = MAKE.plant_bad_files(planted, (FIXTURES / "00_honest_a.ipynb").read_text())
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", MAKE.LISTEN_PORT))
+    listener.listen(8)
+    listener.setblocking(False)
+    before = outside_files()
+    reports = {"json": out / "grades.json", "junit": out / "grades.xml", "csv": out / "grades.csv"}
+    try:
+        proc = grader(FIXTURES, planted, SOLUTION, EXERCISE, *FAST, "--jobs", "2",
+                      *(arg for kind, path in reports.items() for arg in (f"--{kind}", path)),
+                      cwd=out, env=dict(os.environ, **{MAKE.SECRET_VARIABLE: SECRET}))
+        alive = survivors()
+        written = {kind: path.read_bytes() for kind, path in reports.items() if path.exists()}
+        time.sleep(3)                              # a watcher would rewrite the reports now
+        try:
+            listener.accept()
+            connected = True
+        except BlockingIOError:
+            connected = False
+    finally:
+        listener.close()
+    return {"proc": proc, "json": json.loads(written["json"]) if "json" in written else None,
+            "written": written, "reports": reports, "alive": alive, "alive_later": survivors(),
+            "before": before, "after": outside_files(), "connected": connected,
+            "planted": planted, "honest_names": honest_names}
+
+
+def submission(run, name):
+    return by_path(run, FIXTURES / name)
+
+
+def by_path(run, path):
+    (found,) = [s for s in run["json"]["submissions"] if s["path"] == str(path)]
+    return found
+
+
+def exercises(sub):
+    """exercise id -> (score, status, message)."""
+    return {e["id"]: (e["score"], e["status"], e["message"]) for e in sub["exercises"]}
+
+
+# -- the fixtures are what the script makes, and grading leaves every file alone ------------
+
+def test_fixtures_are_up_to_date_with_their_script():
+    for name, text in MAKE.build().items():
+        assert (FIXTURES / name).read_text(encoding="utf-8") == text, (
+            f"{name} is stale: run python tests/fixtures/submissions/make_fixtures.py")
+
+
+def test_grading_completes_with_status_0_and_a_complete_report(run):
+    assert run["proc"].returncode == 0, run["proc"].stderr
+    assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
+    assert len(run["json"]["submissions"]) == 35
+    summary = run["proc"].stdout.rstrip().splitlines()[-1]
+    assert summary == "graded 35 notebooks (13 could not be run); 9 flagged for review"
+
+
+def test_no_file_outside_the_submissions_own_folders_changes(run):
+    for key in run["before"]:
+        assert run["after"][key] == run["before"][key], key
+    assert run["after"]["evil"] == [] and run["after"]["planted"] == []
+
+
+def test_nothing_a_submission_started_outlives_the_run_or_rewrites_the_reports(run):
+    assert run["alive"] == [] and run["alive_later"] == []
+    for kind, path in run["reports"].items():
+        assert path.read_bytes() == run["written"][kind]
+
+
+def test_no_secret_file_or_environment_variable_reaches_the_reports(run):
+    texts = [run["proc"].stdout, run["proc"].stderr] + [b.decode("utf-8", "replace") for b in run["written"].values()]
+    for text in texts:
+        assert SECRET not in text
+        assert "BEGIN SOLUTION" not in text and "root:" not in text      # solutions/, /etc/shadow
+    sub = submission(run, "00_attack_reads_secrets.ipynb")
+    assert sub["score"] == 6 and "no secret" in sub["notes"][0]          # it ran, and found nothing
+    assert "No such file or directory" in sub["notes"][0] and "Permission denied" in sub["notes"][0]
+
+
+def test_the_network_cannot_be_reached_and_the_limits_hold(run):
+    assert not run["connected"]
+    sub = submission(run, "00_attack_resources.ipynb")
+    assert sub["score"] == 7
+    (note,) = sub["notes"]
+    got = dict(item.split(": ") for item in note.split("RuntimeError: ")[1].split(", "))
+    assert got["memory"] == "refused" and got["127.0.0.1"] == got["1.1.1.1"] == "refused"
+    assert got["file_mb"] == "64" and 100 < int(got["processes"]) < 256
+
+
+HONEST = ["00_honest_a.ipynb", "00_honest_b.ipynb"]
+
+
+def test_honest_notebooks_keep_full_marks(run):
+    honest = [submission(run, name) for name in HONEST] + [by_path(run, SOLUTION)]
+    honest += [by_path(run, run["planted"] / os.fsdecode(name).replace("\n", "\\n")
+                       .replace("\udce9", "\\xe9")) for name in run["honest_names"]]
+    for sub in honest:
+        assert (sub["status"], sub["score"], sub["notes"], sub["flags"]) == ("graded", 7, [], []), sub["path"]
+
+
+# name -> (score, status, text in the message or the first exercise message, flagged?)
+ATTACKS = {
+    "00_attack_kill_parent.ipynb": (0, "error", "the run ended early (exit status 137) while running cell 3", False),
+    "00_attack_outlive.ipynb": (7, "graded", "", False),
+    "00_attack_writes_everywhere.ipynb": (7, "graded", "", True),       # it names ch00.py
+    "00_attack_rebind.ipynb": (4, "graded", "expected 0, got -2", False),
+    "00_attack_reference_open.ipynb": (6, "graded", "FLAGGED, no points", True),
+    "00_attack_reference_hidden.ipynb": (6, "graded", "FLAGGED, no points: the answer called "
+                                         "minigraph's grading code (ch00.py: _relu)", True),
+    "00_attack_results_deep.ipynb": (0, "error", "results.json is nested too deeply", True),
+    "00_attack_results_huge.ipynb": (0, "error", "results.json is too large (67.1 MB", True),
+    "00_attack_results_fifo.ipynb": (0, "error", "results.json is not a regular file (a FIFO)", True),
+    "00_attack_many_errors.ipynb": (7, "graded", "", False),
+    "00_attack_unprintable.ipynb": (0, "graded", "FLAGGED, no points", True),
+}
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_an_attack_gains_nothing(run, name):
+    score, status, text, flagged = ATTACKS[name]
+    sub = submission(run, name)
+    assert (sub["score"], sub["status"], bool(sub["flags"])) == (score, status, flagged)
+    assert text in sub["message"] + " " + sub["exercises"][0]["message"]
+
+
+def test_no_escape_sequence_or_lone_surrogate_from_a_kernel_reaches_a_report(run):
+    texts = [run["proc"].stdout] + [b.decode("utf-8") for b in run["written"].values()]
+    assert all("\x1b" not in text for text in texts)
+    sub = submission(run, "00_attack_unprintable.ipynb")
+    assert "\\x1b[1A\\x1b[2K\\x1b[G 00.relu 1 of 1 all 4 cases passed \\ud800" in sub["flags"][-1]
+    assert "00.relu: the answer called minigraph's grading code (\\x1b[1A" in run["written"]["csv"].decode()
+
+
+def test_a_disguised_fake_collector_still_scores_but_is_flagged_for_review(run):
+    # the limit README states: a kernel reports what it likes; the instructor is told where to look
+    # (the reference's own sigmoid refuses while an answer runs, so that exercise is lost: 5 of 7)
+    sub = submission(run, "00_attack_disguised_collector.ipynb")
+    graded = exercises(sub)
+    assert sub["score"] == 5 and graded["00.sigmoid"][0] == 0 and graded["00.sigmoid_vjp"][0] == 3
+    assert sub["flags"] == ["cell 3: uses Python's import machinery ('importlib'), which no exercise needs"]
+
+
+def test_rebind_never_swaps_in_the_reference(run):
+    graded = exercises(submission(run, "00_attack_rebind.ipynb"))
+    assert graded["00.relu"][:2] == (0, "failed") and graded["00.sigmoid"][:2] == (0, "failed")
+
+
+def test_kernel_messages_are_capped_in_number_and_size(run):
+    notes = submission(run, "00_attack_many_errors.ipynb")["notes"]
+    assert len(notes) == 21 and notes[-1] == "... and 40 more notes (not kept)"
+    assert all(len(note) <= 200 for note in notes)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("00_folder.ipynb", "not a notebook: the file is not a regular file (a folder)"),
+    ("00_broken_link.ipynb", "not a notebook: the file is not a regular file (a symbolic link)"),
+    ("00_dev_zero.ipynb", "not a notebook: the file is not a regular file (a symbolic link)"),
+    ("00_shadow.ipynb", "not a notebook: the file is not a regular file (a symbolic link)"),
+    ("00_fifo.ipynb", "not a notebook: the file is not a regular file (a FIFO)"),
+    ("00_too_large.ipynb", "not a notebook: the file is too large (30.0 MB; at most 20 MB)"),
+    ("00_deep.ipynb", "not a valid notebook: its JSON is nested too deeply"),
+])
+def test_a_bad_file_is_that_submissions_error(run, name, message):
+    sub = by_path(run, run["planted"] / name)
+    assert (sub["status"], sub["score"], sub["message"]) == ("error", 0, message)
+
+
+def test_names_are_escaped_in_the_text_report_and_safe_in_junit(run):
+    stdout = run["proc"].stdout
+    assert "00_forged\\ngraded 0 notebooks: 7 of 7 points.ipynb (chapter 00): 7 of 7 points" in stdout
+    assert "00_caf\\xe9_latin1.ipynb (chapter 00): 7 of 7 points" in stdout
+    assert not any(line.startswith("graded 0 notebooks") for line in stdout.splitlines())
+    names = [s.get("name") for s in ET.parse(run["reports"]["junit"]).getroot().iter("testsuite")]
+    assert any(n.endswith("00_caf\\xe9_latin1.ipynb") for n in names)
+
+
+def test_the_solution_scores_full_marks_and_the_exercise_zero(run):
+    solution, exercise = by_path(run, SOLUTION), by_path(run, EXERCISE)
+    assert (solution["status"], solution["score"], solution["max_score"]) == ("graded", 7, 7)
+    assert all(e["status"] == "passed" for e in solution["exercises"]) and solution["notes"] == []
+    assert (exercise["score"], exercise["max_score"]) == (0, 7)
+    assert all(e["status"] == "not_done" for e in exercise["exercises"])
+    assert f"{SOLUTION} (chapter 00): 7 of 7 points" in run["proc"].stdout
+
+
+def test_every_chapters_solution_scores_full_marks_and_is_not_flagged(tmp_path):
+    # the solutions import try_recipe / softplus as the exercises do, and 04's and 06's answers
+    # subclass mg.optim.Optimizer: an honest notebook must lose nothing to either
+    proc = grader(ROOT / "solutions", "--jobs", "2", "--json", tmp_path / "grades.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    subs = json.loads((tmp_path / "grades.json").read_text())["submissions"]
+    assert len(subs) == len(list((ROOT / "solutions").glob("*.ipynb")))
+    for sub in subs:
+        assert (sub["score"], sub["flags"]) == (sub["max_score"], []), (sub["path"], sub["message"], sub["flags"])
+
+
+def test_a_submission_that_raises_keeps_the_points_it_earned(run):
+    sub = submission(run, "00_raises.ipynb")
+    assert sub["score"] == 4 and sub["notes"] == ["cell 3 raised ZeroDivisionError: division by zero"]
+    graded = exercises(sub)
+    assert graded["00.relu"][:2] == (1, "passed") and graded["00.sigmoid_vjp"][:2] == (3, "passed")
+    assert graded["00.sigmoid"] == (0, "failed", "0 of 4 cases passed; case 1: ValueError: negative numbers are hard")
+    assert graded["00.broadcast_shape"] == (0, "missing", "no `broadcast_shape` defined in the notebook")
+
+
+def test_endless_loops_are_interrupted_in_cells_and_in_answers(run):
+    sub = submission(run, "00_loops_forever.ipynb")
+    assert sub["score"] == 6
+    assert sub["notes"] == ["cell 3 did not finish within 5 s and was interrupted"]
+    score, status, message = exercises(sub)["00.relu"]
+    assert (score, status) == (0, "failed") and "did not finish within 2 s" in message
+
+
+def test_megabytes_of_output_are_counted_not_kept(run):
+    sub = submission(run, "00_prints_megabytes.ipynb")
+    assert sub["score"] == 7 and sub["notes"] == ["cell 3 printed 5.0 MB of output (not kept)"]
+    assert len(json.dumps(sub)) < 10_000 and len(run["proc"].stdout) < 33 * 1000
+
+
+def test_tampering_in_the_kernel_earns_nothing(run):
+    sub = submission(run, "00_tampers.ipynb")
+    assert sub["score"] == 0 and sub["notes"] == []
+    assert sub["flags"] == ["cell 3: uses minigraph's grading internals ('minigraph.grading')"]
+    assert [e["status"] for e in sub["exercises"]] == ["failed"] * 4
+    relu_cases = sub["exercises"][0]["cases"]        # its run() was replaced by the right answer
+    assert relu_cases[0]["got"] == "[-2, -0.5, 0, 1.5, 3]"
+    graph_case = sub["exercises"][3]["cases"][3]     # its defop was patched to ignore the rule
+    assert graph_case["status"] == "fail" and "node 'z2' has the wrong gradient" in graph_case["message"]
+
+
+def test_a_submission_deleting_and_writing_files_is_graded_in_its_own_folder(run):
+    assert submission(run, "00_writes_files.ipynb")["score"] == 7         # its forged results.json was replaced
+    assert not (FIXTURES / "written_by_submission.txt").exists() and not (FIXTURES / "results.json").exists()
+
+
+def test_an_unexecuted_reordered_notebook_is_graded_as_it_runs_top_to_bottom(run):
+    sub = submission(run, "00_unexecuted_reordered.ipynb")
+    assert sub["score"] == 7                          # stored outputs are ignored; answers exist at the end
+    assert sub["notes"] == ["cell 4 raised NameError: name 'relu' is not defined"]
+
+
+@pytest.mark.parametrize("name, problem", [
+    ("00_not_json.ipynb", "not a valid notebook: the file is not JSON (Unterminated string"),
+    ("00_not_a_notebook.ipynb", "not a valid notebook: JSON, but not in Jupyter's format"),
+])
+def test_a_broken_file_is_a_zero_with_a_message(run, name, problem):
+    sub = submission(run, name)
+    assert (sub["status"], sub["score"], sub["max_score"]) == ("error", 0, 7)
+    assert sub["message"].startswith(problem)
+    assert f"{name}: NOT GRADED, {problem}" in run["proc"].stdout
+
+
+# -- reports --------------------------------------------------------------------------------
+
+def test_json_report_is_complete_and_consistent(run):
+    report = run["json"]
+    assert report["grader"] == "minigraph.grading" and report["settings"]["cell_timeout"] == 5
+    for sub in report["submissions"]:
+        assert sub["score"] == round(sum(e["score"] for e in sub["exercises"]), 2)
+        if sub["exercises"]:
+            assert [e["id"] for e in sub["exercises"]] == ["00.relu", "00.sigmoid", "00.broadcast_shape", "00.sigmoid_vjp"]
+
+
+def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
+    suites = {s.get("name"): s for s in ET.parse(run["reports"]["junit"]).getroot().iter("testsuite")}
+    assert len(suites) == 35
+    solution = suites[str(SOLUTION)]
+    assert (solution.get("tests"), solution.get("failures"), solution.get("errors")) == ("4", "0", "0")
+    assert solution.find("properties/property[@name='score']").get("value") == "7.0"
+    tampers = suites[str(FIXTURES / "00_tampers.ipynb")]
+    assert tampers.get("failures") == "4"
+    assert [c.get("name") for c in tampers.iter("testcase")] == ["00.relu", "00.sigmoid", "00.broadcast_shape", "00.sigmoid_vjp"]
+    broken = suites[str(FIXTURES / "00_not_json.ipynb")]
+    assert broken.get("errors") == "1" and "not JSON" in broken.find("testcase/error").get("message")
+
+
+def test_csv_gradebook_has_a_row_per_submission_and_a_column_per_exercise(run):
+    import csv
+    rows = list(csv.DictReader(run["reports"]["csv"].read_text(encoding="utf-8").splitlines()))
+    assert len(rows) == 35
+    assert list(rows[0]) == ["submission", "chapter", "00.relu", "00.sigmoid", "00.broadcast_shape",
+                             "00.sigmoid_vjp", "total", "max_score", "status", "flags"]
+    by_name = {r["submission"]: r for r in rows}
+    raises = by_name[str(FIXTURES / "00_raises.ipynb")]
+    assert [raises[k] for k in ("00.relu", "00.sigmoid", "00.broadcast_shape", "00.sigmoid_vjp", "total")] == ["1", "0", "0", "3", "4"]
+    for sub in run["json"]["submissions"]:
+        assert float(by_name[sub["path"]]["total"]) == sub["score"]
+
+
+def test_jobs_1_gives_the_same_results_as_jobs_2(run, tmp_path):
+    paths = [FIXTURES / "00_raises.ipynb", SOLUTION, FIXTURES / "00_not_json.ipynb"]
+    proc = grader(*paths, *FAST, "--jobs", "1", "--json", tmp_path / "one.json")
+    assert proc.returncode == 0, proc.stderr
+    one = json.loads((tmp_path / "one.json").read_text())["submissions"]
+    assert one == [by_path(run, p) for p in paths]
+
+
+def test_the_gradescope_results_follow_its_specification(tmp_path):
+    out = tmp_path / "results.json"
+    proc = grader(FIXTURES / "00_raises.ipynb", *FAST, "--gradescope", out)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads(out.read_text())
+    assert set(results) == {"score", "output", "tests"} and results["score"] == 4
+    assert [t["number"] for t in results["tests"]] == ["1", "2", "3", "4"]
+    for test in results["tests"]:
+        assert set(test) == {"name", "number", "score", "max_score", "status", "output"}
+        assert test["status"] == ("passed" if test["score"] == test["max_score"] else "failed")
+    assert sum(t["max_score"] for t in results["tests"]) == 7
+    assert "note: cell 3 raised ZeroDivisionError" in results["output"]
+
+
+def test_a_killed_grader_keeps_what_it_graded_and_leaves_no_process(tmp_path):
+    """The JSON report is rewritten (atomically) as each result comes in; killing the grader
+    ends every sandbox (--die-with-parent)."""
+    report = tmp_path / "grades.json"
+    env = dict(os.environ, TMPDIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    grading = subprocess.Popen([sys.executable, "-m", "minigraph.grading", str(SOLUTION),
+                                str(FIXTURES / "00_loops_forever.ipynb"), "--cell-timeout", "100",
+                                "--timeout", "200", "--json", str(report)], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not (report.exists() and json.loads(report.read_text())["submissions"]):
+            time.sleep(0.5)
+        time.sleep(3)                            # the second notebook is running now
+    finally:
+        grading.kill()
+        grading.wait()
+    partial = json.loads(report.read_text())
+    assert partial["complete"] is False
+    assert [(s["path"], s["score"]) for s in partial["submissions"]] == [(str(SOLUTION), 7)]
+    time.sleep(2)
+    left = [p for p in Path("/proc").iterdir() if p.name.isdigit() and _cmdline_has(p, str(tmp_path))]
+    assert left == []
+
+
+def _cmdline_has(process, text):
+    try:
+        return text.encode() in (process / "cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def test_without_bubblewrap_the_grader_refuses_unless_told_not_to_sandbox(tmp_path):
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent))      # no bwrap on this PATH
+    refused = grader(SOLUTION, *FAST, env=env)
+    assert refused.returncode == 2 and "no sandbox for the submissions: bubblewrap is not installed" in refused.stderr
+    assert "--no-sandbox" in refused.stderr
+    report = tmp_path / "grades.json"
+    allowed = grader(SOLUTION, *FAST, "--no-sandbox", "--json", report, env=env)
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.stdout.rstrip().endswith("graded 1 notebook; WITHOUT a sandbox (--no-sandbox)")
+    graded = json.loads(report.read_text())
+    assert graded["settings"]["sandbox"] is False and graded["submissions"][0]["score"] == 7
+
+
+def test_the_total_timeout_stops_a_notebook_that_never_finishes():
+    (result,) = grade_all([FIXTURES / "00_loops_forever.ipynb"], Settings(cell_timeout=60, timeout=6))
+    assert (result.status, result.score) == ("error", 0)
+    assert result.message.startswith("no answers were collected: the notebook did not finish "
+                                     "within 6 s (stopped at ")      # cell 3, unless the machine is slow
+    assert all(e.status == "error" for e in result.exercises)
+
+
+# -- exit statuses --------------------------------------------------------------------------
+
+def test_help_documents_the_flags_and_exit_statuses():
+    proc = grader("--help")
+    assert proc.returncode == 0
+    for text in ("--cell-timeout", "--timeout", "--jobs", "--json", "--junit", "--csv",
+                 "--gradescope", "--no-sandbox", "--memory", "Exit status",
+                 "0  grading completed", "2  grading could not run"):
+        assert text in proc.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["does/not/exist.ipynb"], "no such file or folder: does/not/exist.ipynb"),
+    (["EMPTY"], "no notebooks (.ipynb) found in"),
+    ([SOLUTION, "--kernel", "no-such-kernel"], "no Jupyter kernel named 'no-such-kernel'"),
+    ([SOLUTION, "--chapter", "99"], "no chapter '99'"),
+    ([SOLUTION, "--jobs", "0"], "must be positive"),
+    ([FIXTURES / "00_not_json.ipynb", "--json", "no/such/folder/out.json"], "cannot write no/such/folder/out.json"),
+    ([SOLUTION, EXERCISE, "--gradescope", "results.json"], "--gradescope grades exactly one notebook; found 2"),
+    (["LINK"], "link is a link to a folder; to grade what is in that folder, name the folder itself: "),
+])
+def test_grading_that_cannot_run_exits_with_2(tmp_path, args, message):
+    (tmp_path / "link").symlink_to(FIXTURES)
+    args = [tmp_path if a == "EMPTY" else tmp_path / "link" if a == "LINK" else a for a in args]
+    proc = grader(*args, cwd=tmp_path)
+    assert proc.returncode == 2 and message in proc.stderr
+
+
+def test_a_notebook_of_no_known_chapter_is_reported_not_fatal(tmp_path):
+    (tmp_path / "homework.ipynb").write_bytes(SOLUTION.read_bytes())
+    proc = grader(tmp_path / "homework.ipynb")
+    assert proc.returncode == 0
+    assert "cannot tell which chapter" in proc.stdout and "--chapter NN" in proc.stdout
+
+
+def test_the_gradescope_autograder_zip_grades_a_submission(tmp_path):
+    """`make autograder` builds the zip; its run_autograder, run as Gradescope would (here
+    with this environment's Python instead of the one setup.sh installs), writes results.json."""
+    import zipfile
+    built = subprocess.run(["make", "-s", "autograder", "CHAPTER=00"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=600)
+    assert built.returncode == 0, built.stderr
+    with zipfile.ZipFile(ROOT / "build" / "autograder.zip") as archive:
+        names = archive.namelist()
+        assert {"setup.sh", "run_autograder", "chapter", "course/pyproject.toml",
+                "course/minigraph/grading/batch/grader.py"} <= set(names)
+        assert not any(n.startswith(("course/solutions", "course/tests")) for n in names)
+        archive.extractall(tmp_path / "autograder" / "source")
+    run_autograder = tmp_path / "autograder" / "source" / "run_autograder"
+    run_autograder.chmod(0o755)
+    (tmp_path / "autograder" / "submission").mkdir()
+    (tmp_path / "autograder" / "submission" / "my work.ipynb").write_bytes(
+        (FIXTURES / "00_raises.ipynb").read_bytes())
+    env = dict(os.environ, AUTOGRADER_ROOT=str(tmp_path / "autograder"), AUTOGRADER_PYTHON=sys.executable,
+               PYTHONPATH=str(ROOT))
+    proc = subprocess.run([str(run_autograder)], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    results = json.loads((tmp_path / "autograder" / "results" / "results.json").read_text())
+    assert results["score"] == 4 and len(results["tests"]) == 4

@@ -1,0 +1,317 @@
+"""The grader's defences one at a time, without a notebook: the sandbox, reading untrusted
+files, names in reports, the collector's rebind and reference watch, the static scan, the
+gradebook writers and Gradescope's format. (tests/grading/test_batch_cli.py grades real attacks.)"""
+
+import csv
+import importlib
+import json
+import os
+import subprocess
+import sys
+import types
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+from minigraph.grading.batch import collect, sandbox
+from minigraph.grading.toolkit import registry
+from minigraph.grading.toolkit.exercise import ExerciseResult
+from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically
+from minigraph.grading.batch.gradebook import submission_text, to_csv, to_gradescope, to_junit
+from minigraph.grading.batch.grader import SubmissionResult, find_notebooks, reference_uses, stderr_tail
+
+ROOT = Path(__file__).resolve().parents[2]
+needs_sandbox = pytest.mark.skipif(sandbox.sandbox_reason() is not None,
+                                   reason=f"no sandbox here: {sandbox.sandbox_reason()}")
+
+
+# -- the sandbox ----------------------------------------------------------------------------
+
+PROBE = """
+import json, os, socket, sys
+seen = {"uid": os.getuid(), "pid": os.getpid(), "env": sorted(os.environ),
+        "repo": sorted(os.listdir(sys.argv[1])), "tmp": sorted(os.listdir("/tmp"))}
+try:
+    socket.create_connection(("127.0.0.1", 22), timeout=2)
+    seen["network"] = "connected"
+except OSError as error:
+    seen["network"] = type(error).__name__
+for path in ["/etc/probe", sys.argv[1] + "/minigraph/probe", os.getcwd() + "/probe"]:
+    try:
+        open(path, "w").close()
+        seen.setdefault("wrote", []).append(path)
+    except OSError:
+        pass
+import minigraph
+seen["package"] = minigraph.__file__
+print(json.dumps(seen))
+"""
+
+
+@needs_sandbox
+def test_the_sandbox_shows_only_the_package_has_no_network_no_secrets_and_one_writable_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIGRAPH_FAKE_SECRET", "do-not-leak")
+    home = tmp_path / "home"
+    home.mkdir()
+    argv, options = sandbox.sandboxed_command([sys.executable, "-c", PROBE, str(ROOT)], home,
+                                              sandbox.environment(home), slot=1)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, **options)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
+    assert seen["pid"] == 2                                  # its own PID namespace
+    assert set(seen["repo"]) <= {"minigraph", Path(sys.prefix).name}   # not solutions/, tests/, .git ...
+    # a private /tmp, but for the way to the sandbox's folder and to a checkout that lives in /tmp
+    on_the_way = {path.parts[2] for path in (home, ROOT, Path(sys.prefix)) if path.parts[1] == "tmp"}
+    assert set(seen["tmp"]) == on_the_way
+    assert seen["network"] in ("ConnectionRefusedError", "OSError")
+    assert seen["wrote"] == [str(home / "probe")]            # only its own folder
+    assert set(seen["env"]) - {"PWD"} == set(sandbox.environment(home))   # nothing of ours (bwrap sets PWD)
+    assert seen["package"] == str(ROOT / "minigraph" / "__init__.py")
+    if os.geteuid() == 0:
+        assert seen["uid"] == sandbox.sandbox_uid(1) > sandbox.FIRST_UID   # unprivileged, a user per slot
+
+
+def test_the_environment_holds_nothing_of_the_graders(monkeypatch, tmp_path):
+    monkeypatch.setenv("MINIGRAPH_FAKE_SECRET", "do-not-leak")
+    env = sandbox.environment(tmp_path)
+    assert "do-not-leak" not in json.dumps(env)
+    assert all(str(tmp_path) in value for key, value in env.items() if key.endswith("DIR") or key == "HOME")
+
+
+def test_limits_are_applied_to_a_child():
+    import functools
+    import resource
+    limits = sandbox.Limits(memory_mb=512, processes=50, cpu_seconds=30, file_mb=1)
+    probe = [sys.executable, "-c", "import resource as r; print([r.getrlimit(k)[0] for k in "
+             "(r.RLIMIT_AS, r.RLIMIT_NPROC, r.RLIMIT_CPU, r.RLIMIT_FSIZE)])"]
+    out = subprocess.run(probe, capture_output=True, text=True, preexec_fn=limits.apply, timeout=60)
+    assert json.loads(out.stdout) == [512 * 2**20, 50, 30, 2**20]
+    ours = resource.getrlimit(resource.RLIMIT_NPROC)[0]            # without a sandbox: not counted
+    out = subprocess.run(probe, capture_output=True, text=True, timeout=60,
+                         preexec_fn=functools.partial(limits.apply, count_processes=False))
+    assert json.loads(out.stdout) == [512 * 2**20, ours, 30, 2**20]
+
+
+# -- reading untrusted files ----------------------------------------------------------------
+
+def test_only_regular_files_of_bounded_size_are_read(tmp_path):
+    (tmp_path / "ok").write_bytes(b"12345")
+    assert read_untrusted(tmp_path / "ok", 5) == b"12345"
+    (tmp_path / "folder").mkdir()
+    os.mkfifo(tmp_path / "fifo")
+    os.symlink("/dev/zero", tmp_path / "zero")
+    os.symlink(tmp_path / "ok", tmp_path / "link_to_ok")
+    os.symlink("/nowhere", tmp_path / "broken")
+    cases = {"ok": (4, "too large (0.0 MB; at most 4e-06 MB)"),
+             "folder": (10, "not a regular file (a folder)"), "fifo": (10, "not a regular file (a FIFO)"),
+             "zero": (10, "not a regular file (a symbolic link)"),
+             "link_to_ok": (10, "not a regular file (a symbolic link)"),
+             "broken": (10, "not a regular file (a symbolic link)"),
+             "missing": (10, "cannot be opened (No such file or directory)")}
+    for name, (limit, message) in cases.items():
+        with pytest.raises(Unreadable) as error:
+            read_untrusted(tmp_path / name, limit)
+        assert str(error.value) == message, name
+
+
+def test_find_notebooks_lists_odd_entries_without_following_links(tmp_path):
+    (tmp_path / "a.ipynb").mkdir()
+    (tmp_path / "a.ipynb" / "inside.ipynb").write_text("{}")
+    os.symlink("/", tmp_path / "root_link")                  # a link to a folder is not searched
+    os.symlink("/nowhere", tmp_path / "b.ipynb")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "c.ipynb").write_text("{}")
+    assert find_notebooks([tmp_path]) == [tmp_path / "a.ipynb", tmp_path / "b.ipynb", tmp_path / "sub" / "c.ipynb"]
+
+
+def test_a_link_to_a_folder_is_refused_with_the_folder_to_name_instead(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "00_warmup.ipynb").write_text("{}")
+    os.symlink(tmp_path / "real", tmp_path / "submissions")
+    with pytest.raises(ValueError, match=f"submissions is a link to a folder; .* name the folder itself: {tmp_path}/real"):
+        find_notebooks([tmp_path / "submissions"])
+
+
+def test_what_a_run_wrote_to_stderr_is_quoted_as_one_printable_line(tmp_path):
+    # without root, a kernel can reopen its runner's stderr (/proc/PPID/fd/2: same user) and
+    # write there what the grader will quote in a note
+    errors = tmp_path / "stderr"
+    errors.write_bytes(b"Traceback ...\n\x1b[2K\x1b[G forged: 7 of 7 points\xed\xa0\x80\n")
+    assert stderr_tail(errors) == "Traceback ... \\x1b[2K\\x1b[G forged: 7 of 7 points\ufffd\ufffd\ufffd"
+    errors.write_bytes(b"")
+    assert stderr_tail(errors) == "no message"
+
+
+@pytest.mark.parametrize("name, shown", [
+    ("plain.ipynb", "plain.ipynb"),
+    ("two\nlines.ipynb", "two\\nlines.ipynb"),
+    (os.fsdecode(b"caf\xe9.ipynb"), "caf\\xe9.ipynb"),
+    ("tab\tand\\back.ipynb", "tab\\tand\\\\back.ipynb"),
+    ("café.ipynb", "café.ipynb"),
+])
+def test_display_names_are_one_printable_line(name, shown):
+    assert display_name(name) == shown
+    assert display_name(name).isprintable()
+
+
+def test_display_names_keep_different_names_different():
+    names = ["a\nb", "a\\nb", "a\\\nb", os.fsdecode(b"a\xffb"), "a\\xffb", "a\x00b"]
+    assert len({display_name(n) for n in names}) == len(names)
+
+
+def test_reports_are_replaced_in_one_step(tmp_path):
+    target = tmp_path / "report.json"
+    target.write_text("old")
+    write_atomically(target, "new")
+    assert target.read_text() == "new" and os.listdir(tmp_path) == ["report.json"]
+
+
+def test_a_report_gets_the_permissions_of_any_new_file(tmp_path):
+    old = os.umask(0o022)              # a temporary file is private (0600): a report must not be,
+    try:                               # or a CI step that is not root cannot upload it
+        write_atomically(tmp_path / "grades.csv", "a,b\n")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "grades.csv").stat().st_mode & 0o777 == 0o644
+
+
+# -- the collector: rebind and the reference watch ------------------------------------------
+
+@pytest.fixture
+def fresh_minigraph():
+    """Forget every minigraph module (as the collector cell does); put them back afterwards.
+    Yields the old modules."""
+    importlib.import_module("minigraph.grading.content.ch00")
+    saved = {n: m for n, m in sys.modules.items() if n.split(".")[0] == "minigraph"}
+    for name in saved:
+        del sys.modules[name]
+    importlib.import_module("minigraph.grading.batch.collect")
+    yield saved
+    for name in [n for n in sys.modules if n.split(".")[0] == "minigraph"]:
+        del sys.modules[name]
+    sys.modules.update(saved)
+
+
+def test_rebind_ignores_what_an_object_says_about_itself(fresh_minigraph):
+    fresh_collect = sys.modules["minigraph.grading.batch.collect"]
+    old_mg, old_ch00 = fresh_minigraph["minigraph"], fresh_minigraph["minigraph.grading.content.ch00"]
+
+    def relu(x):
+        return x
+    relu.__module__, relu.__name__ = "minigraph.grading.content.ch00", "_relu"
+
+    def helper(x):
+        return x
+    helper.__module__, helper.__name__ = "minigraph.grading.content.ch00", "_relu"
+    namespace = {"relu": relu, "helper": helper, "mg": old_mg, "ch00": old_ch00,
+                 "ref": old_ch00._relu}
+    fresh_collect.rebind(namespace, fresh_minigraph, keep={"relu"})
+    assert namespace["relu"] is relu and namespace["helper"] is helper     # not swapped
+    assert namespace["mg"] is sys.modules["minigraph"] and namespace["mg"] is not old_mg
+    assert namespace["ch00"] is old_ch00 and namespace["ref"] is old_ch00._relu  # grading: never handed out
+
+
+def test_rebind_finds_engine_objects_by_identity_only(fresh_minigraph):
+    fresh_collect = sys.modules["minigraph.grading.batch.collect"]
+    old_mg = fresh_minigraph["minigraph"]
+    engine_class = next(v for v in vars(old_mg).values() if isinstance(v, type))
+    impostor = type(engine_class.__name__, (), {"__module__": engine_class.__module__})
+    namespace = {"real": engine_class, "impostor": impostor}
+    fresh_collect.rebind(namespace, fresh_minigraph)
+    assert namespace["impostor"] is impostor
+    assert namespace["real"] is not engine_class and namespace["real"].__name__ == engine_class.__name__
+
+
+def test_rebind_moves_a_learners_subclass_of_an_engine_class_onto_the_fresh_engine(fresh_minigraph):
+    # 04.gd, 06.adam...: the answer subclasses mg.optim.Optimizer, whose checks must accept the
+    # fresh engine's Parameters that the cases make
+    fresh_collect = sys.modules["minigraph.grading.batch.collect"]
+    old_mg = fresh_minigraph["minigraph"]
+
+    class MyGD(old_mg.optim.Optimizer):
+        def update(self, value, grad, state):
+            return value - self.lr * grad
+
+    class Faster(MyGD):
+        pass
+
+    namespace = {"MyGD": MyGD, "Faster": Faster}
+    fresh_collect.rebind(namespace, fresh_minigraph, keep={"MyGD"})
+    fresh_mg = sys.modules["minigraph"]
+    assert namespace["MyGD"] is MyGD and MyGD.__bases__ == (fresh_mg.optim.Optimizer,)
+    assert Faster.__bases__ == (MyGD,)
+    MyGD([fresh_mg.Parameter(np.zeros(2), name="w")], lr=0.1)
+
+
+def test_the_watch_sees_old_grading_code_but_not_the_fresh_collectors(fresh_minigraph):
+    fresh_collect = sys.modules["minigraph.grading.batch.collect"]
+    old_ch00 = fresh_minigraph["minigraph.grading.content.ch00"]
+    fresh_ch00 = importlib.import_module("minigraph.grading.content.ch00")
+    watch = fresh_collect.ReferenceWatch()
+    copied = types.FunctionType(old_ch00._relu.__code__, {"np": __import__("numpy")})
+    assert watch.run(lambda: old_ch00._relu(1.0))[1] == "ch00.py: _relu"
+    assert watch.run(lambda: copied(1.0))[1] == "ch00.py: _relu"              # a copy of its code
+    assert watch.run(lambda: fresh_ch00._relu(1.0) and max(1, 2))[1] == ""   # the collector's own
+    assert watch.run(lambda: sys.setprofile(None))[1] == "it turned off the grader's watch"
+
+
+def test_the_static_scan_flags_cells_using_grading_internals_and_their_answers():
+    exercises = registry.exercises("00")
+    cells = ["from minigraph.grading import check, progress",
+             "from minigraph.grading import check  # feedback",
+             "from minigraph.grading import ch00\ndef relu(x):\n    return ch00._relu(x)",
+             "import minigraph.grading as g\nsigmoid = g.ch00.sigmoid",
+             "x = EXERCISES",
+             "def relu(x):  # as in ch01.relu\n    print('grading. done')\n    return x * (x > 0)",
+             "from minigraph.grading.tools.ch04 import try_recipe\nrelu = {'hidden': [8]}",   # what 04 and 05 do
+             "from minigraph.grading.tools.ch08 import softplus",
+             "from minigraph.grading.content.ch04 import train_recipe\nrelu = {'hidden': [8]}",
+             "from minigraph.grading.content.ch04 import try_recipe",
+             # disguised: a name put together at run time, a fake collector, the watch turned off
+             "import importlib\n_r = importlib.import_module('minigraph.gra' + 'ding.ch00')._relu\n"
+             "def relu(x):\n    return _r(x)",
+             "import sys\nsys.meta_path.insert(0, finder)",
+             "m = sys.modules['minigraph.gra' 'ding.ch00']",
+             "f = getattr(__builtins__, '__imp' 'ort__')",
+             "exec('imp' 'ort minigraph.gra' 'ding')",
+             "def relu(x):\n    evaluate = x * (x > 0)  # eval( in a comment, exec in a name\n    return evaluate"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    found = [(number, names) for number, _, names in reference_uses(notebook, exercises)]
+    assert found == [(3, ["relu"]), (4, ["sigmoid"]), (5, []), (9, ["relu"]), (10, []),
+                     (11, []), (12, []), (13, []), (14, []), (15, [])]
+
+
+# -- reports --------------------------------------------------------------------------------
+
+def _result(path, scores, status="graded", flags=()):
+    exercises = [ExerciseResult(f"00.e{i}", f"e{i}", f"e{i}()", 1.0,
+                                "passed" if s == 1 else "failed", s, "msg") for i, s in enumerate(scores)]
+    return SubmissionResult(path, "00", status, "m", sum(scores), float(len(scores)), exercises, [], list(flags))
+
+
+def test_the_csv_gradebook_defuses_formulas_and_names_every_exercise():
+    results = [_result("=HYPERLINK(\"x\").ipynb", [1, 0.5]), _result("b.ipynb", [0, 1], flags=["-cell 3"])]
+    rows = list(csv.reader(to_csv(results, ["00.e0", "00.e1"]).splitlines()))
+    assert rows[0] == ["submission", "chapter", "00.e0", "00.e1", "total", "max_score", "status", "flags"]
+    assert rows[1] == ["'=HYPERLINK(\"x\").ipynb", "00", "1", "0.5", "1.5", "2", "graded", ""]
+    assert rows[2][-1] == "'-cell 3"
+
+
+def test_gradescope_results_have_a_test_per_exercise():
+    results = to_gradescope([_result("a.ipynb", [1, 0])], sandboxed=False)
+    assert results["score"] == 1 and "WITHOUT a sandbox" in results["output"]
+    assert [(t["score"], t["max_score"], t["status"]) for t in results["tests"]] == [(1, 1.0, "passed"), (0, 1.0, "failed")]
+    assert to_gradescope([])["score"] == 0
+
+
+def test_junit_and_text_survive_any_name():
+    name = display_name(os.fsdecode(b"x\xff\n\x01.ipynb"))
+    text = submission_text(_result(name, [1]))
+    assert text.count("\n") == 1 and "\\xff\\n\\x01" in text
+    suite = ET.fromstring(to_junit([_result(name, [1])]).encode("utf-8")).find("testsuite")
+    assert suite.get("name") == name                          # the escaped name, intact
+    raw = ET.fromstring(to_junit([_result(os.fsdecode(b"a\xff\x01b"), [1])]).encode("utf-8"))
+    assert raw.find("testsuite").get("name") == "ab"          # raw by mistake: what XML cannot hold goes

@@ -1,0 +1,212 @@
+"""Feedback a learner can act on: hints in levels, messages that name the mistake and are cut
+between sentences, shape advice that tells the three wrong shapes apart, a disk recipe told
+what its own training measured, and a stub that says "not done yet" wherever it is checked.
+"""
+
+import numpy as np
+import pytest
+
+import minigraph as mg
+from minigraph.grading import Verdict, case, check, function_exercise
+from minigraph.grading.content import ch04
+from minigraph.grading.content.ch04 import diagnosis
+from minigraph.grading.toolkit import notebook, registry
+from minigraph.grading.tools.ch04 import Training, train_recipe
+from minigraph.grading.toolkit.exercise import compare, grade, hint_levels, run_cases, shape_advice
+from minigraph.grading.toolkit.values import sentences
+
+
+@pytest.fixture(autouse=True)
+def fresh_session(monkeypatch):
+    monkeypatch.setattr(notebook, "_latest", {})
+
+
+# -- hints in levels --------------------------------------------------------------------------
+
+def test_a_plain_string_hint_is_one_level_and_a_tuple_keeps_its_levels():
+    assert hint_levels("") == () and hint_levels("look at x") == ("look at x",)
+    assert hint_levels(("nudge", "sharper")) == ("nudge", "sharper")
+
+
+def test_the_table_shows_the_nudge_and_puts_the_sharper_hint_in_an_expandable_section():
+    exercise = function_exercise("00.double", "double", lambda x: 2 * x, points=1,
+                                 cases=[case(x=[1.0]), case(x=[2.0], hint="plain, own hint")],
+                                 hint=("twice as much", "multiply by a number"))
+    result = grade(exercise, run_cases(exercise, lambda x: x))
+    first, second = result.cases
+    assert (first.hint, first.more_hints) == ("twice as much", ["multiply by a number"])
+    assert (second.hint, second.more_hints) == ("plain, own hint", [])
+    from minigraph.grading.toolkit.report import check_display
+    shown = check_display(result)
+    assert "hint: twice as much" in repr(shown) and "sharper hint: multiply by a number" in repr(shown)
+    html = shown._repr_html_()
+    assert "<details><summary>a sharper hint</summary>sharper hint: multiply by a number</details>" in html
+    assert html.count("<details>") == 1                       # the case with one level has none
+    assert result.to_dict()["cases"][0]["more_hints"] == ["multiply by a number"]   # the JSON report
+
+
+def test_a_passing_case_shows_no_hint_at_all():
+    result = grade(ch04.bce, run_cases(ch04.bce, lambda z, y: np.mean(np.logaddexp(0, z) - z * y)))
+    assert result.status == "passed" and all(c.hint == "" and c.more_hints == [] for c in result.cases)
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+def test_a_long_message_is_cut_between_sentences_keeping_the_first_facts():
+    text = ("forward of 'm' = matmul(...) failed.\n  inputs: W (parameter) shape (2, 1); x (input) "
+            "shape (3, 2)\n  error: " + "numpy said something long " * 8 + "\n  Check the shapes.")
+    cut = sentences(text, 120)
+    assert cut == "forward of 'm' = matmul(...) failed. inputs: W (parameter) shape (2, 1); x (input) shape (3, 2) …"
+    assert sentences("short. enough.", 40) == "short. enough."
+    assert sentences("one sentence without an end " * 5, 40) == "one sentence without an end one…"
+
+
+def test_a_shape_error_inside_a_case_keeps_node_and_shapes():
+    def transposed(W_value, b_value):
+        return mg.sigmoid(mg.Parameter(W_value, name="W") @ mg.Input("x") + mg.Parameter(b_value, name="b"))
+
+    exercise = registry.find("01.neuron")
+    message = grade(exercise, run_cases(exercise, transposed)).cases[0].message
+    assert message.startswith("ShapeError: forward of") and "W (parameter) shape (2, 1)" in message
+    assert "x (input) shape (3, 2)" in message and message.endswith(("…", "."))
+
+
+@pytest.mark.parametrize("expected, got, words", [
+    ((2, 3), (3, 2), "shape reversed"),                      # a transposed matmul gradient
+    ((3, 2), (), "fewer entries"),                           # np.sum of everything
+    ((3, 2), (2,), "fewer entries"),                         # summed over one axis too many
+    ((2,), (3, 2), "stretched by broadcasting"),             # no unbroadcast
+    ((2, 1), (2, 3), "stretched by broadcasting"),
+    ((2, 2), (4,), "right number of entries in the wrong shape"),
+    ((), (3,), "one number was expected"),                   # a mean never taken
+    ((), (1,), "one number was expected"),
+])
+def test_shape_advice_tells_the_wrong_shapes_apart(expected, got, words):
+    assert words in shape_advice(expected, got)
+    assert words in compare(np.zeros(expected), np.zeros(got)).message
+
+
+def test_shape_advice_is_silent_when_the_shape_suggests_nothing():
+    assert shape_advice((2,), (3,)) == ""
+
+
+@pytest.mark.parametrize("exercise_id, answer, words", [
+    ("00.relu", lambda x: max(x, 0), "Python's if, and, or, max or min"),
+    ("07.rnn_step", lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh.T + h @ W_hh + b), "matrix product whose shapes"),
+    ("05.accuracy", lambda z, y: np.mean(z.argmax(axis=0) == y), "do not broadcast"),
+])
+def test_a_numpy_pitfall_is_explained_in_front_of_numpys_message(exercise_id, answer, words):
+    exercise = registry.find(exercise_id)
+    failed = [c for c in grade(exercise, run_cases(exercise, answer)).cases if c.status == "error"]
+    assert failed and all(words in c.message and not c.message.startswith("ValueError") for c in failed)
+
+
+def test_04_gd_returning_none_says_so_instead_of_nan():
+    class NoReturn(mg.optim.Optimizer):
+        def update(self, value, grad, state):
+            value - self.lr * grad
+
+    text = repr(check("04.gd", NoReturn))
+    assert "update returned None: did you forget `return`?" in text and "nan" not in text
+
+
+def test_a_known_mistake_is_named_in_front_of_the_numbers():
+    def negated(z, y):
+        return -np.mean(np.logaddexp(0, z) - z * y)
+
+    verdict = grade(ch04.bce, run_cases(ch04.bce, negated)).cases[0]
+    assert verdict.message.startswith("the sign is flipped: a loss is never negative (")
+
+
+def test_a_verdict_from_an_older_chapter_module_still_works():
+    """The public API of 2fd83b4 still works unchanged (chapters 05-07 are written against it)."""
+    exercise = function_exercise("00.neg", "neg", lambda x: -x, [case(x=[1.0], hint="minus")], 1,
+                                 hint="a plain string")
+    result = grade(exercise, run_cases(exercise, lambda x: x))
+    assert (result.cases[0].hint, result.cases[0].more_hints) == ("minus", [])
+    assert Verdict(False, "a", "b", "c").message == "c"
+
+
+# -- stubs -------------------------------------------------------------------------------------
+
+def test_a_stubbed_backward_in_check_ops_is_not_done_yet():
+    def stub(g, ans, x):
+        raise NotImplementedError("Replace this line with your solution.")
+
+    my_tanh = mg.defop("my_tanh", np.tanh, vjps=[stub])
+    x = mg.Input("x")
+    report = mg.gradcheck.check_ops(mg.Graph(mg.sum(my_tanh(x * 2.0, name="h"), name="loss")), {x: [1.0, 0.5]})
+    assert not report.ok and report.not_done
+    assert report.summary == "not done yet: the backward of 'h' raises NotImplementedError"
+    assert "not done yet" in repr(report).splitlines()[0]
+
+
+def test_check_ops_summary_of_a_right_and_a_wrong_rule():
+    x = mg.Input("x")
+    for vjp, summary in ((lambda g, ans, x: g * (1 - ans ** 2), "every op agrees"),
+                         (lambda g, ans, x: g * ans, "first wrong node: h")):
+        op = mg.defop("t", np.tanh, vjps=[vjp])
+        report = mg.gradcheck.check_ops(mg.Graph(mg.sum(op(x, name="h"))), {x: [1.0, 0.5]})
+        assert report.summary == summary and not report.not_done
+
+
+# -- 04.disk_recipe: the diagnosis comes from what training measured ------------------------------
+
+def recipe(hidden, activation, optimizer, lr):
+    return {"hidden": hidden, "activation": activation, "optimizer": optimizer, "lr": lr}
+
+
+def told(r):
+    return repr(check("04.disk_recipe", r))
+
+
+def passes(r):
+    return train_recipe(r).test >= ch04.TARGET
+
+
+def test_a_loss_that_climbs_back_up_is_told_to_lower_the_rate_and_lowering_it_passes():
+    overshoot = recipe([16], "relu", "momentum", 5.0)
+    training = train_recipe(overshoot)
+    assert training.loss > 1.5 * min(training.losses)                  # what was measured
+    text = told(overshoot)
+    assert "lower the learning rate" in text and "fewer" not in text and "more hidden units" not in text
+    assert passes(recipe([16], "relu", "momentum", 0.5))
+
+
+def test_a_loss_that_ends_above_its_start_is_told_to_lower_the_rate():
+    training = train_recipe(recipe([3], "tanh", "gd", 50.0))
+    assert training.loss > training.losses[0]
+    assert "lower the learning rate" in told(recipe([3], "tanh", "gd", 50.0))
+
+
+def test_a_slow_run_is_told_to_raise_the_rate_and_raising_it_passes():
+    slow = recipe([8], "tanh", "gd", 0.1)
+    training = train_recipe(slow)
+    assert training.losses[-ch04.TAIL] > training.loss and training.gradient > ch04.STILL_STEEP
+    text = told(slow)
+    assert "still going down" in text and "raise the learning rate" in text
+    assert passes(recipe([8], "tanh", "gd", 1.0))
+    assert "raise the learning rate" in told(recipe([3], "tanh", "gd", 0.01))
+
+
+def test_a_network_too_small_for_the_disk_is_told_to_grow_and_growing_passes():
+    small = recipe([2], "tanh", "gd", 1.0)
+    training = train_recipe(small)
+    assert training.train < ch04.TARGET and training.gradient < ch04.STILL_STEEP
+    text = told(small)
+    assert "more hidden units" in text and "learning rate" not in text.split("hint:")[0]
+    assert passes(recipe([8], "tanh", "gd", 1.0))
+    one_unit = told(recipe([1], "relu", "momentum", 5.0))
+    assert "more hidden units" in one_unit and "larger learning rate" not in one_unit
+
+
+def test_overfitting_is_diagnosed_from_train_against_test_accuracy():
+    """No recipe within the exercise's limits overfits the disk (every one that fits its 400
+    training points scores >= 98 % on fresh ones), so the diagnosis is shown on a measurement."""
+    fitted = Training(train=1.0, test=0.9, losses=tuple(np.linspace(0.7, 0.01, 1500)), gradient=1e-3)
+    assert "overfitting" in diagnosis(fitted) and "smaller network" in diagnosis(fitted)
+
+
+def test_a_loss_that_became_nan_is_told_to_lower_the_rate():
+    blown = Training(train=0.5, test=0.5, losses=(0.7, 3.0, float("nan")), gradient=float("nan"))
+    assert "NaN" in diagnosis(blown) and "lower the learning rate" in diagnosis(blown)
