@@ -45,7 +45,8 @@ import numpy as np
 from . import dtypes, explain
 from .errors import BadValueError, CycleError, GraphError, ShapeError, describe, shape_text
 from .fastpath import FastPath
-from .values import ReadOnlyValue, as_numbers, freeze, parameter_array, same_shape  # noqa: F401 (same_shape: for gradcheck)
+from .values import ReadOnlyValue, as_numbers, freeze, parameter_array
+from .values import same_shape  # noqa: F401  (gradcheck imports it from here)
 
 _clock = itertools.count(1)           # stamps: a value changed at tick t has stamp t
 _name_counters = {}                   # "matmul" -> how many automatic names were handed out
@@ -230,7 +231,7 @@ def first_repeat(nodes):
     return None
 
 
-# -- 2. topological order -----------------------------------------------------------------------
+# -- 2. the graph: its nodes in topological order -------------------------------------------------
 
 def topological_order(outputs):
     """Every ancestor of ``outputs``, each after all of its inputs (depth-first post-order).
@@ -300,6 +301,33 @@ class Graph:
             raise GraphError(f"no node named '{name}' in this graph; its nodes are: "
                              f"{explain.listed(self._by_name)}")
         return self._by_name[name]
+
+    def plan(self, wrt=None):
+        """The ``BackwardPlan`` of ``backward(wrt=wrt)``: worked out once per ``wrt``, then cached."""
+        key = wrt if wrt is None or isinstance(wrt, (Node, str)) else _as_tuple(wrt)
+        try:
+            return self._plans[key]
+        except (KeyError, TypeError):                 # TypeError: an unhashable entry (an array?)
+            plan = BackwardPlan(self, self._wrt_nodes(key))
+        self._plans[key] = plan
+        return plan
+
+    def _wrt_nodes(self, wrt):
+        """``wrt`` as a list of this graph's nodes (None stays None: every node)."""
+        if len(self.outputs) != 1:
+            raise GraphError(f"backward needs one output to differentiate; this graph has "
+                             f"{len(self.outputs)}. Build Graph(loss) for the one you mean.")
+        if wrt is None:
+            return None
+        if isinstance(wrt, (Node, str)):
+            wrt = [wrt]
+        nodes = [self.node(w) for w in wrt]
+        strangers = [n.name for n in nodes if self._by_name.get(n.name) is not n]
+        if strangers:
+            raise GraphError(f"backward(wrt=...) names {', '.join(strangers)}, not part of this "
+                             f"graph (the output '{self.outputs[0].name}' does not depend on it). "
+                             f"Differentiate with respect to nodes of this graph, e.g. graph.parameters.")
+        return nodes
 
     def register_forward_hook(self, fn):
         """Call ``fn(node, inputs, output)`` whenever any op of this graph is computed."""
@@ -402,42 +430,6 @@ class Graph:
         self._fast_path.interpreted.add(plan)
         return value
 
-    def plan(self, wrt=None):
-        """The ``BackwardPlan`` of ``backward(wrt=wrt)``: worked out once per ``wrt``, then cached."""
-        key = wrt if wrt is None or isinstance(wrt, (Node, str)) else _as_tuple(wrt)
-        try:
-            return self._plans[key]
-        except (KeyError, TypeError):                 # TypeError: an unhashable entry (an array?)
-            plan = BackwardPlan(self, self._wrt_nodes(key))
-        self._plans[key] = plan
-        return plan
-
-    def _wrt_nodes(self, wrt):
-        """``wrt`` as a list of this graph's nodes (None stays None: every node)."""
-        if len(self.outputs) != 1:
-            raise GraphError(f"backward needs one output to differentiate; this graph has "
-                             f"{len(self.outputs)}. Build Graph(loss) for the one you mean.")
-        if wrt is None:
-            return None
-        if isinstance(wrt, (Node, str)):
-            wrt = [wrt]
-        nodes = [self.node(w) for w in wrt]
-        strangers = [n.name for n in nodes if self._by_name.get(n.name) is not n]
-        if strangers:
-            raise GraphError(f"backward(wrt=...) names {', '.join(strangers)}, not part of this "
-                             f"graph (the output '{self.outputs[0].name}' does not depend on it). "
-                             f"Differentiate with respect to nodes of this graph, e.g. graph.parameters.")
-        return nodes
-
-
-def _as_tuple(wrt):
-    """A ``wrt`` list as a tuple (a key of the plan cache); something that is not a list (``3``)
-    as a tuple of itself, so that ``Graph.node`` says what it is."""
-    try:
-        return tuple(wrt)
-    except TypeError:
-        return (wrt,)
-
 
 def store_value(node, value):
     """Store what an op computed as its (read-only) value, stamp it, and return it."""
@@ -484,6 +476,7 @@ def give_gradients(nodes, grads):
 
 
 def _own(g, held):
+    """``g`` as arrays that no other gradient holds (``held``: the ids handed out so far)."""
     if type(g) is not np.ndarray:
         return tuple(_own(x, held) for x in g) if isinstance(g, tuple) else g
     if g.base is not None or id(g) in held or not g.flags.writeable:
@@ -493,6 +486,15 @@ def _own(g, held):
 
 
 # -- 5. the backward plan -------------------------------------------------------------------------
+
+def _as_tuple(wrt):
+    """A ``wrt`` list as a tuple (a key of the plan cache); something that is not a list (``3``)
+    as a tuple of itself, so that ``Graph.node`` says what it is."""
+    try:
+        return tuple(wrt)
+    except TypeError:
+        return (wrt,)
+
 
 class BackwardPlan:
     """What ``graph.backward(feed, seed, wrt)`` does, worked out once per ``wrt``.

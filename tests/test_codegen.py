@@ -1,6 +1,11 @@
 """The code writer (codegen.py) and the fast path (fastpath.py): the generated backward must be
 the interpreter, only faster; mg.function's and the backward's generated lines show in tracebacks."""
 
+import gc
+import linecache
+import re
+import traceback
+
 import numpy as np
 import pytest
 
@@ -168,3 +173,51 @@ def test_multi_output_graphs_are_written_out_too():
     assert "_fill(" in mg.codegen.source(g)       # the unused output's gradient: zeros
     assert_generated_is_the_interpreter(g)
     assert np.array_equal(g.nodes[0].grad, [3.0, 4.0, 1.0, 2.0, 0.0, 0.0])
+
+
+# -- generated code in tracebacks: its lines show, as a file's do -----------------------------
+
+def spy_op(stacks):
+    """An op (y = 2x) whose forward records the stack it was called from."""
+    def forward(x):
+        stacks.append("".join(traceback.format_stack()))
+        return 2 * x
+    return mg.defop("spy", forward, [lambda g, ans, x: 2 * g])
+
+
+def test_a_traceback_through_the_generated_backward_shows_its_lines():
+    stacks = []
+    x = mg.Input("x")
+    g = mg.Graph(mg.sum(spy_op(stacks)(x, name="doubled"), name="total"))
+    g.backward({x: [1.0]})                            # the interpreter
+    g.backward({x: [2.0]})                            # the generated code: doubled is stale
+    assert len(stacks) == 2 and "_store(" not in stacks[0]
+    assert re.search(r"File \"<minigraph \d+: backward of 'total'>\", line \d+, in _run\n"
+                     r" +doubled_ = _store\(doubled, f_doubled\(x_\)\)\n", stacks[1]), stacks[1]
+
+    def wrong_vjp(g, ans, x):
+        raise RuntimeError("a broken VJP")
+    broken = mg.Graph(mg.sum(mg.defop("broken", lambda x: 2 * x, [wrong_vjp])(x, name="twice")))
+    with pytest.raises(RuntimeError) as raised:       # called directly: no interpreter to explain
+        mg.codegen.backward_function(broken.plan())({x: [1.0]}, None)
+    assert "_gi = vjp_twice_0(g_twice, twice_, x_)" in "".join(traceback.format_tb(raised.tb))
+
+
+def test_a_traceback_through_mg_function_shows_its_lines():
+    stacks = []
+    x = mg.Input("x")
+    f = mg.function([x], spy_op(stacks)(x, name="doubled"))
+    assert float(f(3.0)) == 6.0
+    line = next(line for line in f.source.splitlines() if "# doubled = spy(x)" in line)
+    assert re.search(r"File \"<minigraph \d+: mg.function>\", line 3, in _run\n", stacks[0]), stacks[0]
+    assert line.strip() in stacks[0]
+
+
+def test_generated_source_leaves_linecache_with_its_function():
+    w = mg.Parameter([1.0, 2.0], name="w")
+    run = mg.codegen.backward_function(mg.Graph(mg.sum(w * w)).plan())
+    filename = run.__code__.co_filename
+    assert linecache.getline(filename, 1) == "def _run(_feed_values, _seed_value):\n"
+    del run
+    gc.collect()
+    assert filename not in linecache.cache
