@@ -7,13 +7,14 @@
     train(x_values, t_values)                              # one step: returns the loss
 
 All the work of a training step (forward, backward, the update) is one graph, fixed once, so
-it is written out once as straight-line Python (by ``codegen.py``, which also writes the
+it is written out once as straight-line Python by ``codegen.py`` (which also writes the
 backward's fast path): one line per op, calling the op's forward from the op table
-(``print(train.source)`` shows it; a traceback through it shows its lines). A call feeds the Inputs, runs those lines
-(no stamps, hooks or stored values: the interpreter's bookkeeping is gone) and then assigns
-every update at once, so each update sees the old values of all Parameters. The op values stay
-local to the call: ``node.value`` of an op is what the interpreter (``Graph.forward``) last
-computed. If a line raises, the interpreter runs the same graph again and explains the error.
+(``print(train.source)`` shows it, and so does a traceback through it). A call feeds the
+Inputs, runs those lines (no stamps, hooks or stored values: the interpreter's bookkeeping is
+gone) and then assigns every update at once, so each update sees the old values of all
+Parameters. The op values stay local to the call: ``node.value`` of an op is what the
+interpreter (``Graph.forward``) last computed. If a line raises, the interpreter runs the same
+graph again and explains the error.
 """
 
 from . import codegen

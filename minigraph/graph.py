@@ -154,7 +154,8 @@ class Parameter(Node):
     def __init__(self, value, name=None, dtype=None):
         name = name or auto_name("param")
         dtype = None if dtype is None else dtypes.as_dtype(dtype, f"Parameter '{name}'", floating=True)
-        super().__init__(name, value=freeze(parameter_array(value, f"the value of Parameter '{name}'", dtype)))
+        value = parameter_array(value, f"the value of Parameter '{name}'", dtype)
+        super().__init__(name, value=freeze(value))
 
     @property
     def dtype(self):
