@@ -11,8 +11,9 @@
 
 Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``values``
 (what the engine accepts as numbers; read-only values), ``explain`` (the engine's error
-messages), ``ops`` (the op table: forward + backward of each op), ``dtypes`` (float64 or
-float32, and the default), ``nn`` (layers, losses), ``optim`` (optimizers),
+messages), ``ops`` (the op table: forward + backward of each op; its longer rules in
+``kernels`` and ``losses``, ``defop`` in ``opdef``), ``dtypes`` (float64 or float32, and the
+default), ``nn`` (layers, losses), ``optim`` (optimizers),
 ``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``),
 ``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``codegen`` (a graph
 written out as straight-line Python: ``print(mg.codegen.source(graph))``) and ``fastpath``
