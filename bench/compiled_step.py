@@ -1,5 +1,5 @@
 """One training step three ways: mg.function (compiled), Graph.forward of the same step graph
-(interpreted), and Graph.backward with the update by hand (the engine's usual path, unrolled
+(interpreted), and Graph.backward with the update by hand (the engine's usual path, generated code
 from its second call). Times are the best of several runs, as ratios to the compiled step.
 
     python bench/compiled_step.py

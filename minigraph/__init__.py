@@ -9,13 +9,15 @@
     g.backward({x: [1., 2.]})       # every node now holds .value and .grad
     W.grad
 
-Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``ops`` (the op
-table: forward + backward of each op; its longer rules in ``kernels`` and ``losses``, ``defop``
-in ``opdef``), ``dtypes`` (float64 or float32, and the default),
-``nn`` (layers, losses), ``optim`` (optimizers),
+Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``values``
+(what the engine accepts as numbers; read-only values), ``explain`` (the engine's error
+messages), ``ops`` (the op table: forward + backward of each op; its longer rules in
+``kernels`` and ``losses``, ``defop`` in ``opdef``), ``dtypes`` (float64 or float32, and the
+default), ``nn`` (layers, losses), ``optim`` (optimizers),
 ``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``),
-``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``unrolled`` (backward
-written out as straight-line code, for speed: ``print(mg.unrolled.source(graph))``),
+``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``codegen`` (a graph
+written out as straight-line Python: ``print(mg.codegen.source(graph))``) and ``fastpath``
+(when ``Graph.backward`` runs that code instead of its loop),
 ``symbolic`` (``mg.grad``: the backward pass built as a graph, to draw or differentiate again)
 and ``compiled`` (``mg.function``: a graph as a callable training step, as in Theano). The
 chapters' own tools: ``digits`` (05), ``landscape`` (06), ``recurrent`` (07).

@@ -7,14 +7,17 @@
     train(x_values, t_values)                              # one step: returns the loss
 
 All the work of a training step (forward, backward, the update) is one graph, fixed once, so
-it is written out once as straight-line Python: one line per op, calling the op's forward from
-the op table (``print(train.source)`` shows it). A call feeds the Inputs, runs those lines
-(no stamps, hooks or stored values: the interpreter's bookkeeping is gone) and then assigns
-every update at once, so each update sees the old values of all Parameters. The op values stay
-local to the call: ``node.value`` of an op is what the interpreter (``Graph.forward``) last
-computed. If a line raises, the interpreter runs the same graph again and explains the error.
+it is written out once as straight-line Python by ``codegen.py`` (which also writes the
+backward's fast path): one line per op, calling the op's forward from the op table
+(``print(train.source)`` shows it, and so does a traceback through it). A call feeds the
+Inputs, runs those lines (no stamps, hooks or stored values: the interpreter's bookkeeping is
+gone) and then assigns every update at once, so each update sees the old values of all
+Parameters. The op values stay local to the call: ``node.value`` of an op is what the
+interpreter (``Graph.forward``) last computed. If a line raises, the interpreter runs the same
+graph again and explains the error.
 """
 
+from . import codegen
 from .errors import BadValueError, GraphError, ShapeError, describe
 from .graph import Graph, Node, as_node, first_repeat, value_of
 
@@ -49,9 +52,8 @@ class Function:
         if missing:
             raise GraphError(f"the outputs and updates need the Input(s) {', '.join(missing)}, which "
                              f"are not among the function's inputs: add them to the list of inputs.")
-        self.source, env = _write(self.graph)
-        exec(compile(self.source, "<minigraph: compiled function>", "exec"), env)
-        self._run = env["_run"]
+        self.source, env = codegen.forward_source(self.graph.nodes, self.graph.outputs, value_of)
+        self._run = codegen.compile_function(self.source, env, "mg.function")
 
     def __call__(self, *values):
         if len(values) != len(self.inputs):
@@ -73,26 +75,6 @@ class Function:
         for parameter, new in zip(self.updated, results[n:]):
             parameter.value = new
         return results[0] if self.single else results[:n]
-
-
-def _write(graph):
-    """The source of ``_run()``: the graph's values, in topological order, as local variables."""
-    name = {node: f"v{i}" for i, node in enumerate(graph.nodes)}
-    env = {"_value": value_of}
-    lines = ["def _run():"]
-    for node in graph.nodes:
-        v = name[node]
-        env[f"n{v}"] = node
-        if node.op is None:
-            lines.append(f"    {v} = _value(n{v}){'':<24}# {node.kind} {node.name}")
-            continue
-        env[f"f{v}"], env[f"a{v}"] = node.op.forward, node.attrs
-        args = ", ".join([name[p] for p in node.inputs] + ([f"**a{v}"] if node.attrs else []))
-        call = f"f{v}({args})"
-        lines.append(f"    {v} = {call:<30} # {node.name} = {node.op.name}"
-                     f"({', '.join(p.name for p in node.inputs)})")
-    lines.append(f"    return [{', '.join(name[n] for n in graph.outputs)}]")
-    return "\n".join(lines) + "\n", env
 
 
 def function(inputs, outputs, updates=None):

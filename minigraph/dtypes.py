@@ -110,7 +110,7 @@ class WithNumbers:
     number (in the default dtype) in drawings and in ``.value``.
 
     It has everything the engine reads of an op (``name``, ``symbol``, ``n_outputs``,
-    ``forward``, ``vjps``), so the interpreter, the unrolled code and ``mg.function`` run it
+    ``forward``, ``vjps``), so the interpreter, the generated code and ``mg.function`` run it
     like any other op; ``plain`` is the op of the table.
     """
 

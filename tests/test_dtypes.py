@@ -1,7 +1,7 @@
 """dtypes end to end: float32 stays float32 through every op, gradient, seed and update.
 
 Every op of the table is run forward and backward on float32 inputs (by the interpreter and by
-the unrolled code), mixed dtypes are checked against numpy's own promotion, and a float32 MLP is
+the generated code), mixed dtypes are checked against numpy's own promotion, and a float32 MLP is
 trained next to the same network written in numpy float32.
 """
 
@@ -125,7 +125,7 @@ def _float32_leaves(rng):
 
 def test_float32_graph_with_float32_default_is_float32_everywhere(default_float32):
     graph, feed = _float32_leaves(np.random.default_rng(1))
-    for call in range(2):                                  # interpreter, then unrolled
+    for call in range(2):                                  # interpreter, then generated
         graph.backward(feed)
         for node in graph.nodes:
             if node.name == "labels":
@@ -137,13 +137,13 @@ def test_float32_graph_with_float32_default_is_float32_everywhere(default_float3
                     assert np.asarray(g).dtype == np.float32, (call, node.name, "gradient")
 
 
-def test_the_unrolled_code_gives_the_interpreters_float32_numbers_bit_for_bit(default_float32):
+def test_the_generated_code_gives_the_interpreters_float32_numbers_bit_for_bit(default_float32):
     rng = np.random.default_rng(2)
     graph, feed = _float32_leaves(rng)
     graph.backward(feed)                                   # the interpreter
     first = {n: (n.value, n.grad) for n in graph.nodes}
     graph.invalidate()
-    graph.backward(feed)                                   # the unrolled code (second call)
+    graph.backward(feed)                                   # the generated code (second call)
     graph.backward(feed)
     for node, (value, grad) in first.items():
         if node.op is not None and node.op.n_outputs > 1:
@@ -155,7 +155,7 @@ def test_the_unrolled_code_gives_the_interpreters_float32_numbers_bit_for_bit(de
             assert np.asarray(node.grad).tobytes() == np.asarray(grad).tobytes(), node.name
 
 
-def test_unrolled_code_runs_on_a_float32_graph(default_float32):
+def test_generated_code_runs_on_a_float32_graph(default_float32):
     x = mg.Input("x")
     w = mg.Parameter(np.ones((2, 2), np.float32), name="w")
     g = mg.Graph(mg.sum(mg.tanh(x @ w) * 3))
@@ -163,7 +163,7 @@ def test_unrolled_code_runs_on_a_float32_graph(default_float32):
     for _ in range(3):
         g.backward(feed)
         assert w.grad.dtype == np.float32
-    assert g._unrolled_runs                                # the fast path did run
+    assert g._fast_path.runs                               # the fast path did run
 
 
 _SIGNATURES = {np.float32: "f", np.float64: "d"}
@@ -205,7 +205,7 @@ SAME_SHAPES = ("mse", "bce_with_logits")             # they need inputs of one s
 @pytest.mark.parametrize("op", TWO_INPUT_OPS, ids=lambda f: f.opdef.name)
 def test_a_python_number_in_a_formula_takes_the_dtype_numpy_gives(op, dtype, number, side):
     """Every two-input op of the table, with a Python int or float on either side of a float32 or
-    float64 Input: the interpreter, the unrolled code (second call on), mg.grad and mg.function
+    float64 Input: the interpreter, the generated code (second call on), mg.grad and mg.function
     all give numpy's dtype (``np.result_type`` of the array and the Python number itself) and
     numpy's value. Ops that take no 0-d value there (matmul wants vectors or matrices,
     cross-entropy integer labels) refuse the number as they refuse a 0-d array."""
@@ -227,10 +227,10 @@ def test_a_python_number_in_a_formula_takes_the_dtype_numpy_gives(op, dtype, num
     loss = mg.sum(out)
     graph = mg.Graph(loss)
     runs = []
-    for _ in range(3):                                     # the interpreter, then the unrolled code
+    for _ in range(3):                                     # the interpreter, then the generated code
         graph.backward(feed)
         runs.append((np.asarray(out.value), x.grad))
-    assert any(graph._unrolled_runs.values())              # the fast path did run
+    assert any(graph._fast_path.runs.values())             # the fast path did run
     for value, grad in runs:
         assert value.dtype == grad.dtype == expected, (value.dtype, grad.dtype)
         assert value.tobytes() == runs[0][0].tobytes() and grad.tobytes() == runs[0][1].tobytes()
@@ -246,7 +246,7 @@ def test_a_python_number_in_a_formula_takes_the_dtype_numpy_gives(op, dtype, num
 @pytest.mark.parametrize("number", NUMBERS)
 def test_an_input_fed_later_decides_the_numbers_dtype_at_each_call(number):
     """The graph is built before anything is fed; the same graph then follows whatever dtype the
-    Input is fed, call after call, in the interpreter and in the unrolled code."""
+    Input is fed, call after call, in the interpreter and in the generated code."""
     x = mg.Input("x")
     y = mg.tanh(x) * number + (1 - x) / 3
     graph = mg.Graph(mg.sum(y ** 2))
@@ -255,7 +255,7 @@ def test_an_input_fed_later_decides_the_numbers_dtype_at_each_call(number):
         expected = (np.tanh(array) * number + (1 - array) / 3).dtype
         assert expected == dtype                           # numpy keeps the dtype: weak numbers
         assert graph.backward({x: array}).dtype == y.value.dtype == x.grad.dtype == expected
-    assert any(graph._unrolled_runs.values())
+    assert any(graph._fast_path.runs.values())
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -366,8 +366,8 @@ def _build(formula, feed, rng):
 
 @settings(max_examples=150, deadline=None)
 @given(formula=FORMULAS, seed=st.integers(0, 2 ** 16))
-def test_random_formulas_give_numpys_dtype_and_numbers_in_interpreter_and_unrolled_code(formula, seed):
-    """The value has numpy's dtype and numbers; the unrolled code repeats the interpreter bit for
+def test_random_formulas_give_numpys_dtype_and_numbers_in_interpreter_and_generated_code(formula, seed):
+    """The value has numpy's dtype and numbers; the generated code repeats the interpreter bit for
     bit, mg.function too, and mg.grad's gradients have backward's dtypes."""
     feed = {}
     with np.errstate(all="ignore"):                       # 0 ** -1, exp(exp(3)): inf, in both
@@ -377,12 +377,12 @@ def test_random_formulas_give_numpys_dtype_and_numbers_in_interpreter_and_unroll
         assume(leaves)                                    # a formula of an Input or Parameter
         graph = mg.Graph(mg.sum(out))
         runs = []
-        for _ in range(3):                                # the interpreter, then the unrolled code
+        for _ in range(3):                                # the interpreter, then the generated code
             graph.backward(feed)
             runs.append([out.value] + [n.grad for n in leaves])
     assert out.value.dtype == np.asarray(expected).dtype
     assert np.array_equal(out.value, expected, equal_nan=True)
-    for run in runs[1:]:                                  # the unrolled code, bit for bit
+    for run in runs[1:]:                                  # the generated code, bit for bit
         assert all(a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True) for a, b in zip(run, runs[0]))
     inputs = [n for n in leaves if n.kind == "input"]
     with np.errstate(all="ignore"):
@@ -502,14 +502,14 @@ def test_training_an_mlp_gives_numpys_losses_in_the_same_dtype(dtype):
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_a_number_among_three_inputs_takes_the_others_dtype(dtype):
     # x * 2 and 2 * x have their own short path; an op of three inputs, one a number, goes
-    # through WithNumbers.adapt: the same rule, in the interpreter and in the unrolled code
+    # through WithNumbers.adapt: the same rule, in the interpreter and in the generated code
     rng = np.random.default_rng(0)
     x, W = mg.Input("x"), mg.Parameter(rng.normal(size=(3, 2)).astype(dtype), name="W")
     h = mg.linear(x, W, 0.5)
     g = mg.Graph(mg.sum(h * h))
     X = rng.normal(size=(4, 3)).astype(dtype)
     expected = X @ W.value + 0.5                                 # numpy: the Python 0.5 is weak
-    for _ in range(3):                                           # the interpreter, then unrolled
+    for _ in range(3):                                           # the interpreter, then generated
         g.backward({x: X})
         assert h.value.dtype == expected.dtype == dtype and np.allclose(h.value, expected)
         assert W.grad.dtype == dtype

@@ -57,167 +57,6 @@ def test_gradients_are_fresh_for_each_backward_call():
 # Random graphs of every kind, on both paths: tests/test_random_graphs.py
 
 
-# -- the unrolled backward (unrolled.py) must be the interpreter, only faster -------------------
-
-def assert_unrolled_is_the_interpreter(g, wrt=None):
-    """Run the unrolled backward, then the interpreter, and compare value and every .grad bit
-    for bit."""
-    value = mg.unrolled.build(g.plan(wrt))({}, None)       # called directly: no fallback can hide a bug
-    unrolled = {n: n.grad for n in g.nodes}
-    g.register_backward_hook(lambda node, grad_output, grad_inputs: None)   # any hook: interpreter
-    g.invalidate()
-    assert g.backward(wrt=wrt) == value
-    for n in g.nodes:
-        assert same(n.grad, unrolled[n]), n.name
-
-
-def test_a_graph_that_is_just_a_leaf_has_gradient_one_every_time():
-    w = mg.Parameter(2.0, name="w")
-    g = mg.Graph(w)
-    assert [(g.backward(), float(w.grad)) for _ in range(3)] == [(2.0, 1.0)] * 3
-
-
-def test_ops_whose_inputs_all_have_no_gradient_survive_a_second_backward():
-    """exp(Constant), 1 - y with y a Constant or an integer Input: no input of these ops takes a
-    gradient, and the unrolled code (from the second call on) once crashed on them."""
-    w = mg.Parameter(2.0, name="w")
-    g = mg.Graph(w * mg.exp(mg.Constant(3.0)))
-    assert [g.backward() for _ in range(3)] == [2.0 * np.exp(3.0)] * 3
-    assert w.grad == np.exp(3.0)
-    y, labels = mg.Constant([1.0, 0.0]), mg.Input("labels", dtype=int)
-    h = mg.Graph(mg.sum(w * (1 - y) + w * (labels * 2)))
-    grads = [(h.backward({labels: [3, 1]}), float(w.grad)) for _ in range(3)]
-    assert grads == [(1.0 * 2.0 + 8.0 * 2.0, 9.0)] * 3
-    assert_unrolled_is_the_interpreter(h)
-
-
-def test_explore_survives_slider_moves_on_a_graph_with_a_constant_only_op():
-    """Issue 11's learner case: a hand-written BCE's 1 - y, with y a Constant, under a slider."""
-    w = mg.Parameter(0.5, name="w")
-    y = mg.Constant(1.0, name="y")
-    p = mg.sigmoid(w, name="p")
-    bce = mg.neg(y * mg.log(p) + (1 - y) * mg.log(1 - p), name="bce")
-    explorer = mg.widgets.explore(mg.Graph(bce), {"w": (-2, 2)})
-    for value in (1.0, -1.0, 0.25):
-        explorer.sliders["w"].value = value
-        assert bce.value == pytest.approx(-np.log(1 / (1 + np.exp(-value))))
-        assert float(w.grad) == pytest.approx(1 / (1 + np.exp(-value)) - 1)
-
-
-def test_unrolled_backward_recomputes_only_what_changed():
-    calls = []
-    double = mg.defop("double", lambda x: calls.append(x) or 2 * x, [lambda g, ans, x: 2 * g])
-    x, w = mg.Input("x"), mg.Parameter(3.0, name="w")
-    g = mg.Graph(mg.sum(double(x) * w))
-    assert mg.unrolled.build(g.plan()) is not None
-    g.backward({x: [1.0, 2.0]})
-    g.backward({x: [1.0, 2.0]})                       # nothing changed
-    assert list(g._unrolled_runs.values()) != [None]  # the second call was the unrolled one
-    w.value = 4.0                                     # double(x) does not depend on w
-    assert g.backward({x: [1.0, 2.0]}) == 24.0 and len(calls) == 1
-    g.backward({x: [1.0, 3.0]})
-    assert len(calls) == 2 and np.allclose(x.grad, 8.0) and w.grad == 8.0
-
-
-def test_hooks_registered_after_an_unrolled_backward_still_fire():
-    x = mg.Parameter([1.0, -2.0], name="x")
-    t = mg.tanh(x, name="t")
-    g = mg.Graph(mg.sum(t))
-    g.backward()
-    seen = []
-    handle = t.register_backward_hook(lambda node, grad_output, grad_inputs: seen.append(node.name))
-    t.register_forward_hook(lambda node, inputs, out: seen.append("forward"))
-    x.value = [0.5, 0.5]
-    g.backward()
-    assert seen == ["forward", "t"]
-    handle.remove()
-    g.backward()
-    assert seen == ["forward", "t"]                   # the forward hook: nothing was stale
-
-
-def test_removing_a_hook_twice_does_not_silence_the_others():
-    # the engine skips looking for hooks while none is registered anywhere: that count must not
-    # drop below the hooks that are still there (a handle removed twice counts once)
-    x = mg.Parameter([1.0, -2.0], name="x")
-    t = mg.tanh(x, name="t")
-    g = mg.Graph(mg.sum(t, name="total"))
-    g.backward(), g.backward()                        # the unrolled path exists
-    seen = []
-    first = t.register_backward_hook(lambda node, grad_output, grad_inputs: seen.append("first"))
-    g.register_backward_hook(lambda node, grad_output, grad_inputs: seen.append(node.name))
-    first.remove()
-    first.remove()
-    g.backward()
-    assert seen == ["total", "t"]
-
-
-def test_unrolled_source_is_one_call_per_op_and_per_gradient():
-    x, y = mg.Input("x"), mg.Input("y", dtype=int)
-    net = mg.nn.MLP([3, 4, 2], "relu", rng=0)
-    g = mg.Graph(mg.softmax_cross_entropy(net(x), y, name="loss"))
-    relu = next(n.name for n in g.nodes if n.op is not None and n.op.name == "relu")  # relu_<k>
-    text = mg.unrolled.source(g, wrt=g.parameters)
-    assert [line.split("(")[1].split(", ")[1] for line in text.splitlines() if "= _store(" in line] == \
-        ["f_mlp_fc1", f"f_{relu}", "f_mlp_fc2", "f_loss"]
-    vjps = [line.split("(")[0].split("= ")[1] for line in text.splitlines() if "= vjp_" in line]
-    assert vjps == ["vjp_loss_0", "vjp_mlp_fc2_0", "vjp_mlp_fc2_1", "vjp_mlp_fc2_2", f"vjp_{relu}_0",
-                    "vjp_mlp_fc1_1", "vjp_mlp_fc1_2"]   # none for the labels, none for the data
-
-
-@pytest.mark.parametrize("names", [("feed", "type", "next"), ("w", "g_w", "f_w"), ("a.b", "a_b", "if")])
-def test_unrolled_code_works_whatever_the_nodes_are_called(names):
-    first, second, third = names
-    a = mg.Parameter([0.5, -1.0], name=first)
-    b = mg.Parameter([2.0, 3.0], name=second)
-    assert_unrolled_is_the_interpreter(mg.Graph(mg.sum(mg.tanh(a * b, name=third) * a)))
-
-
-def test_errors_on_the_unrolled_path_are_the_interpreters():
-    x, W = mg.Input("x"), mg.Parameter(np.ones((3, 2)), name="W")
-    g = mg.Graph(mg.sum(mg.matmul(x, W, name="xW")))
-    g.backward({x: np.ones((4, 3))})
-    g.backward({x: np.ones((4, 3))})                  # from now on, the unrolled code runs
-    with pytest.raises(mg.ShapeError, match="(?s)forward of 'xW' = matmul.*x \\(input\\) shape \\(4, 5\\)"):
-        g.backward({x: np.ones((4, 5))})
-    seed = np.full((4, 2), 0.5)
-    out = g.outputs[0].inputs[0]
-    h = mg.Graph(out)
-    h.backward({x: np.ones((4, 3))}, seed=seed)
-    h.backward({x: np.ones((4, 3))}, seed=seed)
-    assert np.allclose(W.grad, 2.0)
-    with pytest.raises(mg.GraphError, match="not one"):
-        h.backward({x: np.ones((4, 3))})
-
-
-def test_when_the_unrolled_code_cannot_be_written_the_interpreter_runs(monkeypatch):
-    def broken(plan):
-        raise SyntaxError("a bug of the code writer")
-    monkeypatch.setattr(mg.unrolled, "build", broken)
-    w = mg.Parameter([1.0, 2.0], name="w")
-    g = mg.Graph(mg.sum(w * w))
-    assert [g.backward() for _ in range(3)] == [5.0] * 3 and np.array_equal(w.grad, [2.0, 4.0])
-
-
-def test_the_code_writer_sees_only_the_plan():
-    """unrolled.py imports nothing of graph.py: everything it writes comes from a BackwardPlan."""
-    import ast
-    import inspect
-    tree = ast.parse(inspect.getsource(mg.unrolled))
-    imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
-                for alias in node.names} | {node.module for node in ast.walk(tree)
-                                            if isinstance(node, ast.ImportFrom)}
-    assert imported == {"keyword", "re", "numpy"}
-
-
-def test_multi_output_graphs_are_unrolled_too():
-    a, b, unused = mg.split(mg.Parameter([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], name="v"), 3)
-    g = mg.Graph(mg.sum(a * b))
-    assert g.backward() == 11.0
-    assert "_fill(" in mg.unrolled.source(g)      # the unused output's gradient: zeros
-    assert_unrolled_is_the_interpreter(g)
-    assert np.array_equal(g.nodes[0].grad, [3.0, 4.0, 1.0, 2.0, 0.0, 0.0])
-
-
 # -- order, depth, names ----------------------------------------------------------------------
 
 def test_topological_order_puts_every_node_after_its_inputs():
@@ -525,7 +364,7 @@ def test_anomaly_mode_names_the_node_that_made_nan():
         with mg.detect_anomaly(), pytest.raises(mg.NonFiniteError, match="'logx' \\(log\\) produced"):
             g.forward({x: [0.0, 2.0]})
         g.backward({x: [1.0, 2.0]})
-        g.backward({x: [1.0, 3.0]})                  # a second backward: the unrolled code
+        g.backward({x: [1.0, 3.0]})                  # a second backward: the generated code
         with mg.detect_anomaly(), pytest.raises(mg.NonFiniteError, match="'logx' \\(log\\) produced"):
             g.backward({x: [0.0, 3.0]})
 
@@ -575,7 +414,7 @@ def test_a_vjp_that_forgets_return_is_named():
     forgetful = mg.defop("forgetful", lambda x: 2 * x, [lambda g, ans, x: None if True else 2 * g])
     x = mg.Parameter([1.0, 2.0], name="x")
     g = mg.Graph(mg.sum(forgetful(x, name="twice")))
-    for _ in range(3):                         # the interpreter, then the unrolled code: the same
+    for _ in range(3):                         # the interpreter, then the generated code: the same
         with pytest.raises(mg.OpError, match="'twice' \\(forgetful\\) returned None for its input 'x'.*forget `return`"):
             g.backward()
 
@@ -587,7 +426,7 @@ def test_an_op_that_writes_into_what_it_is_given_is_named():
     a = x + 0.0                                # add hands its g to a and to the square, below
     square = mg.defop("my_square", lambda x: x * x, [lambda g, ans, x: np.multiply(g, 2 * x, out=g)])
     g = mg.Graph(mg.sum((square(a, name="sq") + a) * 3.0))
-    for _ in range(2):                         # the unrolled code waits for a first run without error
+    for _ in range(2):                         # the generated code waits for a first run without error
         with pytest.raises(mg.OpError, match="(?s)backward.*of 'sq' = my_square.*in place.*g = g \\*"):
             g.backward()
     double = mg.defop("my_double", lambda x: x.__imul__(2), [lambda g, ans, x: 2 * g])
@@ -602,7 +441,7 @@ def test_each_node_owns_its_gradient_array():
     a, b = mg.Parameter([3.0, -4.0], name="a"), mg.Parameter([1.0, 1.0], name="b")
     s = mg.add(a, b, name="s")
     g = mg.Graph(mg.sum(s * mg.Constant([5.0, 5.0])))
-    for _ in range(3):                         # the interpreter, then the unrolled code
+    for _ in range(3):                         # the interpreter, then the generated code
         g.backward()
         grads = [n.grad for n in g.nodes if n.grad is not None and n.grad.ndim]
         assert len({id(x) for x in grads}) == len(grads) and all(x.flags.writeable for x in grads)

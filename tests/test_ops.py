@@ -330,6 +330,6 @@ def test_softmax_ce_gradient_scales_with_the_gradient_it_receives(seed):
     feed = {labels: [0, 2, 1, 1, 0]}
     g.backward(feed)
     unit = z.grad.copy()
-    for _ in range(2):                                # the interpreter, then the unrolled code
+    for _ in range(2):                                # the interpreter, then the generated code
         g.backward(feed, seed=seed)
         assert np.array_equal(z.grad, unit * seed)

@@ -6,7 +6,7 @@ whose inputs are all Constants or integer Inputs; a node used twice by one op; e
 table, with attributes at negative axes; multi-output ops with outputs nobody uses. Each graph
 is then called several times: new feeds, reassigned Parameters, ``wrt`` subsets.
 
-At each call the unrolled code (called directly, so no fallback can hide a bug) and the
+At each call the generated code (called directly, so no fallback can hide a bug) and the
 interpreter (a fresh ``Graph``, every value recomputed) must agree bit for bit on every value
 and every gradient, and the gradients must agree with central differences.
 """
@@ -248,9 +248,9 @@ def check_calls(loss, drawer, numeric=True):
             p.value = drawer.floats(np.shape(p.value))
         key = None if wrt is None else tuple(wrt)
         if key not in runs:
-            runs[key] = mg.unrolled.build(g.plan(wrt))
+            runs[key] = mg.codegen.backward_function(g.plan(wrt))
         run = runs[key]
-        # the unrolled code, recomputing only what changed since the last call ...
+        # the generated code, recomputing only what changed since the last call ...
         value = run(feed, None)
         fast_values = {n: n.value for n in nodes}
         fast_grads = {n: n.grad for n in nodes}

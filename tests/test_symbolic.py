@@ -256,7 +256,7 @@ def test_second_order_grad_of_a_float32_graph_is_float32_and_equals_backward():
     (hv,) = mg.grad(along_v, [w])
     _float_values_are_float32([hv], feed)
     graph = mg.Graph(along_v)
-    for _ in range(2):                                    # the interpreter, then the unrolled code
+    for _ in range(2):                                    # the interpreter, then the generated code
         graph.backward(feed, wrt=[w])
         assert w.grad.dtype == hv.value.dtype == np.float32
         np.testing.assert_allclose(hv.value, w.grad, rtol=1e-4, atol=1e-4)

@@ -1,11 +1,18 @@
-"""Backward, unrolled: a graph's forward and backward written out as one straight-line function.
+"""Codegen: a graph written out as straight-line Python, one line per op.
 
-``Graph.backward`` in ``graph.py`` is an interpreter: it loops over the nodes and, for each one,
-looks up its op, gathers its inputs' values, checks for hooks, and so on. On small layers that
-bookkeeping costs as much as the numpy work itself. For a fixed graph the loop takes the same
-path every time, so it can be written out once, as Python source with one call per op and one
-per gradient. For ``y = tanh(w * x)`` and ``wrt=[w]``, ``print(mg.unrolled.source(graph, [w]))``
-shows (abridged)::
+``Graph.forward`` and ``Graph.backward`` in ``graph.py`` are interpreters: they loop over the
+nodes and, for each one, look up its op, gather its inputs' values, check for hooks, and so on.
+For a fixed graph the loop takes the same path every time, so it can be written out once, as
+Python source with one call per op (and, for a backward, one per gradient). Two parts of
+minigraph do this:
+
+* ``backward_function(plan)``: a whole ``graph.backward`` as one function, which
+  ``Graph.backward`` runs from its second call on (``fastpath.py`` says when);
+  ``print(mg.codegen.source(graph, wrt))`` shows it;
+* ``forward_source(...)``: the forward pass of ``mg.function`` (``compiled.py``), a training step
+  fixed once; ``print(train.source)`` shows it.
+
+For ``y = tanh(w * x)`` and ``wrt=[w]``, ``source`` shows (abridged)::
 
     def _run(_feed_values, _seed_value):
         _feed(_feed_values)
@@ -27,42 +34,60 @@ shows (abridged)::
 
 What to compute, in which order, and the helpers it calls all come from the graph's
 ``BackwardPlan`` (``graph.plan(wrt)``), the same plan ``Graph.backward`` interprets: this module
-imports nothing of ``graph.py``, so it can only do what the interpreter does.
+imports nothing of ``graph.py``, so it can only do what the interpreter does. It calls the same
+op functions on the same arrays in the same order, so the numbers are identical (the tests check
+this bit for bit).
 
-``Graph.backward`` runs that function from the second call with the same ``wrt`` on (once
-the interpreter has run the plan through without error), when
-nothing unusual is going on: no hooks, no ``detect_anomaly``, at most
-``MAX_OPS`` ops. It calls the same op functions on the same arrays in the same order as the
-interpreter, so the numbers are identical (the tests check this bit for bit). If anything
-raises, here or while writing the function, the interpreter runs the call again (so an op that
-fails runs twice), and its error message says what went wrong.
+``compile_function`` compiles both kinds and registers their source with ``linecache``, as if it
+were a file: a traceback through generated code (an op that fails, a ``traceback.print_stack()``
+in an op's forward) shows the generated line, e.g.
+``File "<minigraph 3: backward of 'loss'>", line 22, in _run`` followed by that line's text.
 """
 
+import itertools
 import keyword
+import linecache
 import re
+import weakref
 
 import numpy as np
 
-MAX_OPS = 1000                    # bigger graphs stay with the interpreter: writing them out is slow
+_serial = itertools.count(1)          # each generated function gets a file name of its own
 
 
-def build(plan):
-    """The unrolled ``_run(feed, seed)`` of a ``BackwardPlan`` (``graph.plan(wrt)``)."""
-    text, env = _write(plan)
-    exec(compile(text, f"<minigraph: backward of '{plan.output.name}'>", "exec"), env)
-    return env["_run"]
+def compile_function(text, env, title):
+    """Compile ``text`` (the source of a function ``_run``) with the names of ``env`` and return
+    ``_run``. Its file name, ``<minigraph 3: {title}>``, is registered with ``linecache`` for as
+    long as the function lives, so tracebacks show its lines."""
+    filename = f"<minigraph {next(_serial)}: {title}>"
+    exec(compile(text, filename, "exec"), env)
+    run = env["_run"]
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    weakref.finalize(run, linecache.cache.pop, filename, None)
+    return run
+
+
+# -- the backward of a BackwardPlan -----------------------------------------------------------
+
+def backward_function(plan):
+    """The straight-line ``_run(feed, seed)`` of a ``BackwardPlan`` (``graph.plan(wrt)``): the
+    same work as ``graph.backward(feed, seed, wrt)``, returning the output's value."""
+    text, env = backward_source(plan)
+    return compile_function(text, env, f"backward of '{plan.output.name}'")
 
 
 def source(graph, wrt=None):
-    """The Python source ``graph.backward(wrt=wrt)`` runs (to read, not to edit)."""
-    return _write(graph.plan(wrt))[0]
+    """The Python source ``graph.backward(wrt=wrt)`` runs from its second call on (to read, not
+    to edit)."""
+    return backward_source(graph.plan(wrt))[0]
 
 
-def _write(plan):
+def backward_source(plan):
     """The source and the names it uses. Helpers start with ``_``; every other name comes from a
     node: ``x`` is the node, ``x_`` its value, ``g_x`` its gradient, ``f_x`` its op's forward.
     Everything it calls comes from the plan: the op functions and the plan's own steps."""
-    name = _identifiers(plan.nodes)
+    name = identifiers(plan.nodes)
+    value = {node: f"{name[node]}_" for node in plan.nodes}
     env = {name[node]: node for node in plan.nodes}
     env.update(_feed=plan.feed, _seed=plan.seed, _value=plan.value_of, _store=plan.store_value,
                _add=plan.add_gradients, _fill=plan.fill_unused_outputs,
@@ -70,11 +95,12 @@ def _write(plan):
                _type=type)
     out = name[plan.output]
     lines = ["def _run(_feed_values, _seed_value):", "    _feed(_feed_values)"]
-    lines += [f"    {name[n]}_ = _value({name[n]})" for n in plan.leaves]
+    lines += [f"    {value[n]} = _value({name[n]})" for n in plan.leaves]
 
     # forward: recompute an op only if one of its inputs is newer (as Graph.forward does)
     for node in plan.ops:
-        me, args = name[node], _arguments(node, name)
+        me = name[node]
+        args = _arguments(node, value, f"attrs_{me}")
         env[f"f_{me}"], env[f"attrs_{me}"] = node.op.forward, node.attrs
         newer = [f"{name[p]}.stamp > {me}.stamp" for p in dict.fromkeys(node.inputs)]
         lines += [f"    if {' or '.join(newer + [f'_value({me}) is None'])}:",
@@ -90,8 +116,9 @@ def _write(plan):
     lines += [f"    g_{name[n]} = None" for n in plan.nodes if n in receiving and n is not plan.output]
     lines += [f"    g_{out} = _seed({out}_, _seed_value)"]
     for node, wanted in steps:
-        me, args = name[node], _arguments(node, name)
-        inputs = ", ".join(f"{name[p]}_" for p in node.inputs)
+        me = name[node]
+        args = _arguments(node, value, f"attrs_{me}")
+        inputs = ", ".join(value[p] for p in node.inputs)
         lines += [f"    if g_{me} is not None:"]
         upstream = f"g_{me}"
         if node.op.n_outputs > 1:                 # one gradient per output, zeros if unused
@@ -111,7 +138,7 @@ def _write(plan):
     return "\n".join(lines) + "\n", env
 
 
-def _identifiers(nodes):
+def identifiers(nodes):
     """A Python name for each node, made from its own name (``mlp.fc1`` -> ``mlp_fc1``); plain
     numbers (``n0``, ``n1``, ...) if those names could clash with each other or with keywords."""
     names = {node: re.sub(r"\W", "_", node.name) for node in nodes}
@@ -125,7 +152,30 @@ def _identifiers(nodes):
     return {node: f"n{i}" for i, node in enumerate(nodes)}
 
 
-def _arguments(node, name):
-    """The arguments of a call of ``node``'s forward (and, after ``g, ans``, of its VJPs)."""
-    args = [f"{name[p]}_" for p in node.inputs] + ([f"**attrs_{name[node]}"] if node.attrs else [])
-    return ", ".join(args)
+# -- the forward of mg.function -----------------------------------------------------------------
+
+def forward_source(nodes, outputs, value_of):
+    """The source of ``_run()`` for ``mg.function`` and the names it uses: the values of
+    ``nodes`` (in topological order) as local variables ``v0, v1, ...``, the leaves' read with
+    ``value_of``; it returns the values of ``outputs``, in a list."""
+    name = {node: f"v{i}" for i, node in enumerate(nodes)}
+    env = {"_value": value_of}
+    lines = ["def _run():"]
+    for node in nodes:
+        v = name[node]
+        env[f"n{v}"] = node
+        if node.op is None:
+            lines.append(f"    {v} = _value(n{v}){'':<24}# {node.kind} {node.name}")
+            continue
+        env[f"f{v}"], env[f"a{v}"] = node.op.forward, node.attrs
+        call = f"f{v}({_arguments(node, name, f'a{v}')})"
+        lines.append(f"    {v} = {call:<30} # {node.name} = {node.op.name}"
+                     f"({', '.join(p.name for p in node.inputs)})")
+    lines.append(f"    return [{', '.join(name[n] for n in outputs)}]")
+    return "\n".join(lines) + "\n", env
+
+
+def _arguments(node, value, attrs):
+    """The arguments of a call of ``node``'s forward (and, after ``g, ans``, of its VJPs), for
+    both writers: its inputs' variables (``value[input]``), then ``**attrs`` if the op has any."""
+    return ", ".join([value[p] for p in node.inputs] + ([f"**{attrs}"] if node.attrs else []))
