@@ -217,14 +217,15 @@ def _cross_entropy_labels(g, ans, logits, labels):
 
 
 def _power_x(g, ans, x, y):
-    """x ** y: the gradient of x is g·y·x^(y-1), and 0 where y is 0 (as the numeric VJP).
+    """x ** y: the gradient of x is g·y·x^(y-1), and 0 at 0 ** 0 (as the numeric VJP).
 
-    Only at x = 0 does y = 0 need a mask: there y·x^(y-1) would be 0·inf, so the exponent
-    becomes 1 (the mask is piecewise constant: it adds no gradient of its own). Anywhere else
-    the exponent stays y - 1, so the derivative of this gradient with respect to y is right
-    also at y = 0: x^(y-1)·(1 + y·ln x) = 1/x (a mask on y alone would make it x^0 = 1 or x).
+    At 0 ** 0 alone, y·x^(y-1) would be 0·inf: there the base becomes 1 and the product is
+    multiplied by 0 (``both_zero`` is a mask: it adds no gradient of its own). Everywhere else
+    this is y·x^(y-1) itself, so its own derivative with respect to y is right also at y = 0:
+    x^(y-1)·(1 + y·ln x) = 1/x (a mask on y alone, turning x^(y-1) into x^0 or x, would not be).
     """
-    return sum_to(g * y * x ** (y - 1 + 2 * is_zero(y) * is_zero(x)), x)
+    both_zero = is_zero(x) * is_zero(y)
+    return sum_to(g * y * (x + both_zero) ** (y - 1) * (1 - both_zero), x)
 
 
 def _power_y(g, ans, x, y):
