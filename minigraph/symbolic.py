@@ -216,6 +216,29 @@ def _cross_entropy_labels(g, ans, logits, labels):
     return None if _is_integer(labels) else -g * ops.log_softmax(logits, axis=-1) / examples(logits)
 
 
+def _power_x(g, ans, x, y):
+    """x ** y: the gradient of x is g·y·x^(y-1), and 0 at 0 ** 0 (as the numeric VJP).
+
+    At 0 ** 0 alone, y·x^(y-1) would be 0·inf: there the base becomes 1 and the product is
+    multiplied by 0 (``both_zero`` is a mask: it adds no gradient of its own). Everywhere else
+    this is y·x^(y-1) itself, so its own derivative with respect to y is right also at y = 0:
+    x^(y-1)·(1 + y·ln x) = 1/x (a mask on y alone, turning x^(y-1) into x^0 or x, would not be).
+    """
+    both_zero = is_zero(x) * is_zero(y)
+    return sum_to(g * y * (x + both_zero) ** (y - 1) * (1 - both_zero), x)
+
+
+def _power_y(g, ans, x, y):
+    """x ** y: the gradient of y is g·x^y·ln x, and 0 where x is 0 (the limit from x > 0).
+
+    At x = 0, ln is taken of 1 and the result multiplied by 0, so that this gradient's own
+    derivative with respect to x is 0 there too (as the other mixed derivative, from ``_power_x``),
+    not x^y/1 = 1 at 0 ** 0.
+    """
+    not_zero = 1 - is_zero(x)
+    return sum_to(g * ans * ops.log(x + is_zero(x)) * not_zero, y)
+
+
 def _split(g, ans, x, n, axis=-1):
     """Join the parts' gradients again; a part nobody used contributes zeros."""
     return ops.concatenate([gi if gi is not None else zeros_like(Op(OUTPUT, [ans], {"index": i}))
@@ -226,9 +249,7 @@ defvjp(ops.add, lambda g, ans, x, y: sum_to(g, x), lambda g, ans, x, y: sum_to(g
 defvjp(ops.sub, lambda g, ans, x, y: sum_to(g, x), lambda g, ans, x, y: sum_to(-g, y))
 defvjp(ops.mul, lambda g, ans, x, y: sum_to(g * y, x), lambda g, ans, x, y: sum_to(g * x, y))
 defvjp(ops.div, lambda g, ans, x, y: sum_to(g / y, x), lambda g, ans, x, y: sum_to(-g * x / (y * y), y))
-defvjp(ops.power,
-       lambda g, ans, x, y: sum_to(g * y * x ** (y - 1 + 2 * is_zero(y)), x),   # x ** 0: slope 0
-       lambda g, ans, x, y: sum_to(g * ans * ops.log(x + is_zero(x)), y))     # 0 ** y: slope 0
+defvjp(ops.power, _power_x, _power_y)
 defvjp(ops.neg, lambda g, ans, x: -g)
 defvjp(ops.matmul, _matmul_x, _matmul_y)
 defvjp(ops.exp, lambda g, ans, x: g * ans)

@@ -11,7 +11,7 @@ import pytest
 
 import minigraph as mg
 from minigraph.symbolic import GRAPH_VJPS
-from test_random_graphs import N_SEEDED, draw_graph, is_float_leaf
+from test_random_graphs import N_SEEDED, at_a_kink, draw_graph, is_float_leaf, starts_at_edges
 
 N_FIRST = 600          # graphs checked at first order (all but integer-leaf graphs)
 N_SECOND = 800         # graphs drawn for second order (those with a Parameter are checked)
@@ -55,12 +55,13 @@ def test_first_order_equals_backward(block):
 
 def hessian_vector_check(loss, drawer, rng):
     """For the graph's Parameters w: grad(sum(grad(loss, w) · v), w) = H v, against central
-    differences of Graph.backward's gradient along v, and against Graph.backward run on the
-    gradient graph itself. False if there is no Parameter."""
+    differences of Graph.backward's gradient along v (unless an op sits at a kink: see
+    ``at_a_kink``), and against Graph.backward run on the gradient graph itself. Says which
+    were done: "numeric", "at a kink", or None if there is no Parameter."""
     graph = mg.Graph(loss)
     wrt = graph.parameters
     if not wrt:
-        return False
+        return None
     feed = {n: drawer.feed[n] for n in graph.inputs}
     v = [rng.normal(size=np.shape(w.value)) for w in wrt]
     first = mg.grad(loss, wrt)
@@ -78,6 +79,9 @@ def hessian_vector_check(loss, drawer, rng):
         assert close(np.zeros(np.shape(h)) if w.grad is None else w.grad, h, rtol=1e-8, atol=1e-10), \
             f"backward of the gradient graph, for {w.name}: {w.grad} vs {h}"
 
+    graph.forward(feed)
+    if at_a_kink(graph):
+        return "at a kink"
     base = [np.array(w.value) for w in wrt]
 
     def gradient_at(t):
@@ -93,20 +97,25 @@ def hessian_vector_check(loss, drawer, rng):
         scale = np.max(np.abs(numeric), initial=0.0)
         assert np.shape(h) == np.shape(numeric) and np.all(np.abs(h - numeric) <= 1e-5 + 1e-4 * scale), \
             f"Hv for {w.name}: {h} vs {numeric}"
-    return True
+    return "numeric"
 
 
 @pytest.mark.parametrize("block", range(4))
 def test_second_order_hessian_vector_products(block):
+    """Hessian-vector products on random graphs; some of their Parameters start at edge values
+    (0, ±1, -1.5, ±40), and most of those graphs are still compared with central differences."""
     per_block = N_SECOND // 4
-    checked = 0
+    checked = numeric_at_edges = 0
     for seed in range(N_SEEDED + block * per_block, N_SEEDED + (block + 1) * per_block):
         loss, drawer = draw_graph(seed)
         try:
-            checked += hessian_vector_check(loss, drawer, np.random.default_rng(seed))
+            done = hessian_vector_check(loss, drawer, np.random.default_rng(seed))
         except AssertionError as error:
             raise AssertionError(f"seed {seed}: {error}") from None
+        checked += done is not None
+        numeric_at_edges += done == "numeric" and starts_at_edges(loss)
     assert checked >= per_block // 3      # about 40% of the graphs have a Parameter
+    assert numeric_at_edges >= per_block // 20
 
 
 def test_every_op_of_the_table_has_a_graph_vjp():
