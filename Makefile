@@ -77,8 +77,8 @@ $(STAMP): pyproject.toml | $(PY)
 	@touch $@
 
 $(STAMP_DEV): pyproject.toml | $(PY)
-	@echo "Installing minigraph (editable) with its [dev] test tools into $(VENV)..."
-	$(PY) -m pip install -q -e '.[dev]'
+	@echo "Installing minigraph (editable) with its [dev] test tools and [torch] into $(VENV)..."
+	$(PY) -m pip install -q -e '.[dev,torch]'
 	@touch $(STAMP) $@
 
 dot: | $(PY)

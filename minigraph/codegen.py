@@ -156,22 +156,24 @@ def identifiers(nodes):
 
 def forward_source(nodes, outputs, value_of):
     """The source of ``_run()`` for ``mg.function`` and the names it uses: the values of
-    ``nodes`` (in topological order) as local variables ``v0, v1, ...``, the leaves' read with
+    ``nodes`` (in topological order) as local variables named as in the backward's code (``x_``
+    is the value of node ``x``, ``f_h`` the forward of op ``h``), the leaves' read with
     ``value_of``; it returns the values of ``outputs``, in a list."""
-    name = {node: f"v{i}" for i, node in enumerate(nodes)}
+    name = identifiers(nodes)
+    value = {node: f"{name[node]}_" for node in nodes}
     env = {"_value": value_of}
     lines = ["def _run():"]
     for node in nodes:
-        v = name[node]
-        env[f"n{v}"] = node
+        me = name[node]
+        env[me] = node
         if node.op is None:
-            lines.append(f"    {v} = _value(n{v}){'':<24}# {node.kind} {node.name}")
+            lines.append(f"    {f'{value[node]} = _value({me})':<40} # {node.kind} {node.name}")
             continue
-        env[f"f{v}"], env[f"a{v}"] = node.op.forward, node.attrs
-        call = f"f{v}({_arguments(node, name, f'a{v}')})"
-        lines.append(f"    {v} = {call:<30} # {node.name} = {node.op.name}"
+        env[f"f_{me}"], env[f"attrs_{me}"] = node.op.forward, node.attrs
+        call = f"{value[node]} = f_{me}({_arguments(node, value, f'attrs_{me}')})"
+        lines.append(f"    {call:<40} # {node.name} = {node.op.name}"
                      f"({', '.join(p.name for p in node.inputs)})")
-    lines.append(f"    return [{', '.join(name[n] for n in outputs)}]")
+    lines.append(f"    return [{', '.join(value[n] for n in outputs)}]")
     return "\n".join(lines) + "\n", env
 
 

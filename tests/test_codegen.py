@@ -221,3 +221,18 @@ def test_generated_source_leaves_linecache_with_its_function():
     del run
     gc.collect()
     assert filename not in linecache.cache
+
+
+def test_mg_functions_code_names_its_variables_after_the_nodes():
+    """Both writers name a value after its node (``h_`` is the value of ``h``); names that are
+    no identifiers, or that would clash once made into one, fall back to numbered names."""
+    x = mg.Input("x")
+    W = mg.Parameter([[1.0, 2.0]], name="W")
+    h = mg.tanh(x @ W, name="h")
+    f = mg.function([x], mg.sum(h * h, name="loss"))
+    assert "h_ = f_h(" in f.source and "return [loss_]" in f.source
+    assert f([[1.0], [2.0]]) == mg.Graph(f.outputs[0]).forward({x: [[1.0], [2.0]]})
+    a, b = mg.Parameter(1.0, name="a.b"), mg.Parameter(2.0, name="a_b")     # both become a_b
+    clash = mg.function([], a * b)
+    assert "a_b_" not in clash.source and "n0_" in clash.source
+    assert clash() == 2.0
