@@ -2,6 +2,7 @@
 
     mg.digits.show_images(images, titles)      # a grid of 28x28 images
     mg.digits.show_confusion(matrix)           # rows: true digit, columns: predicted digit
+    mg.digits.browse_images(X, y)              # an image and the row of 784 numbers it is
     mg.digits.browse(net, X_test, y_test)      # step through test digits: image, ten bars, drawing
     mg.digits.text_bar(3, 10)                  # '██████··············': progress in plain text
 
@@ -84,15 +85,64 @@ def show_confusion(matrix, title="confusion matrix"):
     plt.show()
 
 
-# -- the digit browser -------------------------------------------------------------------------------
+# -- an image is a row: the image browser ------------------------------------------------------------
 
-def png(image):
-    """A 28x28 image (0 = paper, 1 = ink) as PNG bytes, each pixel a ZOOM x ZOOM square."""
+def png(image, zoom=(ZOOM, ZOOM), marked=None):
+    """An image (0 = paper, 1 = ink) as PNG bytes, each pixel a ``zoom`` (height, width) block;
+    ``marked`` (a boolean mask of the image's shape) tints those pixels violet."""
+    from matplotlib.colors import to_rgb
     from matplotlib.image import imsave
-    big = np.kron(np.clip(image, 0, 1), np.ones((ZOOM, ZOOM)))
+    rgb = (1 - np.clip(image, 0, 1))[..., None] * np.ones(3)       # white paper, black ink
+    if marked is not None:
+        tint = np.array(to_rgb(viz.HIGHLIGHT))
+        rgb = np.where(marked[..., None], 0.35 * rgb + 0.65 * tint, rgb)
     buffer = io.BytesIO()
-    imsave(buffer, big, cmap="gray_r", vmin=0, vmax=1, format="png")
+    imsave(buffer, np.kron(rgb, np.ones(zoom + (1,))), format="png")
     return buffer.getvalue()
+
+
+class ImageBrowser(ipw.VBox):
+    """One image at a time, twice: as the 28x28 picture a person sees and as the row of 784
+    numbers a layer ``xW + b`` reads (the 28 rows of the picture laid end to end). Choose an
+    image and a row of the picture: that row is tinted in both, at pixels 28·row to 28·row + 27
+    of the long row."""
+
+    def __init__(self, images, labels, index=0, row=14):
+        self.images = as_images(images)
+        self.labels = np.asarray(labels)
+        self.slider = ipw.IntSlider(value=index, min=0, max=len(self.images) - 1, description="image")
+        self.row = ipw.IntSlider(value=row, min=0, max=SIDE - 1, description="picture row")
+        self.caption = ipw.HTML().add_class("mg-caption")
+        self.picture = ipw.Image(format="png", layout=ipw.Layout(width=f"{SIDE * ZOOM}px"))
+        self.strip = ipw.Image(format="png", layout=ipw.Layout(width=f"{SIDE * SIDE}px"))
+        for control in (self.slider, self.row):
+            control.observe(lambda _: self._show(), names="value")
+        self._show()
+        super().__init__([ipw.HBox([self.slider, self.row]), self.caption, self.picture,
+                          ipw.HTML("the same image as the row of 784 numbers the network reads:"),
+                          self.strip])
+        self.add_class("mg-image-browser")
+
+    def _show(self):
+        image, r = self.images[self.slider.value], self.row.value
+        marked = np.zeros((SIDE, SIDE), dtype=bool)
+        marked[r] = True
+        self.picture.value = png(image, marked=marked)
+        self.strip.value = png(image.reshape(1, -1), zoom=(12, 1), marked=marked.reshape(1, -1))
+        ink = int(np.count_nonzero(image))
+        self.caption.value = (f"image <b>{self.slider.value}</b> of {len(self.images)} · label "
+                              f"<b>{self.labels[self.slider.value]}</b> · ink in {ink} of "
+                              f"{SIDE * SIDE} pixels · picture row {r} is pixels {SIDE * r} to "
+                              f"{SIDE * r + SIDE - 1} of the row")
+
+
+def browse_images(images, labels, index=0):
+    """A widget to step through ``images`` (rows of 784 pixels) with their ``labels``: each image
+    as a picture and as the row of numbers a layer reads, one picture row tinted in both."""
+    return ImageBrowser(images, labels, index)
+
+
+# -- the digit browser -------------------------------------------------------------------------------
 
 
 def probability_bars(probabilities, label):

@@ -1,5 +1,6 @@
 """digits: the progress bar, the pictures, and the digit browser driven from Python as a learner drives it."""
 
+import io
 import re
 import subprocess
 import sys
@@ -112,3 +113,27 @@ def test_pictures_draw_without_error(data, monkeypatch):
     digits.show_confusion(np.eye(10, dtype=int) * 9 + 1)
     assert len(shown) == 3 and [len(f.texts) + sum(len(a.texts) for a in f.axes) for f in shown][0] == 13
     plt.close("all")
+
+
+def test_the_image_browser_tints_one_picture_row_and_the_same_pixels_of_the_long_row(data):
+    """The picture and the row of 784 numbers are one image: the tinted row r of the picture is
+    pixels 28r .. 28r + 27 of the strip, for every image and row a learner picks."""
+    from matplotlib.image import imread
+    X, y = data
+    browser = digits.browse_images(X, y)
+
+    def tinted(png_bytes):                       # violet pixels: red and blue above green
+        rgb = imread(io.BytesIO(png_bytes))[..., :3]
+        return (rgb[..., 2] - rgb[..., 1] > 0.2)
+
+    for index, row in [(0, 14), (7, 0), (39, 27)]:
+        browser.slider.value, browser.row.value = index, row
+        picture, strip = tinted(browser.picture.value), tinted(browser.strip.value)
+        assert picture.shape == (28 * digits.ZOOM, 28 * digits.ZOOM) and strip.shape == (12, 784)
+        rows = np.flatnonzero(picture.any(axis=1)) // digits.ZOOM
+        assert set(rows) == {row}
+        assert list(np.flatnonzero(strip.all(axis=0))) == list(range(28 * row, 28 * row + 28))
+        ink = imread(io.BytesIO(browser.strip.value))[0, :, 0] < 0.5
+        assert np.array_equal(ink, X[index] > 0.5)          # the strip is the image's own row
+        assert f"label <b>{y[index]}</b>" in browser.caption.value
+        assert f"pixels {28 * row} to {28 * row + 27}" in browser.caption.value
