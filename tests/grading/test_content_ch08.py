@@ -44,3 +44,18 @@ def test_framework_words_reads_meanings_not_spellings():
         for given, passes in [(w, True) for w in right] + [(w, False) for w in wrong]:
             result = grade(framework_words, run_cases(framework_words, {word: given}))
             assert (result.cases[cases.index(word)].status == "pass") == passes, (word, given)
+
+
+def test_framework_words_accepts_the_pytorch_objects_themselves():
+    """A learner with PyTorch at hand may put the objects in the dict: they are read by their full
+    names (``torch.nn.parameter.Parameter``), and a wrong object stays wrong."""
+    import pytest
+    torch = pytest.importorskip("torch")
+    from minigraph.grading.content.ch08 import framework_words
+    from minigraph.grading.toolkit.exercise import grade, run_cases
+
+    objects = {"Input": torch.tensor, "Parameter": torch.nn.Parameter, "Graph.forward": "model(x)",
+               "backward(wrt=...)": torch.autograd.grad, "register_backward_hook": torch.Tensor.register_hook}
+    assert grade(framework_words, run_cases(framework_words, objects)).status == "passed"
+    swapped = {**objects, "Input": torch.nn.Parameter, "Parameter": torch.tensor}
+    assert [c.status for c in grade(framework_words, run_cases(framework_words, swapped)).cases][:2] == ["fail"] * 2
