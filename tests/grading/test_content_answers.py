@@ -220,6 +220,17 @@ def test_no_hint_contains_reference_code():
     assert [(exercise_id, hint, leaks(hint)) for exercise_id, hint in hints if leaks(hint)] == []
 
 
+def test_every_exercise_has_a_hint_in_two_different_levels_that_give_no_code():
+    """The README's promise: a hint naming the concept, and a sharper one behind "a sharper hint"."""
+    exercises = [exercise for chapter in registry.CHAPTERS for exercise in registry.exercises(chapter)]
+    assert len(exercises) >= 40
+    short = [(exercise.id, levels) for exercise in exercises
+             for levels in [hint_levels(exercise.hint)]
+             if len(levels) < 2 or len(set(levels)) < len(levels) or not all(map(str.strip, levels))
+             or any(leaks(level) for level in levels)]
+    assert short == []
+
+
 def test_no_message_contains_reference_code():
     said = []
     for kind in ("wrong", "right"):

@@ -116,8 +116,11 @@ softmax_ce_vjp = _exercise(
              hint="exp(1000) overflows. Softmax does not change when you subtract the same number "
                   "from every logit of a row: subtract the row's largest logit first."),
     ],
-    hint="For L = mean over rows of −log softmax(z)[label], dL/dz = (softmax(z) − one-hot(label)) / n "
-         "row by row, times g. Build the one-hot rows from the integer labels.",
+    hint=("The rule the chapter derived, row by row: the softmax probabilities minus the one-hot "
+          "label, divided by the number of rows n, times the upstream gradient g.",
+          "Compute each row's softmax the stable way (subtract the row's largest logit before "
+          "exp), then take 1 away at each row's label column: that is subtracting the one-hot "
+          "row. Divide by n and multiply by g; ans is not needed."),
     title="softmax_ce_vjp(g, ans, logits, labels) -> gradient of the logits",
     raise_on=("over", "invalid", "divide"), integers=("labels",), call=_call_vjp)
 
@@ -154,8 +157,10 @@ accuracy = _exercise(
         case(logits=[[2.0, 1.0, 0.0], [0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [0.0, 1.0, 2.0], [2.0, 0.0, 1.0]],
              labels=[0, 1, 2, 2, 0], hint="All five right."),
     ],
-    hint="The network's answer for a row is the index of its largest logit (one per row); the "
-         "accuracy is the fraction of rows where that index equals the label.",
+    hint=("A row's answer is the position of its largest logit; compare it with the row's label.",
+          "numpy finds the index of the largest entry along an axis (axis 1: one index per row); "
+          "comparing those indices with the labels gives one True or False per row, and the mean "
+          "of such an array is the fraction of True."),
     title="accuracy(logits, labels) -> fraction right", integers=("labels",))
 
 
@@ -199,8 +204,10 @@ confusion_matrix = _exercise(
              hint="Class 3 never occurs (nor does 1), but the matrix still has n_classes rows and columns."),
         case(labels=[3, 3, 1, 0, 2, 3, 1], predictions=[3, 1, 1, 0, 3, 3, 2], n_classes=4),
     ],
-    hint="Entry [t, p] counts the examples whose true class is t and whose predicted class is p. "
-         "Start from a square array of zeros and add 1 for every example: a plain loop is fine.",
+    hint=("Entry [t, p] counts the examples whose true class is t and whose predicted class is p; "
+          "every class has its row and column, even one that never occurs.",
+          "Start from a square array of n_classes by n_classes integer zeros and add 1 at "
+          "[true class, predicted class] for every example: a plain loop over the pairs is fine."),
     title="confusion_matrix(labels, predictions, n_classes) -> counts",
     integers=("labels", "predictions", "n_classes"))
 
@@ -295,8 +302,10 @@ def _judge_batches(case, got):
 minibatches = Exercise(
     "05.minibatches", "minibatches", 2, BATCH_CASES, _run_batches, _judge_batches,
     title="minibatches(n, batch_size, seed) -> one epoch of index arrays",
-    hint="Shuffle the indices 0..n−1 once, with a random generator made from the seed, then cut "
-         "the shuffled order into consecutive pieces of batch_size (the last piece may be shorter).")
+    hint=("One epoch: shuffle the order of all n indices once, then cut that order into pieces.",
+          "A random generator made from the seed gives a random permutation of 0..n−1; cut it into "
+          "consecutive slices of batch_size, starting at 0, 0 + batch_size, ... (a slice past "
+          "the end is just shorter, so the last batch takes what is left)."))
 
 
 # -- 05.digits_recipe ------------------------------------------------------------------------------
@@ -341,9 +350,11 @@ digits_recipe = Exercise(
     "05.digits_recipe", "digits_recipe", 3, ({"inputs": {}},),
     lambda answer, case: checked_recipe(answer), _judge_recipe,          # only the choices travel: the judge trains
     title=f"digits_recipe: >= {TARGET:.0%} held-out accuracy in at most {MAX_EPOCHS} epochs",
-    hint="A hidden layer of ReLU units helps; each epoch has 4000 / batch_size steps, so smaller "
-         "batches mean more steps; Adam or momentum usually need fewer of them than plain gd. "
-         "try_recipe(digits_recipe) shows what the check will see.",
+    hint=("A hidden layer of ReLU units can do what one template per digit cannot; then the "
+          "network needs enough steps of a well-sized learning rate within 5 epochs.",
+          "Each epoch has 4000 / batch_size steps, so smaller batches mean more steps; Adam or "
+          "momentum usually need fewer of them than plain gd. try_recipe(digits_recipe) shows "
+          "what the check will see: the training and held-out accuracy and every step's loss."),
     describe=lambda case: f"MLP([784, *hidden, 10]), seed 0, 4000 training images, at most {MAX_EPOCHS} epochs")
 
 

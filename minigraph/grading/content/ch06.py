@@ -73,9 +73,11 @@ adagrad = optimizer_exercise(
         "add g² first, then divide":
             lambda *a, **k: _ada(*a, **k, late=True),
     },
-    hint="First add this step's squared gradient to the sum kept in state (which starts at 0), "
-         "then step downhill: lr times the gradient, divided by the sum's square root plus eps. "
-         "numpy works elementwise, so every coordinate gets its own sum.")
+    hint=("AdaGrad divides each coordinate's step by the root of that coordinate's sum of squared "
+          "gradients so far; the sum is the memory it keeps in state between steps.",
+          "First add this step's squared gradient to the sum kept in state (which starts at 0), "
+          "then step downhill: lr times the gradient, divided by the sum's square root plus eps. "
+          "numpy works elementwise, so every coordinate gets its own sum."))
 
 
 def _rms(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, inside=False, root=np.sqrt):
@@ -119,9 +121,11 @@ rmsprop = optimizer_exercise(
         "g² is added whole: the new average is decay·s + (1 - decay)·g²":
             lambda *a, **k: _rms(*a, **k, whole=True),
     },
-    hint="Blend the average kept in state (0 at first) with this step's squared gradient, "
-         "weighted decay and 1 - decay; store it; then step downhill as AdaGrad does, dividing "
-         "by its square root plus eps.")
+    hint=("RMSProp is AdaGrad with a running average of the squared gradients in place of their "
+          "sum, so old gradients fade and the steps do not die out.",
+          "Blend the average kept in state (0 at first) with this step's squared gradient, "
+          "weighted decay and 1 - decay; store it; then step downhill as AdaGrad does, dividing "
+          "by its square root plus eps."))
 
 
 def _adam(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, first_t=1, sign=-1,
@@ -175,9 +179,11 @@ adam = optimizer_exercise(
         "a step uphill: subtract the step (value - ...), do not add it":
             lambda *a, **k: _adam(*a, **k, sign=1),
     },
-    hint="Three things live in state: the step count t (1 at the first step), the average m of "
-         "the gradient and the average s of its square (both 0 at first). Correct both averages "
-         "for their start at 0 before the step, which is lr · m̂ divided by (√ŝ + eps).")
+    hint=("Adam is momentum on the gradient and RMSProp on its square, plus a step counter that "
+          "corrects both running averages for starting at 0.",
+          "Three things live in state: the step count t (1 at the first step), the average m of "
+          "the gradient and the average s of its square (both 0 at first). Correct both averages "
+          "for their start at 0 before the step, which is lr · m̂ divided by (√ŝ + eps)."))
 
 
 # -- 06.cosine ---------------------------------------------------------------------------------------
@@ -253,8 +259,11 @@ cosine = Exercise(
         (lambda t, **k: _cos(t + 1, **k), "off by one: at t = 0 the rate is lr_max, so use t, not t + 1"),
     ]),
     title="cosine_lr(t, total, lr_max, lr_min)",
-    hint="Half a cosine wave from lr_max (t = 0) down to lr_min (t = total): cos goes from 1 to -1 "
-         "as its angle goes from 0 to pi; shift and scale it to run from lr_max to lr_min.",
+    hint=("Half a cosine wave from lr_max (t = 0) down to lr_min (t = total): cos goes from 1 to -1 "
+          "as its angle goes from 0 to pi.",
+          "Turn t into an angle that runs from 0 (t = 0) to pi (t = total); shift and scale cos of "
+          "that angle to run from lr_max to lr_min. Test t = 0, total / 2 and total against the "
+          "statement's worked numbers."),
     describe=lambda case: (", ".join(f"{k}={v}" for k, v in case["settings"].items())
                            + f"; t = {', '.join(map(str, case['inputs']['steps']))}"))
 
@@ -314,9 +323,12 @@ def _judge_pair(case, got):
 fastest_momentum = Exercise(
     "06.fastest_momentum", "fastest", 2, ({"inputs": {}},), _run_pair, _judge_pair,
     title="fastest = (lr, momentum) for f(x, y) = (x² + 100 y²) / 2",
-    hint="The curvatures of this f are mu = 1 and L = 100. The chapter's heatmap marks the "
-         "fastest pair with a star and gives its formula; landscape.momentum_rate(lr, momentum, "
-         "(1, 100)) measures any pair you try.",
+    hint=("The fastest pair depends only on the smallest and the largest curvature of f: find "
+          "them, then use the chapter's section 3.",
+          "The curvatures of a quadratic are its second derivatives along its axes (the "
+          "eigenvalues of its Hessian). The chapter's heatmap marks the fastest pair with a star "
+          "and gives its formula in terms of them; landscape.momentum_rate(lr, momentum, "
+          "curvatures) measures any pair you try."),
     describe=lambda case: "momentum on f(x, y) = (x² + 100 y²) / 2")
 
 

@@ -70,8 +70,10 @@ rnn_step = function_exercise(
              W_hh=[[0.1, 0.9, -0.4], [-0.7, 0.2, 0.5], [0.3, -0.6, 0.8]], b=[0.0, 0.2, -0.3],
              hint="Three hidden units: W_hh is (3, 3), and the new state has the shape of h."),
     ],
-    hint="A step adds three parts, the input times W_xh, the previous state times W_hh and the "
-         "bias b, and squashes the sum with tanh.",
+    hint=("One step is an affine map of the input and of the previous state, squashed by tanh.",
+          "A step adds three parts, the input times W_xh, the previous state times W_hh and the "
+          "bias b, and squashes the sum with tanh. Rows are batch entries, so each weight "
+          "matrix stands on the right of its product."),
     title="rnn_step(x, h, W_xh, W_hh, b)", mistakes=dict(STEP_MISTAKES))
 
 
@@ -111,17 +113,21 @@ bptt_two_steps = function_exercise(
     cases=[
         case(**_TWO),
         case(**{**_TWO, "h0": [[0.0, 0.0]]},
-             hint="With h0 = 0, step 1's share is zero: only step 2's h1ᵀ dz2 remains."),
+             hint="With h0 = 0, step 1's share is zero: this case checks step 2's share alone."),
         case(x1=[[0.5, -1.0, 0.2], [1.0, 0.0, -0.5]], x2=[[0.0, 0.3, 1.0], [-0.2, 0.8, 0.1]],
              h0=[[0.1, 0.2, -0.3], [0.4, -0.5, 0.6]],
              W_xh=[[0.3, -0.1, 0.2], [0.5, 0.4, -0.3], [-0.2, 0.1, 0.6]],
              W_hh=[[0.6, 0.2, -0.1], [-0.3, 0.5, 0.4], [0.2, -0.4, 0.7]], b=[0.0, 0.1, -0.2],
              u=[[1.0, 0.5, -1.0], [0.0, -1.5, 2.0]],
-             hint="A batch of two sequences: hᵀ @ dz sums over the batch as well."),
+             hint="A batch of two sequences: each share sums over the batch rows as well, which "
+                  "the matrix product of the right shapes does for you."),
     ],
-    hint="Go backward: dz2 = u·(1 − h2²); W_hh's share from step 2 is h1ᵀ dz2. Carry the "
-         "gradient back to h1 through the matmul, then through step 1's tanh, and add step 1's "
-         "share h0ᵀ dz1.",
+    hint=("W_hh is used at both steps, so its gradient is the sum of one share per step; go "
+          "backward from h2, as the engine does, following the statement's four steps.",
+          "Run the two steps forward first: the backward pass needs h1 and h2. Each share is "
+          "chapter 03's matmul rule for the weight of a product, with the state that entered "
+          "that step on the left; the gradient reaches h1 through the same product (with W_hh "
+          "transposed) and then through step 1's tanh, whose slope is 1 − h1²."),
     title="bptt_two_steps(x1, x2, h0, W_xh, W_hh, b, u) -> dL/dW_hh",
     mistakes=dict(TWO_STEP_MISTAKES))
 
@@ -177,9 +183,10 @@ gate_vjp = vjp_exercise(
              hint="c may be 0 (an LSTM's first cell state often is): then ans is 0 whatever z is."),
         graph_case(x=[0.7, -1.1, 1.8]),
     ],
-    hint="ans = σ(z)·c is a product of two factors: each input's gradient is g times the "
-         "derivative of the product with respect to that input. The slope of σ is σ·(1 − σ), "
-         "and ans is not σ(z) here.",
+    hint=("The product rule: each input's gradient is g times the derivative of σ(z)·c with "
+          "respect to that input, the other factor held fixed.",
+          "The slope of σ is σ·(1 − σ). Compute σ(z) from z yourself: ans is σ(z)·c, not "
+          "σ(z), and c may be 0, so dividing ans by c fails."),
     mistakes=dict(GATE_MISTAKES))
 
 
@@ -255,9 +262,11 @@ clip_global_norm = Exercise(
      {"inputs": {"grads": [[10.0, -0.5], [0.2]], "max_norm": 3.0},
       "hint": "One big entry must not be cut on its own: every entry shrinks by the same factor."}),
     _run_clip, _judge_clip, title="clip_by_global_norm(grads, max_norm) -> list of arrays",
-    hint="Compute one norm over all arrays together (square root of the sum of every squared "
-         "entry); if it is above max_norm, scale every array by the one factor that brings that "
-         "norm down to max_norm.",
+    hint=("One norm for all the arrays together, and one factor for all of them: clipping keeps "
+          "the direction of the whole step.",
+          "The global norm is the square root of the sum of every squared entry of every array; "
+          "if it is above max_norm, scale every array by the one factor that brings that norm "
+          "down to max_norm, and return new arrays."),
     describe=lambda case: f"grads={show(tuple(np.asarray(g) for g in case['inputs']['grads']))}, "
                           f"max_norm={case['inputs']['max_norm']}")
 
@@ -351,9 +360,11 @@ def _judge_reber(case, got):
 reber_generator = Exercise(
     "07.reber_generator", "reber_generator", 3, ({"seed": 1}, {"seed": 2}),
     _run_reber, _judge_reber, title="reber_generator(rng) -> an embedded Reber string",
-    hint="Walk the automaton: start in state 0 after 'B', pick one of the current state's "
-         "(symbol, next state) pairs with the rng, append the symbol, move on until the pair "
-         "with next state None. Wrap the result as B + T or P + string + the same T or P + E.",
+    hint=("A walk on the automaton: from state 0, draw one of the current state's (symbol, next "
+          "state) pairs with rng, write its symbol and move on, until the next state is None.",
+          "The walk gives the inner Reber string (with its own B in front). The embedded string "
+          "wraps it: B, then T or P drawn once with rng, the inner string, the same T or P again, "
+          "and a final E. Make every choice with rng, never with another random source."),
     describe=lambda case: f"{N_STRINGS} strings from np.random.default_rng({case['seed']})")
 
 

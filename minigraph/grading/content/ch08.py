@@ -1,6 +1,6 @@
 """Chapter 08, gradients as graphs (``solutions/08_gradients_as_graphs.ipynb``).
 
-* ``08.softplus_graph_vjp``: the VJP of softplus(x) = log(1 + eᕽ) written with ops, so that it
+* ``08.softplus_graph_vjp``: the VJP of softplus(x) = log(1 + eˣ) written with ops, so that it
   is a graph. ``run`` builds the learner's VJP on Inputs ``g`` and ``x`` fed with *decoy*
   values, then runs it at the case's values (a VJP built from ``.value`` numbers keeps the
   decoy's numbers), and runs ``mg.grad`` of it too (a graph VJP can be differentiated again).
@@ -87,7 +87,7 @@ def _vjp_run(answer, case):
 SOFTPLUS_MISTAKES = [
     ("the upstream gradient g is missing: multiply the local derivative by g",
      lambda g, x: _sigmoid(x) + 0 * g),
-    ("that is eᕽ·g: the derivative of log(1 + eᕽ) also divides by 1 + eᕽ",
+    ("that is eˣ·g: the derivative of log(1 + eˣ) also divides by 1 + eˣ",
      lambda g, x: g * np.exp(x)),
     ("the sign is flipped: softplus grows with x, so its derivative is positive",
      lambda g, x: -g * _sigmoid(x)),
@@ -123,8 +123,11 @@ softplus_graph_vjp = Exercise(
     (case(g=1.0, x=[-2.0, 0.0, 3.0]), case(g=[2.0, -1.0], x=[0.5, -0.5]),
      case(g=[[1.5, 1.0]], x=[[4.0, -3.0]], hint="A 2-D case: ops work element by element.")),
     _vjp_run, _vjp_judge, "softplus_graph_vjp(g, ans, x) -> node of the gradient of x",
-    "The derivative of log(1 + eᕽ) is eᕽ / (1 + eᕽ), which is σ(x); the chain rule multiplies it by "
-    "g. Combine the nodes you are given with minigraph ops; their .value is not what you want.")
+    ("Chain rule: the gradient of x is g times the slope of softplus at x, built as a node: "
+     "combine the nodes you are given with minigraph ops (their .value numbers would not follow "
+     "a new feed).",
+     "Differentiate log(1 + eˣ) by the chain rule (the derivative of log u is u′ / u): the "
+     "result is a function you have met since chapter 00, and minigraph has an op for it."))
 
 
 # -- 08.second_derivative ---------------------------------------------------------------------------
@@ -171,51 +174,133 @@ second_derivative = Exercise(
     "08.second_derivative", "second_derivative", 2,
     tuple(case(f=name) for name in FUNCTIONS), _second_run, _second_judge,
     "second_derivative(f, x) -> node of f''(x)",
-    "f(x) is a node; mg.grad of a node with respect to x is a node too, and mg.grad accepts any "
-    "node, including a gradient.",
+    ("A second derivative is the derivative of the first derivative, and in minigraph a "
+     "derivative is a node like any other.",
+     "f(x) is a node; mg.grad of a node with respect to x is a node too, and mg.grad accepts any "
+     "node, including a gradient."),
     describe=lambda case: f"f = {case['inputs']['f']}, x at {POINTS}")
 
 
 # -- 08.framework_words ------------------------------------------------------------------------------
+#
+# A word is judged by what it means, not by how it is spelled. Each answer is read as a few
+# *meanings* ("a plain tensor", "calling the model", ...): case, backticks, a module path or the
+# object a method belongs to (``torch.nn.Parameter``, ``W.register_hook``), arguments
+# (``torch.autograd.grad(loss, [W])``), articles and remarks in parentheses do not matter, and
+# alternatives separated by commas, slashes or "or" must all mean a right word. So the chapter's
+# table copied cell by cell passes, and ``tensor(x)`` still does not mean calling the model.
 
-WORDS = {                         # minigraph word -> PyTorch words accepted (lower case, no spaces)
-    "Input": {"tensor", "torch.tensor", "torch.tensor(data)"},
-    "Parameter": {"nn.parameter", "torch.nn.parameter", "parameter"},
-    "Graph.forward": {"model(x)", "forward", "module.forward", "model.forward", "calling the model"},
-    "backward(wrt=...)": {"torch.autograd.grad", "autograd.grad"},
-    "register_backward_hook": {"register_hook", "tensor.register_hook",
-                               "register_full_backward_hook", "module.register_full_backward_hook"},
+RIGHT_MEANINGS = {                # minigraph word -> what its PyTorch word means
+    "Input": "a plain tensor",
+    "Parameter": "an nn.Parameter",
+    "Graph.forward": "calling the model",
+    "backward(wrt=...)": "autograd.grad",
+    "register_backward_hook": "a tensor's backward hook",
 }
-WORD_MISTAKES = {
-    "Input": {"nn.parameter": "an Input is data you feed, not something training changes: a plain "
-                              "tensor (TensorFlow 1: a placeholder)"},
-    "Parameter": dict.fromkeys(["tensor", "torch.tensor"], "a plain tensor takes no gradient: a "
-                               "Parameter is an nn.Parameter (a tensor with requires_grad=True "
-                               "that the model owns)"),
-    "Graph.forward": {"loss.backward()": "Graph.forward only computes values: calling the model"},
-    "backward(wrt=...)": {"loss.backward()": "loss.backward() ADDS into .grad (you must zero it); "
-                                             "minigraph's backward(wrt=...) returns fresh gradients "
-                                             "of the nodes asked for, like torch.autograd.grad"},
-    "register_backward_hook": {"optimizer.step": "optimizer.step() updates the parameters; a hook "
-                                                 "watches gradients as they flow: register_hook"},
+NAMES = {                         # the last part of a dotted PyTorch name -> what it means
+    "tensor": "a plain tensor", "as_tensor": "a plain tensor", "from_numpy": "a plain tensor",
+    "parameter": "an nn.Parameter",
+    "forward": "calling the model", "__call__": "calling the model",
+    "register_hook": "a tensor's backward hook", "register_full_backward_hook": "a tensor's backward hook",
+    "register_backward_hook": "a tensor's backward hook",    # PyTorch's older name for the latter
+    "register_forward_hook": "a forward hook",
+    "backward": "loss.backward()",
+    "step": "optimizer.step()",
+    "placeholder": "TensorFlow", "gradients": "TensorFlow",
+}
+NOT_A_MODEL = {"torch", "nn", "f", "functional", "tf", "tensorflow", "np", "numpy", "mg", "minigraph"}
+ARTICLES = {"a", "an", "the"}
+WORD_MISTAKES = {                 # (minigraph word, what the answer means) -> what is wrong
+    ("Input", "an nn.Parameter"): "an Input is data you feed, not something training changes: a "
+                                  "plain tensor (TensorFlow 1: a placeholder)",
+    ("Parameter", "a plain tensor"): "a plain tensor takes no gradient: a Parameter is an "
+                                     "nn.Parameter (a tensor with requires_grad=True that the "
+                                     "model owns)",
+    ("Graph.forward", "loss.backward()"): "Graph.forward only computes values: calling the model",
+    ("backward(wrt=...)", "loss.backward()"): "loss.backward() ADDS into .grad (you must zero it); "
+                                              "minigraph's backward(wrt=...) returns fresh gradients "
+                                              "of the nodes asked for, like torch.autograd.grad",
+    ("register_backward_hook", "optimizer.step()"): "optimizer.step() updates the parameters; a "
+                                                    "hook watches gradients as they flow: "
+                                                    "register_hook",
+    ("register_backward_hook", "a forward hook"): "register_forward_hook watches values of the "
+                                                  "forward pass; a backward hook watches "
+                                                  "gradients as they flow back",
 }
 
 
-def _normal(word):
-    return str(word).strip().lower().replace(" ", "").rstrip("()") if word is not None else ""
+def _key(word):
+    """A minigraph word as a key: ``"Graph.forward"``, ``"forward"`` -> ``"forward"``;
+    ``"backward(wrt=...)"`` -> ``"backward"``."""
+    return _without_brackets(str(word).strip().lower()).removesuffix("()").split(".")[-1]
 
 
-def _calls_the_model(word):
-    """``net(x)``, ``mlp(batch)``: a model called on its input, whatever the learner named it
-    (but not a torch function written without ``torch.``, such as ``tensor(x)``)."""
-    call = re.fullmatch(r"([a-z_]\w*)\(\w+\)", str(word).strip().lower().replace(" ", ""))
-    return call is not None and call.group(1) not in {"tensor", "parameter", "grad", "backward"}
+def _without_brackets(text):
+    """Arguments become ``()`` and remarks in parentheses go:
+    ``"torch.autograd.grad(loss, [W]) (adds into .grad)"`` -> ``"torch.autograd.grad() "``."""
+    kept, depth = [], 0
+    for char in text:
+        if char == "(":
+            if depth == 0 and kept and (kept[-1].isalnum() or kept[-1] == "_"):
+                kept.append("()")                  # a call: the name before it is called
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+        elif depth == 0:
+            kept.append(char)
+    return "".join(kept)
+
+
+def _meaning_of_name(name, called):
+    """``torch.nn.Parameter``, ``W.register_hook``, ``model(x)``: a dotted name, maybe called."""
+    parts = name.strip(".").split(".")
+    if parts[0] in {"tf", "tensorflow"}:
+        return "TensorFlow"
+    if parts[-1] == "grad" and (parts[-2:-1] == ["autograd"] or called and len(parts) == 1):
+        return "autograd.grad"                     # not ``W.grad``, the attribute
+    if parts[-1] in NAMES:
+        return NAMES[parts[-1]]
+    if called and parts[0] not in NOT_A_MODEL:
+        return "calling the model"                 # ``net(x)``, ``mlp(batch)``: a model by any name
+    return None
+
+
+def _meaning_of_phrase(words):
+    """``calling the model``, ``a tensor with requires_grad=True``, ``a plain tensor you pass in``."""
+    if words & {"call", "calls", "calling", "called"} and words & {"model", "module", "network", "net"}:
+        return "calling the model"
+    if words & {"requires_grad", "parameter", "parameters"}:
+        return "an nn.Parameter"
+    if "hook" in words:
+        return "a forward hook" if "forward" in words else "a tensor's backward hook"
+    named = {_meaning_of_name(word, False) for word in words} - {None}
+    return named.pop() if len(named) == 1 else None
+
+
+def _meanings(answer):
+    """What each alternative of a written answer means (None: not understood)."""
+    text = _without_brackets(re.sub(r"[`*\"']", "", str(answer).lower()))
+    found = []
+    for alternative in filter(str.strip, re.split(r",|/|;|\bor\b", text)):
+        words = [w for w in re.findall(r"[\w.]+", alternative.replace("()", " ")) if w not in ARTICLES]
+        called = alternative.strip().endswith("()")
+        found.append(_meaning_of_name(words[0], called) if len(words) == 1
+                     else _meaning_of_phrase(set(words)) if words else None)
+    return found
+
+
+def _spelled(word):
+    """What the learner wrote, as text; a PyTorch object itself (``torch.nn.Parameter``) by its
+    full name, ``torch.nn.parameter.Parameter``."""
+    if isinstance(word, str) or not hasattr(word, "__qualname__"):
+        return str(word)
+    return ".".join(filter(None, [getattr(word, "__module__", None), word.__qualname__]))
 
 
 def _words_run(answer, case):
     if not isinstance(answer, dict):
         return {"type": type(answer).__name__}
-    return {"words": {str(k): str(v) for k, v in answer.items()}}
+    return {"words": {str(k): _spelled(v) for k, v in answer.items()}}
 
 
 def _words_judge(case, got):
@@ -223,23 +308,29 @@ def _words_judge(case, got):
         return Verdict(False, "a dict", got.get("type", "?"), "answer with a dict {minigraph word: "
                        "PyTorch word}, one entry per word of the table")
     key = case["inputs"]["word"]
-    given = got["words"].get(key)
+    given = got["words"].get(key, next((v for k, v in got["words"].items() if _key(k) == _key(key)), None))
     if given is None:
         return Verdict(False, "", "—", f"no entry for '{key}'")
-    word = _normal(given)
-    if word in {_normal(w) for w in WORDS[key]} or key == "Graph.forward" and _calls_the_model(given):
+    meanings = _meanings(given)
+    if meanings and all(meaning == RIGHT_MEANINGS[key] for meaning in meanings):
         return Verdict(True, "", given)
-    for wrong, message in WORD_MISTAKES[key].items():
-        if word == _normal(wrong):
-            return Verdict(False, "", given, message)
+    if "TensorFlow" in meanings:
+        return Verdict(False, "", given, f"'{given}' is TensorFlow 1's word: the exercise asks for PyTorch's")
+    for meaning in meanings:
+        if (key, meaning) in WORD_MISTAKES:
+            return Verdict(False, "", given, WORD_MISTAKES[key, meaning])
     return Verdict(False, "", given, f"'{given}' is not the PyTorch word for {key}")
 
 
 framework_words = Exercise(
-    "08.framework_words", "torch_words", 1, tuple(case(word=w) for w in WORDS),
+    "08.framework_words", "torch_words", 1, tuple(case(word=w) for w in RIGHT_MEANINGS),
     _words_run, _words_judge, "torch_words = {minigraph word: PyTorch word}",
-    "Look at the chapter's table of words, and ask of each word: is it fed, trained, computed, "
-    "differentiated or watched?", describe=lambda case: case["inputs"]["word"])
+    ("Look at the chapter's table of words (section 6), and ask of each word: is it fed, trained, "
+     "computed, differentiated or watched?",
+     "Answer with a dict: its keys are the five minigraph words of the statement, written as "
+     "there, and each value is a string naming the PyTorch word of the table's PyTorch column. "
+     "A module path, arguments or a remark in parentheses may stay."),
+    describe=lambda case: case["inputs"]["word"])
 
 
 # -- 08.newton_step ------------------------------------------------------------------------------------
@@ -282,7 +373,9 @@ newton_step = Exercise(
      case(g=[3.0], H=[[4.0]], x=[1.0], hint="One dimension: the step is g divided by the curvature."),
      case(g=[1.0, 0.0, -1.0], H=[[3.0, 1.0, 0.0], [1.0, 2.0, 0.5], [0.0, 0.5, 1.0]], x=[0.0, 1.0, 2.0])),
     _newton_run, _newton_judge, "newton_step(g, H, x) -> the next x",
-    "Near x, f is a quadratic with gradient g and Hessian H; its minimum is where the gradient of "
-    "that quadratic is zero. Solving a linear system beats inverting a matrix.")
+    ("Newton's method jumps to the minimum of the quadratic that has, at x, the gradient g and "
+     "the Hessian H.",
+     "That minimum is where the quadratic's gradient, g plus H times the step, vanishes: the "
+     "step comes from a linear system in H, and solving it beats inverting H."))
 
 EXERCISES = [softplus_graph_vjp, second_derivative, framework_words, newton_step]

@@ -80,6 +80,32 @@ OTHER_TORCH_WORDS = {"Input": "Tensor", "Parameter": "torch.nn.Parameter", "Grap
                      "register_backward_hook": "register_full_backward_hook"}
 
 
+TABLE_CELLS = {                  # the PyTorch column of the chapter's table, copied word for word
+    "Input": "a plain tensor you pass in, `torch.tensor(data)`",
+    "Parameter": "`nn.Parameter` (a tensor with `requires_grad=True`)",
+    "Graph.forward": "calling the model, `model(x)`",
+    "backward(wrt=...)": "`torch.autograd.grad(loss, [W])` (`loss.backward()` *adds* into `.grad`)",
+    "register_backward_hook": "`Tensor.register_hook` / `register_full_backward_hook`",
+}
+FULL_PATHS_AND_CALLS = {"Input": "torch.Tensor(data)", "Parameter": "torch.nn.parameter.Parameter",
+                        "Graph.forward": "model.forward(x)",
+                        "backward(wrt=...)": "torch.autograd.grad(loss, [W], create_graph=True)",
+                        "register_backward_hook": "W.register_hook(print_gradient)"}
+IN_WORDS = {"Input": "The tensor of data", "Parameter": "a tensor with requires_grad=True",
+            "Graph.forward": "call the model on the batch", "backward(wrt=...)": "autograd.grad or torch.autograd.grad",
+            "register_backward_hook": "a backward hook on the tensor"}
+SHORT_KEYS = {"input": "tensor", "parameter": "Parameter", "forward": "net(batch)",
+              "backward": "grad(loss, W)", "register_backward_hook": "tensor.register_hook"}
+
+
+class Parameter:
+    """A stand-in for ``torch.nn.Parameter`` itself (PyTorch is not a dependency): a learner may
+    put the class in the dict instead of its name."""
+
+
+Parameter.__module__ = "torch.nn.parameter"
+
+
 def words_with(word, torch_word):
     """The right table of words, except that ``word`` is translated as ``torch_word``."""
     return {**TORCH_WORDS, word: torch_word}
@@ -97,7 +123,7 @@ def newton_in_place(g, H, x):
 WRONG = {
     "08.softplus_graph_vjp": {
         "the upstream gradient g forgotten": wrong(lambda g, ans, x: mg.sigmoid(x), "upstream gradient"),
-        "eᕽ·g: the division by 1 + eᕽ forgotten": wrong(lambda g, ans, x: g * mg.exp(x), "divides by 1 + e"),
+        "eˣ·g: the division by 1 + eˣ forgotten": wrong(lambda g, ans, x: g * mg.exp(x), "divides by 1 + e"),
         "the sign flipped": wrong(lambda g, ans, x: -g * mg.sigmoid(x), "sign"),
         "σ of the output instead of the input": wrong(lambda g, ans, x: g * mg.sigmoid(ans), "output"),
         "g times the output, as for exp": wrong(lambda g, ans, x: g * ans, "times the output"),
@@ -124,6 +150,16 @@ WRONG = {
                                                 "watches gradients"),
         "an entry missing": wrong({k: v for k, v in TORCH_WORDS.items() if k != "Parameter"}, "no entry"),
         "a list of words, not a dict": wrong(list(TORCH_WORDS.values()), "a dict"),
+        "the whole hook row, forward hook included": wrong(
+            words_with("register_backward_hook", "`register_forward_hook`, `Tensor.register_hook`"),
+            "forward pass"),
+        "an Input as a tensor or a Parameter": wrong(words_with("Input", "torch.tensor / nn.Parameter"),
+                                                     "placeholder"),
+        "backward(wrt=...) as the .grad attribute": wrong(words_with("backward(wrt=...)", "W.grad"),
+                                                          "not the PyTorch word"),
+        "TensorFlow's words": wrong(words_with("Input", "tf.placeholder"), "TensorFlow 1's word"),
+        "forward as a torch function called": wrong(words_with("Graph.forward", "torch.sigmoid(x)"),
+                                                    "not the PyTorch word"),
     },
     "08.newton_step": {
         "uphill: the step added": wrong(lambda g, H, x: x + np.linalg.solve(H, g), "uphill"),
@@ -136,12 +172,16 @@ WRONG = {
 }
 
 RIGHT = {
-    "08.softplus_graph_vjp": {"g·σ(x)": vjp_sigmoid, "g·eᕽ/(1 + eᕽ)": vjp_exp_ratio,
-                              "from the output ans": vjp_from_the_output, "g / (1 + e⁻ᕽ)": vjp_one_over},
+    "08.softplus_graph_vjp": {"g·σ(x)": vjp_sigmoid, "g·eˣ/(1 + eˣ)": vjp_exp_ratio,
+                              "from the output ans": vjp_from_the_output, "g / (1 + e⁻ˣ)": vjp_one_over},
     "08.second_derivative": {"mg.grad twice": second_twice, "mg.grad on lists": second_with_lists},
     "08.framework_words": {"short words": TORCH_WORDS, "other spellings": OTHER_TORCH_WORDS,
                            "the model under another name": words_with("Graph.forward", "net(x)"),
-                           "a module called on a batch": words_with("Graph.forward", "Module(batch)")},
+                           "a module called on a batch": words_with("Graph.forward", "Module(batch)"),
+                           "the chapter's table copied word for word": TABLE_CELLS,
+                           "full module paths and calls": FULL_PATHS_AND_CALLS,
+                           "in words": IN_WORDS, "short keys": SHORT_KEYS,
+                           "the PyTorch class itself": words_with("Parameter", Parameter)},
     "08.newton_step": {"solve H d = g": lambda g, H, x: x - np.linalg.solve(H, g),
                        "the inverse of H": lambda g, H, x: x - np.linalg.inv(H) @ g},
 }
