@@ -17,6 +17,8 @@ import subprocess
 import sys
 from dataclasses import fields
 
+from threadpoolctl import threadpool_limits
+
 from .. import data
 from ..errors import BadValueError
 from ..progress import Progress
@@ -80,6 +82,8 @@ def parser():
     p.add_argument("--out", required=True, help="the checkpoint file (.npz) to write")
     p.add_argument("--resume", action="store_true", help="continue the run saved in --out")
     p.add_argument("--sample-length", type=int, default=200, help="characters per sample (0: none)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="threads of numpy's matrix products (default 1: faster on a busy machine)")
     for f in fields(Config):
         p.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=None,
                        help=f"default {f.default}")
@@ -104,7 +108,8 @@ def main(argv=None):
     if args.resume:                             # the record keeps the command that started it
         command = f"{checkpoint.read(args.out)[0]['command']}; then {command}"
     try:
-        train(run, out=args.out, command=command, sample_length=args.sample_length)
+        with threadpool_limits(args.threads, user_api="blas"):
+            train(run, out=args.out, command=command, sample_length=args.sample_length)
     except KeyboardInterrupt:
         return 130
     return 0
