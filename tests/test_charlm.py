@@ -16,7 +16,8 @@ from minigraph.charlm.train import main as train_main, train
 from minigraph.charlm.training import Config, Training
 from minigraph.progress import Progress, TerminalLine, duration, progress_line
 
-SMALL = dict(layers=1, hidden=8, batch=4, steps=5, iterations=6, eval_every=3, eval_chars=200)
+SMALL = dict(layers=1, hidden=8, batch=4, steps=5, iterations=6, eval_every=3, eval_chars=200,
+             eval_batch=2)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from . import checkpoint, text as texts
 from .model import mean_loss
 
 
-def held_out_loss(path, batch=32, steps=100):
+def held_out_loss(path, batch=16, steps=100):
     """``(loss in nats per character, meta)`` of the checkpoint at ``path`` on the held-out split."""
     model, vocab, meta = checkpoint.load_model(path)
     corpus = data.shakespeare()
@@ -27,7 +27,9 @@ def held_out_loss(path, batch=32, steps=100):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m minigraph.charlm.evaluate", description=__doc__.split("\n")[0])
     p.add_argument("checkpoint", help="a .npz file written by python -m minigraph.charlm.train")
-    p.add_argument("--batch", type=int, default=32, help="streams read side by side")
+    p.add_argument("--batch", type=int, default=16,
+                   help="streams read side by side, each from a zero state (default 16: about 7,000 "
+                        "characters each)")
     p.add_argument("--steps", type=int, default=100, help="characters per chunk")
     args = p.parse_args(argv)
     loss, meta = held_out_loss(args.checkpoint, args.batch, args.steps)

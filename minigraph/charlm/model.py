@@ -65,14 +65,10 @@ class CharLSTM:
             self._chunks[steps] = Chunk(self, steps)
         return self._chunks[steps]
 
-    @property
-    def size(self):
-        """The number of trainable numbers."""
-        return int(sum(p.value.size for p in self.parameters))
-
     def __repr__(self):
+        numbers = sum(p.value.size for p in self.parameters)
         return (f"CharLSTM({self.layers} layer{'s' * (self.layers > 1)} of {self.hidden}, "
-                f"{self.vocab_size} characters, {self.size:,} parameters, {self.dtype})")
+                f"{self.vocab_size} characters, {numbers:,} parameters, {self.dtype})")
 
 
 class Chunk:

@@ -33,7 +33,11 @@ from .sample import sample
 @dataclass(frozen=True)
 class Config:
     """The choices that define a run. ``eval_chars`` held-out characters are scored every
-    ``eval_every`` iterations (the whole split is scored by ``python -m minigraph.charlm.evaluate``)."""
+    ``eval_every`` iterations, read as ``eval_batch`` streams (the whole split is scored by
+    ``python -m minigraph.charlm.evaluate``). Keep those streams a few thousand characters
+    long: each starts from a zero state, which a model trained on carried state has rarely
+    seen, and its first hundred or so characters score worse than the rest (with 32 streams
+    of 625 characters, 0.2 nats per character worse in a measured run)."""
     layers: int = 1
     hidden: int = 256
     batch: int = 32
@@ -45,6 +49,7 @@ class Config:
     seed: int = 0
     eval_every: int = 200
     eval_chars: int = 20_000
+    eval_batch: int = 8
     dtype: str = "float32"
 
     @classmethod
@@ -108,7 +113,7 @@ class Training:
     def held_out_loss(self, chars=None):
         """The loss on the first ``chars`` held-out characters (all of them if None)."""
         ids = self.held_out_ids if chars is None else self.held_out_ids[:chars + 1]
-        return mean_loss(self.model, ids, batch=self.config.batch, steps=self.config.steps)
+        return mean_loss(self.model, ids, batch=self.config.eval_batch, steps=self.config.steps)
 
     def evaluate(self):
         """Score ``config.eval_chars`` held-out characters and record the loss in the history."""
