@@ -11,6 +11,8 @@ nats per character, bits per character and as a perplexity.
 import argparse
 import sys
 
+from threadpoolctl import threadpool_limits
+
 from .. import data
 from . import checkpoint, text as texts
 from .model import mean_loss
@@ -31,8 +33,10 @@ def main(argv=None):
                    help="streams read side by side, each from a zero state (default 16: about 7,000 "
                         "characters each)")
     p.add_argument("--steps", type=int, default=100, help="characters per chunk")
+    p.add_argument("--threads", type=int, default=1, help="threads of numpy's matrix products")
     args = p.parse_args(argv)
-    loss, meta = held_out_loss(args.checkpoint, args.batch, args.steps)
+    with threadpool_limits(args.threads, user_api="blas"):
+        loss, meta = held_out_loss(args.checkpoint, args.batch, args.steps)
     print(f"{args.checkpoint}: iteration {meta['iteration']}, commit {meta['commit']}\n"
           f"held-out loss {loss:.4f} nats/char = {texts.bits_per_character(loss):.4f} bits/char, "
           f"perplexity {texts.perplexity(loss):.3f}")
