@@ -34,7 +34,7 @@ class CharLSTM:
     """
 
     def __init__(self, vocab_size, hidden=256, layers=1, rng=None, dtype=np.float32):
-        rng = nn.as_rng(rng)
+        rng = np.random.default_rng(rng)
         self.vocab_size = nn.whole_number(vocab_size, "vocab_size")
         self.hidden = nn.whole_number(hidden, "hidden, the number of units of a layer,")
         self.layers = nn.whole_number(layers, "layers")

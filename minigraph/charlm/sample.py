@@ -37,7 +37,7 @@ def sample(model, vocab, prime, length, rng, temperature=1.0, top_k=None):
     """
     if not prime:
         raise BadValueError("sample needs a priming text of at least one character, e.g. prime='\\n'.")
-    rng, step = nn.as_rng(rng), model.chunk(1)
+    rng, step = np.random.default_rng(rng), model.chunk(1)
     ids, state = vocab.encode(prime), model.initial_state(1)
     for i in ids[:-1]:
         _, state = step.run([[i]], state)
