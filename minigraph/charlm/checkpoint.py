@@ -18,7 +18,7 @@ import json
 
 import numpy as np
 
-from ..errors import BadValueError
+from .. import BadValueError
 from .text import Vocabulary
 from .model import CharLSTM
 from .training import Config, Training

@@ -20,10 +20,8 @@ readout ``W_hy``, ``b_y`` is applied once to the top layer's h of every step (on
 
 import numpy as np
 
-from .. import nn, ops, recurrent
-from ..dtypes import set_default_dtype
-from ..errors import BadValueError, ShapeError, shape_text
-from ..graph import Graph, Input, Parameter
+from .. import (BadValueError, Graph, Input, Parameter, ShapeError, concatenate, linear, nn,
+               recurrent, set_default_dtype, softmax_cross_entropy)
 
 
 class CharLSTM:
@@ -95,10 +93,10 @@ class Chunk:
                 states[k] = cell(x, states[k], f"{t}.L{k + 1}")
                 x = states[k][0]                           # layer k's h is layer k+1's input
             tops.append(x)
-        top = tops[0] if steps == 1 else ops.concatenate(tops, axis=0, name="h")
-        self.logits = ops.linear(top, model.W_hy, model.b_y, name="y")
+        top = tops[0] if steps == 1 else concatenate(tops, axis=0, name="h")
+        self.logits = linear(top, model.W_hy, model.b_y, name="y")
         self.end = [node for state in states for node in state]
-        self.loss = ops.softmax_cross_entropy(self.logits, self.targets, name="loss")
+        self.loss = softmax_cross_entropy(self.logits, self.targets, name="loss")
         self.graph = Graph(self.loss)
         self.scores = Graph([self.logits, *self.end])      # no loss: for sampling and evaluation
 
@@ -108,7 +106,7 @@ class Chunk:
         inputs = np.asarray(inputs)
         if inputs.ndim != 2 or inputs.shape[1] != self.steps:
             raise ShapeError(f"this chunk reads {self.steps} characters per stream: it is fed ids of "
-                             f"shape (batch, {self.steps}); got {shape_text(inputs)}. Use "
+                             f"shape (batch, {self.steps}); got shape {inputs.shape}. Use "
                              f"model.chunk({inputs.shape[-1] if inputs.ndim else 1}) for chunks of "
                              f"another length.")
         if len(state) != len(self.start):

@@ -6,14 +6,13 @@ input, with the state the model reached, through the graph of a single step.
 
 ``temperature`` divides the scores before the softmax: below 1 it sharpens the distribution
 (safer, more repetitive text), above 1 it flattens it (more surprising, more misspelt).
-``top_k`` keeps only the k best-scored characters (and any tied with the k-th). A seeded ``np.random.Generator`` makes a
-sample repeat exactly.
+``top_k`` keeps only the k best-scored characters (and any tied with the k-th). A seeded
+``np.random.Generator`` makes a sample repeat exactly.
 """
 
 import numpy as np
 
-from .. import nn
-from ..errors import BadValueError
+from .. import BadValueError, nn
 
 
 def next_character(logits, rng, temperature=1.0, top_k=None):

@@ -23,7 +23,7 @@ give the same number in the other two units people quote.
 
 import numpy as np
 
-from ..errors import BadValueError, ShapeError
+from .. import BadValueError, ShapeError
 
 HELD_OUT_FRACTION = 0.1
 

@@ -19,8 +19,7 @@ from dataclasses import fields
 
 from threadpoolctl import threadpool_limits
 
-from .. import data
-from ..errors import BadValueError
+from .. import BadValueError, data
 from ..progress import Progress
 from . import checkpoint
 from .training import Config, Training

@@ -23,8 +23,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from .. import optim, recurrent
-from ..errors import BadValueError
+from .. import BadValueError, optim, recurrent
 from . import text as texts
 from .model import CharLSTM, mean_loss
 from .sample import sample
