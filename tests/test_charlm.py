@@ -257,6 +257,20 @@ def test_a_checkpoint_of_another_vocabulary_is_a_clear_error(small_text, tmp_pat
         checkpoint.load(tmp_path / "run.npz", "abc" * 200)
 
 
+def test_a_model_saved_alone_samples_the_same_but_cannot_resume(small_text, tmp_path):
+    run = Training(Config(**SMALL), small_text)
+    _losses(run, 2)
+    checkpoint.save(run, tmp_path / "run.npz")
+    checkpoint.save(run, tmp_path / "model.npz", resumable=False)
+    meta, arrays = checkpoint.read(tmp_path / "model.npz")
+    assert not any(key.startswith(("adam/", "state/")) for key in arrays) and "rng" not in meta
+    model, vocab, _ = checkpoint.load_model(tmp_path / "model.npz")
+    full, _, _ = checkpoint.load_model(tmp_path / "run.npz")
+    assert sample(model, vocab, "A", 20, 3) == sample(full, vocab, "A", 20, 3)
+    with pytest.raises(mg.BadValueError, match="holds a model alone .* cannot continue"):
+        checkpoint.load(tmp_path / "model.npz", small_text)
+
+
 def test_a_file_that_is_not_a_checkpoint_is_a_clear_error(tmp_path):
     np.savez(tmp_path / "other.npz", **{"meta.json": np.array('{"format": "x"}')})
     with pytest.raises(mg.BadValueError, match="not a character-model checkpoint"):
@@ -266,8 +280,10 @@ def test_a_file_that_is_not_a_checkpoint_is_a_clear_error(tmp_path):
 def test_the_train_and_evaluate_commands(tmp_path, capsys, monkeypatch):
     out = str(tmp_path / "tiny.npz")
     args = ["--out", out, "--hidden", "4", "--batch", "2", "--steps", "3", "--iterations", "2",
-            "--eval-every", "2", "--eval-chars", "30", "--sample-length", "10"]
+            "--eval-every", "2", "--eval-chars", "30", "--sample-length", "10",
+            "--export", str(tmp_path / "ship.npz")]
     assert train_main(args) == 0
+    assert checkpoint.read(tmp_path / "ship.npz")[0]["resumable"] is False
     meta, _ = checkpoint.read(out)
     assert meta["iteration"] == 2 and meta["command"] == "python -m minigraph.charlm.train " + " ".join(args)
     assert meta["config"]["hidden"] == 4 and len(meta["history"]["held_out"]) == 1

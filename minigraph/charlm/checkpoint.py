@@ -26,21 +26,25 @@ from .training import Config, Training
 FORMAT = "minigraph.charlm/1"
 
 
-def save(run, path, command=None, commit=None):
-    """Write ``run`` (a ``Training``) to ``path``; ``command`` and ``commit`` are recorded as given."""
+def save(run, path, command=None, commit=None, resumable=True):
+    """Write ``run`` (a ``Training``) to ``path``; ``command`` and ``commit`` are recorded as given.
+
+    ``resumable=False`` writes the model alone (its Parameters and the record, not Adam's
+    moments, the carried state or the generator): a third of the size, for shipping a model
+    to sample from and to score; ``load_model`` reads it, ``load`` cannot continue it.
+    """
     params = run.model.parameters
     arrays = {f"param/{p.name}": p.value for p in params}
-    for p in params:
-        moments = run.adam.state[p]
-        for key in ("m", "s"):
-            if key in moments:
-                arrays[f"adam/{key}/{p.name}"] = moments[key]
-    arrays.update({f"state/{k}": value for k, value in enumerate(run.state)})
     meta = {"format": FORMAT, "vocabulary": run.vocab.chars, "config": run.config.as_dict(),
-            "iteration": run.iteration, "history": run.history,
-            "adam_steps": {p.name: run.adam.state[p].get("t", 0) for p in params},
-            "schedule_step": run.optimizer.t, "rng": run.rng.bit_generator.state,
-            "command": command, "commit": commit}
+            "iteration": run.iteration, "history": run.history, "command": command,
+            "commit": commit, "resumable": resumable}
+    if resumable:
+        for p in params:
+            moments = run.adam.state[p]
+            arrays.update({f"adam/{key}/{p.name}": moments[key] for key in ("m", "s") if key in moments})
+        arrays.update({f"state/{k}": value for k, value in enumerate(run.state)})
+        meta.update(adam_steps={p.name: run.adam.state[p].get("t", 0) for p in params},
+                    schedule_step=run.optimizer.t, rng=run.rng.bit_generator.state)
     arrays["meta.json"] = np.array(json.dumps(meta))
     with open(path, "wb") as file:
         np.savez(file, **arrays)
@@ -72,6 +76,10 @@ def load_model(path):
 def load(path, text):
     """The run saved at ``path``, ready to continue on ``text`` (the text it was trained on)."""
     meta, arrays = read(path)
+    if not meta["resumable"]:
+        raise BadValueError(f"{path} holds a model alone (saved with resumable=False: no optimizer "
+                            f"state), so training cannot continue from it. Sample from it or score "
+                            f"it with load_model; resume from the run's own checkpoint (--out).")
     check_vocabulary(meta, Vocabulary(text), path)
     run = Training(Config.from_dict(meta["config"]), text)
     set_parameters(run.model, arrays)

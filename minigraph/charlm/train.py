@@ -80,6 +80,8 @@ def parser():
     p = argparse.ArgumentParser(prog="python -m minigraph.charlm.train", description=__doc__.split("\n")[0])
     p.add_argument("--out", required=True, help="the checkpoint file (.npz) to write")
     p.add_argument("--resume", action="store_true", help="continue the run saved in --out")
+    p.add_argument("--export", help="at the end, also write the model alone (no optimizer state: "
+                                    "a third of the size) to this file, to ship")
     p.add_argument("--sample-length", type=int, default=200, help="characters per sample (0: none)")
     p.add_argument("--threads", type=int, default=1,
                    help="threads of numpy's matrix products (default 1: faster on a busy machine)")
@@ -109,6 +111,8 @@ def main(argv=None):
     try:
         with threadpool_limits(args.threads, user_api="blas"):
             train(run, out=args.out, command=command, sample_length=args.sample_length)
+        if args.export:
+            checkpoint.save(run, args.export, command, git_commit(), resumable=False)
     except KeyboardInterrupt:
         return 130
     return 0
