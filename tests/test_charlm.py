@@ -282,9 +282,9 @@ def test_the_train_and_evaluate_commands(tmp_path, capsys, monkeypatch):
     out = str(tmp_path / "tiny.npz")
     args = ["--out", out, "--hidden", "4", "--batch", "2", "--steps", "3", "--iterations", "2",
             "--eval-every", "2", "--eval-chars", "30", "--sample-length", "10",
-            "--export", str(tmp_path / "ship.npz")]
+            "--best", str(tmp_path / "best.npz")]
     assert train_main(args) == 0
-    assert checkpoint.read(tmp_path / "ship.npz")[0]["resumable"] is False
+    assert checkpoint.read(tmp_path / "best.npz")[0]["resumable"] is False
     meta, _ = checkpoint.read(out)
     assert meta["iteration"] == 2 and meta["command"] == "python -m minigraph.charlm.train " + " ".join(args)
     assert meta["config"]["hidden"] == 4 and len(meta["history"]["held_out"]) == 1
@@ -296,6 +296,16 @@ def test_the_train_and_evaluate_commands(tmp_path, capsys, monkeypatch):
                         lambda model, ids, batch, steps: float(len(ids)))    # the whole split, not its score
     loss, meta = held_out_loss(out)
     assert loss == 111_540 + 1 and meta["iteration"] == 2
+
+
+def test_train_keeps_the_model_of_the_lowest_held_out_loss(small_text, tmp_path, monkeypatch):
+    run = Training(Config(**{**SMALL, "iterations": 9}), small_text)
+    estimates = iter([3.0, 2.0, 2.5])
+    monkeypatch.setattr(run, "evaluate", lambda: run.history["held_out"].append(
+        [run.iteration, next(estimates)]) or run.history["held_out"][-1][1])
+    train(run, best=tmp_path / "best.npz", sample_length=0,
+          progress=Progress(9, display=TerminalLine(io.StringIO())))
+    assert checkpoint.read(tmp_path / "best.npz")[0]["iteration"] == 6
 
 
 def test_train_writes_reports_above_the_bar(small_text):

@@ -31,7 +31,8 @@ def save(run, path, command=None, commit=None, resumable=True):
 
     ``resumable=False`` writes the model alone (its Parameters and the record, not Adam's
     moments, the carried state or the generator): a third of the size, for shipping a model
-    to sample from and to score; ``load_model`` reads it, ``load`` cannot continue it.
+    to sample from and to score (``train --best`` writes one); ``load_model`` reads it,
+    ``load`` cannot continue it.
     """
     params = run.model.parameters
     arrays = {f"param/{p.name}": p.value for p in params}

@@ -27,7 +27,8 @@ def held_out_loss(path, batch=16, steps=100):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m minigraph.charlm.evaluate", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m minigraph.charlm.evaluate",
+                                description=__doc__.split("\n")[0])
     p.add_argument("checkpoint", help="a .npz file written by python -m minigraph.charlm.train")
     p.add_argument("--batch", type=int, default=16,
                    help="streams read side by side, each from a zero state (default 16: about 7,000 "
