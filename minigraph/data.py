@@ -5,7 +5,12 @@ Pass a seed (or a numpy Generator) to get the same points every time: ``np.rando
 makes a Generator from a seed and gives a Generator back as it is.
 """
 
+import hashlib
+import lzma
+
 import numpy as np
+
+from .errors import BadValueError
 
 
 def xor():
@@ -60,6 +65,29 @@ def mnist():
     with np.load(files(__package__) / "datasets" / "mnist_5k.npz") as saved:
         parts = [saved[k] for k in ("train_images", "train_labels", "test_images", "test_labels")]
     return tuple(p.reshape(len(p), -1) / 255.0 if p.ndim == 3 else p.astype(np.int64) for p in parts)
+
+
+
+# -- Tiny Shakespeare (chapter 09) -----------------------------------------------------------
+
+SHAKESPEARE_SHA256 = "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"
+
+
+def shakespeare():
+    """Tiny Shakespeare, shipped with minigraph: 1,115,394 characters of the plays, 65 distinct
+    (Karpathy's char-rnn data set; see minigraph/datasets/README.md). Returns the text as a str.
+
+    The file is stored xz-compressed; the text read back is checked against its sha256, so
+    every learner trains on exactly the same characters. Nothing is downloaded.
+    """
+    from importlib.resources import files
+    raw = lzma.decompress((files(__package__) / "datasets" / "tinyshakespeare.txt.xz").read_bytes())
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != SHAKESPEARE_SHA256:
+        raise BadValueError(f"minigraph/datasets/tinyshakespeare.txt.xz holds text whose sha256 is "
+                            f"{digest}, not {SHAKESPEARE_SHA256}: the file was changed. Restore it "
+                            f"with `git checkout minigraph/datasets/tinyshakespeare.txt.xz`.")
+    return raw.decode("utf-8")
 
 
 # -- the embedded Reber grammar (Hochreiter & Schmidhuber 1997, "Long short-term memory") ------

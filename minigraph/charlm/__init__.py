@@ -1,0 +1,14 @@
+"""Chapter 09: a character-level LSTM language model on Tiny Shakespeare.
+
+Karpathy's "The Unreasonable Effectiveness of Recurrent Neural Networks" on this engine, in
+one module per idea, in reading order:
+
+    text         characters as ids, the train / held-out split, B streams read S at a time
+    model        CharLSTM: one-hot -> LSTM layers (chapter 07's cell) -> softmax; the graph of
+                 a chunk, with the carried state as Inputs; the loss over a whole text
+    sample       writing text: temperature, top-k, one character at a time
+    training     a run: truncated BPTT, clipping, Adam with a cosine schedule, the history
+    checkpoint   a run in one .npz file (no pickle), bit for bit, resumable
+    train        the command:    python -m minigraph.charlm.train --out shakespeare.npz
+    evaluate     the command:    python -m minigraph.charlm.evaluate shakespeare.npz
+"""

@@ -1,0 +1,142 @@
+"""A progress bar for long loops, in a terminal and in a notebook.
+
+    bar = Progress(total=2000, label="train", rate_unit="chars", rate_per_step=32 * 64)
+    for i in range(2000):
+        loss = ...
+        bar.update(loss=f"{loss:.3f}")
+    bar.close()
+
+draws one line that updates in place::
+
+    train  42% |████████▍           | 840/2000  loss 1.932  12,345 chars/s  2:31 left
+
+In a terminal the line is rewritten with a carriage return (``\\r``); in Jupyter it is an HTML
+widget whose text is replaced. ``progress_line`` makes the text and is all the arithmetic: the
+rest only decides where it goes and how often (at most ``every`` seconds apart, and always at
+the end). ``bar.write(text)`` prints a message above the bar without breaking it.
+"""
+
+import sys
+import time
+
+BLOCKS = " ▏▎▍▌▋▊▉█"
+
+
+def progress_line(done, total, elapsed, fields=None, width=20, label="", rate_unit="it",
+                  rate_per_step=1, start=0):
+    """The text of the bar after ``done`` of ``total`` steps, the last ``done - start`` of them
+    in ``elapsed`` seconds (a resumed run starts at ``start``)."""
+    fraction = min(done / total, 1.0) if total else 1.0
+    eighths = int(fraction * width * 8)
+    bar = (BLOCKS[-1] * (eighths // 8) + (BLOCKS[eighths % 8] if eighths < width * 8 else "")).ljust(width)
+    parts = [f"{label}{' ' if label else ''}{fraction:4.0%} |{bar}| {done}/{total}"]
+    parts += [f"{name} {value}" for name, value in (fields or {}).items()]
+    if done > start and elapsed > 0:
+        per_step = elapsed / (done - start)
+        parts.append(f"{rate_per_step / per_step:,.0f} {rate_unit}/s")
+        parts.append(f"{duration(per_step * (total - done))} left" if done < total
+                     else f"{duration(elapsed)} in all")
+    return "  ".join(parts)
+
+
+def duration(seconds):
+    """``2:31`` or ``1:02:31``: seconds as minutes:seconds, with hours when there are any."""
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def in_notebook():
+    """Is this code running in a Jupyter kernel (where a widget can be shown)?"""
+    shell = sys.modules.get("IPython") and sys.modules["IPython"].get_ipython()
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+class TerminalLine:
+    """Draws the bar as one line of a text stream, rewritten in place."""
+
+    def __init__(self, stream=None):
+        self.stream, self.width = stream or sys.stderr, 0
+
+    def show(self, text):
+        self.stream.write("\r" + text.ljust(self.width))
+        self.stream.flush()
+        self.width = len(text)
+
+    def write(self, text):
+        self.stream.write("\r" + " " * self.width + "\r" + text + "\n")
+        self.width = 0
+
+    def close(self):
+        self.stream.write("\n")
+        self.stream.flush()
+
+
+class NotebookLine:
+    """Draws the bar as an ipywidgets HTML line under the cell, messages in an Output above it."""
+
+    def __init__(self):
+        import ipywidgets
+        from IPython.display import display
+        self.messages = ipywidgets.Output()
+        self.line = ipywidgets.HTML()
+        display(ipywidgets.VBox([self.messages, self.line]))
+
+    def show(self, text):
+        self.line.value = f"<pre style='margin:0'>{_escaped(text)}</pre>"
+
+    def write(self, text):
+        self.messages.append_stdout(text + "\n")
+
+    def close(self):
+        pass
+
+
+def _escaped(text):
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+class Progress:
+    """A bar of ``total`` steps: ``update()`` after each step, ``close()`` at the end.
+
+    ``start`` steps are already done (a resumed run); the rate and the time left count only the
+    steps done since this bar began. ``display`` is where it draws: a ``TerminalLine`` (the
+    default outside Jupyter), a ``NotebookLine`` (the default inside), or anything with
+    ``show(text)``, ``write(text)`` and ``close()``.
+    """
+
+    def __init__(self, total, label="", rate_unit="it", rate_per_step=1, start=0, every=0.2,
+                 display=None, clock=time.perf_counter):
+        self.total, self.label, self.start, self.done = total, label, start, start
+        self.rate_unit, self.rate_per_step, self.every, self.clock = rate_unit, rate_per_step, every, clock
+        self.display = display or (NotebookLine() if in_notebook() else TerminalLine())
+        self.began = self.drawn = clock()
+        self.fields = {}
+        self._draw()
+
+    def update(self, steps=1, **fields):
+        """``steps`` more steps are done; ``fields`` (name=value) are shown after the count."""
+        self.done += steps
+        self.fields.update(fields)
+        if self.done >= self.total or self.clock() - self.drawn >= self.every:
+            self._draw()
+
+    def write(self, text):
+        """Print ``text`` (a held-out loss, a sample) above the bar."""
+        self.display.write(text)
+        self._draw()
+
+    def close(self):
+        self._draw()
+        self.display.close()
+
+    @property
+    def text(self):
+        """The bar's current line."""
+        return progress_line(self.done, self.total, self.clock() - self.began, self.fields,
+                             label=self.label, rate_unit=self.rate_unit,
+                             rate_per_step=self.rate_per_step, start=self.start)
+
+    def _draw(self):
+        self.display.show(self.text)
+        self.drawn = self.clock()
