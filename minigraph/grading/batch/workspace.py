@@ -14,6 +14,9 @@ or outlive the grader. So each submission gets a ``Workspace``:
 * without root (no mount possible), a folder on the grader's disk: each file is still limited
   in size (``Limits.file_mb``), not the total (the sandbox's ``/tmp`` is then bubblewrap's own
   tmpfs, limited in size only). Run the grader as root (``sudo``) to bound both;
+* what the run hands back (``runner.OUT``: its results and notes) has a small file system of
+  its own inside ``home``, so that a notebook that filled its space is still graded on what
+  it ran;
 * either way, ``remove`` empties the folder with no recursion and no path longer than a name
   (it walks with file descriptors and ``..``), making each folder readable before it looks
   inside: a tree of any depth, width or modes goes.
@@ -27,6 +30,8 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+
+from .runner import OUT
 
 MB = 1024 * 1024
 
@@ -42,11 +47,15 @@ class Workspace:
         self.limits = limits
         box = self.root / "box"
         box.mkdir()
-        self.quota = os.geteuid() == 0 and _mount_tmpfs(box, limits)
+        self.quota = os.geteuid() == 0 and _mount_tmpfs(box, limits.disk_mb, limits.files)
         self.home, self.tmp = box / "home", box / "tmp"
         self.home.mkdir()
         self.tmp.mkdir()
         os.chmod(self.tmp, 0o1777)
+        self.out = self.home / OUT
+        self.out.mkdir()
+        if self.quota:          # room for the results however full the rest is
+            _mount_tmpfs(self.out, limits.file_mb + 16, 64)
         self.stderr = self.root / "stderr"
 
     def __enter__(self):
@@ -68,19 +77,19 @@ class Workspace:
 
     def remove(self):
         """Unmount the quota (if any) and delete everything, whatever tree the notebook made."""
-        box = self.root / "box"
         if self.quota:
-            subprocess.run(["umount", "--lazy", str(box)], capture_output=True, check=False)
+            for mounted in (self.out, self.root / "box"):
+                subprocess.run(["umount", "--lazy", str(mounted)], capture_output=True, check=False)
             self.quota = False
         remove_tree(self.root)
 
 
-def _mount_tmpfs(folder, limits):
-    """Mount a tmpfs of ``limits.disk_mb`` and ``limits.files`` inodes on ``folder``; whether
-    it worked (a container without the right to mount has none)."""
+def _mount_tmpfs(folder, mb, files):
+    """Mount a tmpfs of ``mb`` MB and ``files`` inodes on ``folder``; whether it worked (a
+    container without the right to mount has none)."""
     if shutil.which("mount") is None:
         return False
-    options = f"size={limits.disk_mb * MB},nr_inodes={limits.files},mode=0755,nosuid,nodev"
+    options = f"size={mb * MB},nr_inodes={files},mode=0755,nosuid,nodev"
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "minigraph-grade", str(folder)],
                           capture_output=True, check=False)
     return done.returncode == 0
