@@ -91,11 +91,12 @@ def run(tmp_path_factory):
     listener.listen(8)
     listener.setblocking(False)
     before = outside_files()
+    scratch = tmp_path_factory.mktemp("grader-tmp")      # the grader's own temporary folders
     reports = {"json": out / "grades.json", "junit": out / "grades.xml", "csv": out / "grades.csv"}
     try:
         proc = grader(FIXTURES, planted, SOLUTION, EXERCISE, *FAST, "--jobs", "2",
                       *(arg for kind, path in reports.items() for arg in (f"--{kind}", path)),
-                      cwd=out, env=dict(os.environ, **{MAKE.SECRET_VARIABLE: SECRET}))
+                      cwd=out, env=dict(os.environ, TMPDIR=str(scratch), **{MAKE.SECRET_VARIABLE: SECRET}))
         alive = survivors()
         written = {kind: path.read_bytes() for kind, path in reports.items() if path.exists()}
         time.sleep(3)                              # a watcher would rewrite the reports now
@@ -109,7 +110,8 @@ def run(tmp_path_factory):
     return {"proc": proc, "json": json.loads(written["json"]) if "json" in written else None,
             "written": written, "reports": reports, "alive": alive, "alive_later": survivors(),
             "before": before, "after": outside_files(), "connected": connected,
-            "planted": planted, "honest_names": honest_names}
+            "planted": planted, "honest_names": honest_names, "left": sorted(os.listdir(scratch)),
+            "mounts": [line for line in Path("/proc/mounts").read_text().splitlines() if str(scratch) in line]}
 
 
 def submission(run, name):
@@ -137,9 +139,10 @@ def test_fixtures_are_up_to_date_with_their_script():
 def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["proc"].returncode == 0, run["proc"].stderr
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
-    assert len(run["json"]["submissions"]) == 35
+    assert len(run["json"]["submissions"]) == 45
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
-    assert summary == "graded 35 notebooks (13 could not be run); 9 flagged for review"
+    assert summary == "graded 45 notebooks (13 could not be run); 9 flagged for review"
+    assert "45/45 notebooks" in run["proc"].stderr and "elapsed" in run["proc"].stderr   # the progress bar
 
 
 def test_no_file_outside_the_submissions_own_folders_changes(run):
@@ -185,6 +188,46 @@ def test_honest_notebooks_keep_full_marks(run):
         assert (sub["status"], sub["score"], sub["notes"], sub["flags"]) == ("graded", 7, [], []), sub["path"]
 
 
+def test_a_full_disk_leaves_later_notebooks_intact_and_nothing_behind(run):
+    sub = submission(run, "00_attack_fills_disk.ipynb")
+    assert (sub["score"], sub["flags"]) == (7, [])                      # graded on what it ran
+    if os.geteuid() == 0:
+        assert sub["notes"] == ["the notebook filled its 256 MB of disk space; later writes failed"]
+    assert run["left"] == [] and run["mounts"] == []
+
+
+# honest oddities -> the exercise whose check() score they must get (the others: full marks)
+ODDITIES = {"02_honest_recursive.ipynb": "02.topo_sort", "00_honest_slow.ipynb": "00.sigmoid",
+            "00_honest_crlf.ipynb": None, "00_honest_cr.ipynb": None, "04_honest_crlf.ipynb": None,
+            "00_honest_cell_ids_v4_2.ipynb": None, "00_honest_multiline_imports.ipynb": None,
+            "04_honest_tools.ipynb": None}
+
+
+def check_score(name, exercise_id):
+    """What ``check()`` gives the answer that fixture ``name`` defines, run in this process."""
+    import nbformat
+    from minigraph.grading.toolkit import registry
+    from minigraph.grading.toolkit.exercise import grade, run_cases
+    (exercise,) = [e for e in registry.exercises(exercise_id[:2]) if e.id == exercise_id]
+    namespace = {}
+    for cell in nbformat.read(FIXTURES / name, as_version=4).cells:
+        if cell.cell_type == "code" and ("import " in cell.source or f"def {exercise.name}(" in cell.source):
+            exec(cell.source, namespace)
+    return grade(exercise, run_cases(exercise, namespace[exercise.name])).score
+
+
+@pytest.mark.parametrize("name", ODDITIES)
+def test_an_honest_oddity_gets_its_check_score_and_no_flag(run, name):
+    sub = submission(run, name)
+    assert (sub["status"], sub["flags"], sub["notes"]) == ("graded", [], [])
+    for exercise in sub["exercises"]:
+        expected = (check_score(name, exercise["id"]) if exercise["id"] == ODDITIES[name]
+                    else exercise["points"])
+        assert exercise["score"] == expected, exercise["id"]
+    if ODDITIES[name]:
+        assert sub["score"] < sub["max_score"]                           # the oddity costs what check() says
+
+
 # name -> (score, status, text in the message or the first exercise message, flagged?)
 ATTACKS = {
     "00_attack_kill_parent.ipynb": (0, "error", "the run ended early (exit status 137) while running cell 3", False),
@@ -199,6 +242,8 @@ ATTACKS = {
     "00_attack_results_fifo.ipynb": (0, "error", "results.json is not a regular file (a FIFO)", True),
     "00_attack_many_errors.ipynb": (7, "graded", "", False),
     "00_attack_unprintable.ipynb": (0, "graded", "FLAGGED, no points", True),
+    "00_attack_fills_disk.ipynb": (7, "graded", "", False),
+    "00_attack_gradescope_score.ipynb": (0, "graded", "not done yet", False),
 }
 
 
@@ -350,7 +395,7 @@ def test_json_report_is_complete_and_consistent(run):
 
 def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
     suites = {s.get("name"): s for s in ET.parse(run["reports"]["junit"]).getroot().iter("testsuite")}
-    assert len(suites) == 35
+    assert len(suites) == 45
     solution = suites[str(SOLUTION)]
     assert (solution.get("tests"), solution.get("failures"), solution.get("errors")) == ("4", "0", "0")
     assert solution.find("properties/property[@name='score']").get("value") == "7.0"
@@ -364,7 +409,7 @@ def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
 def test_csv_gradebook_has_a_row_per_submission_and_a_column_per_exercise(run):
     import csv
     rows = list(csv.DictReader(run["reports"]["csv"].read_text(encoding="utf-8").splitlines()))
-    assert len(rows) == 35
+    assert len(rows) == 45
     assert list(rows[0]) == ["submission", "chapter", "00.relu", "00.sigmoid", "00.broadcast_shape",
                              "00.sigmoid_vjp", "total", "max_score", "status", "flags"]
     by_name = {r["submission"]: r for r in rows}

@@ -422,3 +422,24 @@ def test_a_workspace_is_bounded_in_size_and_files_and_says_so_when_full():
         assert "made 100 files and folders, its limit" in space.full()
         root = space.root
     assert not root.exists()
+
+
+def test_the_progress_bar_shows_notebooks_done_elapsed_and_time_left():
+    import io
+    from minigraph.grading.batch.progress import ProgressBar
+    now = [100.0]
+    out = io.StringIO()
+    bar = ProgressBar(4, stream=out, clock=lambda: now[0])
+    now[0] += 30
+    bar.advance()
+    now[0] += 50
+    bar.advance()
+    now[0] += 140
+    bar.advance()
+    bar.advance()
+    bar.done()
+    assert out.getvalue().splitlines() == [
+        "[#####...............]  1/4 notebooks  30s elapsed  about 1m 30s left",
+        "[##########..........]  2/4 notebooks  1m 20s elapsed  about 1m 20s left",
+        "[###############.....]  3/4 notebooks  3m 40s elapsed  about 1m 13s left",
+        "[####################]  4/4 notebooks  3m 40s elapsed"]

@@ -123,6 +123,22 @@ def sandbox_reason():
     return None
 
 
+@functools.lru_cache(maxsize=None)
+def unprivileged_reason():
+    """None if a user with no rights can run this Python and minigraph (what a run without a
+    sandbox needs as root), else why not (tried once per process)."""
+    if os.geteuid() != 0:
+        return None
+    if shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is not installed"
+    proc = subprocess.run([*_unprivileged(sandbox_uid(0)), sys.executable, "-c", "import minigraph"],
+                          env={"PYTHONPATH": str(PACKAGE_ROOT)}, capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        return (f"a user with no rights cannot run {sys.executable} with minigraph "
+                f"({proc.stderr.strip()[-200:]}); install Python and the course where every user can read them")
+    return None
+
+
 def sandboxed_command(argv, space, env, slot=0):
     """(argv, Popen keyword arguments) to run ``argv`` with environment ``env`` (and nothing
     else) in a sandbox whose writable folder is ``space.home`` and whose ``/tmp`` is
