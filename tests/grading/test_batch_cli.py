@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from minigraph.grading.batch.grader import Settings, grade_all
+from minigraph.grading.batch.sandbox import unprivileged_reason
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "submissions"
@@ -480,6 +481,9 @@ def test_without_bubblewrap_the_grader_refuses_unless_told_not_to_sandbox(tmp_pa
     assert "--no-sandbox" in refused.stderr
     report = tmp_path / "grades.json"
     allowed = grader(SOLUTION, *FAST, "--no-sandbox", "--json", report, env=env)
+    if unprivileged_reason():             # as root, the run needs a Python anyone can read
+        assert allowed.returncode == 2 and unprivileged_reason() in allowed.stderr
+        return
     assert allowed.returncode == 0, allowed.stderr
     assert allowed.stdout.rstrip().endswith("graded 1 notebook; WITHOUT a sandbox (--no-sandbox)")
     graded = json.loads(report.read_text())
@@ -553,3 +557,29 @@ def test_the_gradescope_autograder_zip_grades_a_submission(tmp_path):
     assert proc.returncode == 0, proc.stderr
     results = json.loads((tmp_path / "autograder" / "results" / "results.json").read_text())
     assert results["score"] == 4 and len(results["tests"]) == 4
+
+
+@pytest.mark.skipif(unprivileged_reason() is not None, reason=f"no unprivileged run here: {unprivileged_reason()}")
+def test_gradescope_without_namespaces_keeps_the_score_a_forger_would_rewrite(tmp_path):
+    """A container that cannot make namespaces (bwrap present, refusing): run_autograder grades
+    with --no-sandbox; the notebook's double-forked forger runs as a user with no rights, is
+    killed before the results are written, and could not write them anyway."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    (fake / "bwrap").chmod(0o755)
+    root = tmp_path / "autograder"
+    (root / "source").mkdir(parents=True)
+    (root / "submission").mkdir()
+    (root / "source" / "chapter").write_text("00\n")
+    run_autograder = ROOT / "tools" / "gradescope" / "run_autograder"
+    (root / "submission" / "00_warmup.ipynb").write_bytes((FIXTURES / "00_attack_gradescope_score.ipynb").read_bytes())
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable, PYTHONPATH=str(ROOT),
+               PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run(["bash", str(run_autograder)], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    results = root / "results" / "results.json"
+    written = results.read_bytes()
+    assert json.loads(written)["score"] == 0 and "WITHOUT a sandbox" in json.loads(written)["output"]
+    time.sleep(3)                                  # a forger would rewrite it now
+    assert results.read_bytes() == written and survivors() == []
