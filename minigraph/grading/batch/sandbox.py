@@ -131,7 +131,10 @@ def unprivileged_reason():
         return None
     if shutil.which("setpriv") is None:
         return "setpriv (util-linux) is not installed"
-    proc = subprocess.run([*_unprivileged(sandbox_uid(0)), sys.executable, "-c", "import minigraph"],
+    # started by the user itself, as the runner starts the kernel (setpriv's own start of it
+    # may pass where the user cannot, e.g. a Python under /root)
+    again = "import os, sys; os.execv(sys.executable, [sys.executable, '-c', 'import minigraph'])"
+    proc = subprocess.run([*_unprivileged(sandbox_uid(0)), sys.executable, "-c", again],
                           env={"PYTHONPATH": str(PACKAGE_ROOT)}, capture_output=True, text=True, timeout=60)
     if proc.returncode != 0:
         return (f"a user with no rights cannot run {sys.executable} with minigraph "
