@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from minigraph.grading.batch.grader import Settings, grade_all
+from minigraph.grading.batch.sandbox import unprivileged_reason
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "submissions"
@@ -91,11 +93,12 @@ def run(tmp_path_factory):
     listener.listen(8)
     listener.setblocking(False)
     before = outside_files()
+    scratch = tmp_path_factory.mktemp("grader-tmp")      # the grader's own temporary folders
     reports = {"json": out / "grades.json", "junit": out / "grades.xml", "csv": out / "grades.csv"}
     try:
         proc = grader(FIXTURES, planted, SOLUTION, EXERCISE, *FAST, "--jobs", "2",
                       *(arg for kind, path in reports.items() for arg in (f"--{kind}", path)),
-                      cwd=out, env=dict(os.environ, **{MAKE.SECRET_VARIABLE: SECRET}))
+                      cwd=out, env=dict(os.environ, TMPDIR=str(scratch), **{MAKE.SECRET_VARIABLE: SECRET}))
         alive = survivors()
         written = {kind: path.read_bytes() for kind, path in reports.items() if path.exists()}
         time.sleep(3)                              # a watcher would rewrite the reports now
@@ -109,7 +112,8 @@ def run(tmp_path_factory):
     return {"proc": proc, "json": json.loads(written["json"]) if "json" in written else None,
             "written": written, "reports": reports, "alive": alive, "alive_later": survivors(),
             "before": before, "after": outside_files(), "connected": connected,
-            "planted": planted, "honest_names": honest_names}
+            "planted": planted, "honest_names": honest_names, "left": sorted(os.listdir(scratch)),
+            "mounts": [line for line in Path("/proc/mounts").read_text().splitlines() if str(scratch) in line]}
 
 
 def submission(run, name):
@@ -137,9 +141,10 @@ def test_fixtures_are_up_to_date_with_their_script():
 def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["proc"].returncode == 0, run["proc"].stderr
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
-    assert len(run["json"]["submissions"]) == 35
+    assert len(run["json"]["submissions"]) == 45
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
-    assert summary == "graded 35 notebooks (13 could not be run); 9 flagged for review"
+    assert summary == "graded 45 notebooks (13 could not be run); 9 flagged for review"
+    assert "45/45 notebooks" in run["proc"].stderr and "elapsed" in run["proc"].stderr   # the progress bar
 
 
 def test_no_file_outside_the_submissions_own_folders_changes(run):
@@ -185,6 +190,46 @@ def test_honest_notebooks_keep_full_marks(run):
         assert (sub["status"], sub["score"], sub["notes"], sub["flags"]) == ("graded", 7, [], []), sub["path"]
 
 
+def test_a_full_disk_leaves_later_notebooks_intact_and_nothing_behind(run):
+    sub = submission(run, "00_attack_fills_disk.ipynb")
+    assert (sub["score"], sub["flags"]) == (7, [])                      # graded on what it ran
+    if os.geteuid() == 0:
+        assert sub["notes"] == ["the notebook filled its 256 MB of disk space; later writes failed"]
+    assert run["left"] == [] and run["mounts"] == []
+
+
+# honest oddities -> the exercise whose check() score they must get (the others: full marks)
+ODDITIES = {"02_honest_recursive.ipynb": "02.topo_sort", "00_honest_slow.ipynb": "00.sigmoid",
+            "00_honest_crlf.ipynb": None, "00_honest_cr.ipynb": None, "04_honest_crlf.ipynb": None,
+            "00_honest_cell_ids_v4_2.ipynb": None, "00_honest_multiline_imports.ipynb": None,
+            "04_honest_tools.ipynb": None}
+
+
+def check_score(name, exercise_id):
+    """What ``check()`` gives the answer that fixture ``name`` defines, run in this process."""
+    import nbformat
+    from minigraph.grading.toolkit import registry
+    from minigraph.grading.toolkit.exercise import grade, run_cases
+    (exercise,) = [e for e in registry.exercises(exercise_id[:2]) if e.id == exercise_id]
+    namespace = {}
+    for cell in nbformat.read(FIXTURES / name, as_version=4).cells:
+        if cell.cell_type == "code" and ("import " in cell.source or f"def {exercise.name}(" in cell.source):
+            exec(cell.source, namespace)
+    return grade(exercise, run_cases(exercise, namespace[exercise.name])).score
+
+
+@pytest.mark.parametrize("name", ODDITIES)
+def test_an_honest_oddity_gets_its_check_score_and_no_flag(run, name):
+    sub = submission(run, name)
+    assert (sub["status"], sub["flags"], sub["notes"]) == ("graded", [], [])
+    for exercise in sub["exercises"]:
+        expected = (check_score(name, exercise["id"]) if exercise["id"] == ODDITIES[name]
+                    else exercise["points"])
+        assert exercise["score"] == expected, exercise["id"]
+    if ODDITIES[name]:
+        assert sub["score"] < sub["max_score"]                           # the oddity costs what check() says
+
+
 # name -> (score, status, text in the message or the first exercise message, flagged?)
 ATTACKS = {
     "00_attack_kill_parent.ipynb": (0, "error", "the run ended early (exit status 137) while running cell 3", False),
@@ -199,6 +244,8 @@ ATTACKS = {
     "00_attack_results_fifo.ipynb": (0, "error", "results.json is not a regular file (a FIFO)", True),
     "00_attack_many_errors.ipynb": (7, "graded", "", False),
     "00_attack_unprintable.ipynb": (0, "graded", "FLAGGED, no points", True),
+    "00_attack_fills_disk.ipynb": (7, "graded", "", False),
+    "00_attack_gradescope_score.ipynb": (0, "graded", "not done yet", False),
 }
 
 
@@ -344,13 +391,14 @@ def test_json_report_is_complete_and_consistent(run):
     assert report["grader"] == "minigraph.grading" and report["settings"]["cell_timeout"] == 5
     for sub in report["submissions"]:
         assert sub["score"] == round(sum(e["score"] for e in sub["exercises"]), 2)
-        if sub["exercises"]:
+        if sub["exercises"] and sub["chapter"] == "00":
             assert [e["id"] for e in sub["exercises"]] == ["00.relu", "00.sigmoid", "00.broadcast_shape", "00.sigmoid_vjp"]
+        assert all(e["id"].startswith(sub["chapter"] + ".") for e in sub["exercises"])
 
 
 def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
     suites = {s.get("name"): s for s in ET.parse(run["reports"]["junit"]).getroot().iter("testsuite")}
-    assert len(suites) == 35
+    assert len(suites) == 45
     solution = suites[str(SOLUTION)]
     assert (solution.get("tests"), solution.get("failures"), solution.get("errors")) == ("4", "0", "0")
     assert solution.find("properties/property[@name='score']").get("value") == "7.0"
@@ -364,9 +412,11 @@ def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
 def test_csv_gradebook_has_a_row_per_submission_and_a_column_per_exercise(run):
     import csv
     rows = list(csv.DictReader(run["reports"]["csv"].read_text(encoding="utf-8").splitlines()))
-    assert len(rows) == 35
-    assert list(rows[0]) == ["submission", "chapter", "00.relu", "00.sigmoid", "00.broadcast_shape",
-                             "00.sigmoid_vjp", "total", "max_score", "status", "flags"]
+    assert len(rows) == 45
+    columns = list(rows[0])
+    assert columns[:6] == ["submission", "chapter", "00.relu", "00.sigmoid", "00.broadcast_shape", "00.sigmoid_vjp"]
+    assert columns[-4:] == ["total", "max_score", "status", "flags"]
+    assert {c[:3] for c in columns[2:-4]} == {"00.", "02.", "04."}           # a column per exercise graded
     by_name = {r["submission"]: r for r in rows}
     raises = by_name[str(FIXTURES / "00_raises.ipynb")]
     assert [raises[k] for k in ("00.relu", "00.sigmoid", "00.broadcast_shape", "00.sigmoid_vjp", "total")] == ["1", "0", "0", "3", "4"]
@@ -429,12 +479,19 @@ def _cmdline_has(process, text):
 
 
 def test_without_bubblewrap_the_grader_refuses_unless_told_not_to_sandbox(tmp_path):
-    env = dict(os.environ, PATH=str(Path(sys.executable).parent))      # no bwrap on this PATH
+    tools = tmp_path / "bin"                                           # no bwrap on this PATH,
+    tools.mkdir()                                                      # but setpriv (util-linux)
+    if shutil.which("setpriv"):
+        (tools / "setpriv").symlink_to(shutil.which("setpriv"))
+    env = dict(os.environ, PATH=os.pathsep.join([str(Path(sys.executable).parent), str(tools)]))
     refused = grader(SOLUTION, *FAST, env=env)
     assert refused.returncode == 2 and "no sandbox for the submissions: bubblewrap is not installed" in refused.stderr
     assert "--no-sandbox" in refused.stderr
     report = tmp_path / "grades.json"
     allowed = grader(SOLUTION, *FAST, "--no-sandbox", "--json", report, env=env)
+    if unprivileged_reason():             # as root, the run needs a Python anyone can read
+        assert allowed.returncode == 2 and unprivileged_reason() in allowed.stderr
+        return
     assert allowed.returncode == 0, allowed.stderr
     assert allowed.stdout.rstrip().endswith("graded 1 notebook; WITHOUT a sandbox (--no-sandbox)")
     graded = json.loads(report.read_text())
@@ -508,3 +565,29 @@ def test_the_gradescope_autograder_zip_grades_a_submission(tmp_path):
     assert proc.returncode == 0, proc.stderr
     results = json.loads((tmp_path / "autograder" / "results" / "results.json").read_text())
     assert results["score"] == 4 and len(results["tests"]) == 4
+
+
+@pytest.mark.skipif(unprivileged_reason() is not None, reason=f"no unprivileged run here: {unprivileged_reason()}")
+def test_gradescope_without_namespaces_keeps_the_score_a_forger_would_rewrite(tmp_path):
+    """A container that cannot make namespaces (bwrap present, refusing): run_autograder grades
+    with --no-sandbox; the notebook's double-forked forger runs as a user with no rights, is
+    killed before the results are written, and could not write them anyway."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    (fake / "bwrap").chmod(0o755)
+    root = tmp_path / "autograder"
+    (root / "source").mkdir(parents=True)
+    (root / "submission").mkdir()
+    (root / "source" / "chapter").write_text("00\n")
+    run_autograder = ROOT / "tools" / "gradescope" / "run_autograder"
+    (root / "submission" / "00_warmup.ipynb").write_bytes((FIXTURES / "00_attack_gradescope_score.ipynb").read_bytes())
+    env = dict(os.environ, AUTOGRADER_ROOT=str(root), AUTOGRADER_PYTHON=sys.executable, PYTHONPATH=str(ROOT),
+               PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run(["bash", str(run_autograder)], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    results = root / "results" / "results.json"
+    written = results.read_bytes()
+    assert json.loads(written)["score"] == 0 and "WITHOUT a sandbox" in json.loads(written)["output"]
+    time.sleep(3)                                  # a forger would rewrite it now
+    assert results.read_bytes() == written and survivors() == []

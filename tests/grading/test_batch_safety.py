@@ -21,7 +21,9 @@ from minigraph.grading.toolkit import registry
 from minigraph.grading.toolkit.exercise import ExerciseResult
 from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically
 from minigraph.grading.batch.gradebook import submission_text, to_csv, to_gradescope, to_junit
-from minigraph.grading.batch.grader import SubmissionResult, find_notebooks, reference_uses, stderr_tail
+from minigraph.grading.batch.grader import SubmissionResult, find_notebooks, parse_notebook, stderr_tail
+from minigraph.grading.batch.scan import reference_uses
+from minigraph.grading.batch.workspace import Workspace, remove_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 needs_sandbox = pytest.mark.skipif(sandbox.sandbox_reason() is not None,
@@ -47,6 +49,8 @@ for path in ["/etc/probe", sys.argv[1] + "/minigraph/probe", os.getcwd() + "/pro
         pass
 import minigraph
 seen["package"] = minigraph.__file__
+seen["space"] = {name: [os.statvfs(path).f_blocks * os.statvfs(path).f_frsize, os.statvfs(path).f_files]
+                 for name, path in [("home", os.getcwd()), ("tmp", "/tmp")]}
 print(json.dumps(seen))
 """
 
@@ -54,11 +58,12 @@ print(json.dumps(seen))
 @needs_sandbox
 def test_the_sandbox_shows_only_the_package_has_no_network_no_secrets_and_one_writable_folder(tmp_path, monkeypatch):
     monkeypatch.setenv("MINIGRAPH_FAKE_SECRET", "do-not-leak")
-    home = tmp_path / "home"
-    home.mkdir()
-    argv, options = sandbox.sandboxed_command([sys.executable, "-c", PROBE, str(ROOT)], home,
-                                              sandbox.environment(home), slot=1)
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, **options)
+    limits = sandbox.Limits(disk_mb=32, files=500)
+    with Workspace(limits) as space:
+        home = space.home
+        argv, options = sandbox.sandboxed_command([sys.executable, "-c", PROBE, str(ROOT)], space,
+                                                  sandbox.environment(home), slot=1)
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, **options)
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(proc.stdout)
     assert seen["pid"] == 2                                  # its own PID namespace
@@ -72,6 +77,9 @@ def test_the_sandbox_shows_only_the_package_has_no_network_no_secrets_and_one_wr
     assert seen["package"] == str(ROOT / "minigraph" / "__init__.py")
     if os.geteuid() == 0:
         assert seen["uid"] == sandbox.sandbox_uid(1) > sandbox.FIRST_UID   # unprivileged, a user per slot
+        # its folder and its /tmp share one quota: 32 MB and 500 files and folders
+        assert seen["space"]["home"] == seen["space"]["tmp"] == [32 * 2**20, 500]
+    assert not home.exists()                                   # gone with the workspace
 
 
 def test_the_environment_holds_nothing_of_the_graders(monkeypatch, tmp_path):
@@ -315,3 +323,123 @@ def test_junit_and_text_survive_any_name():
     assert suite.get("name") == name                          # the escaped name, intact
     raw = ET.fromstring(to_junit([_result(os.fsdecode(b"a\xff\x01b"), [1])]).encode("utf-8"))
     assert raw.find("testsuite").get("name") == "ab"          # raw by mistake: what XML cannot hold goes
+
+
+def test_the_static_scan_reads_imports_as_python_whatever_their_layout():
+    exercises = registry.exercises("00")
+    cells = ["from minigraph.grading import (check,\n    progress)\r\nrelu = 1\r\n",
+             "import numpy as np\r\nfrom minigraph.grading import check, progress\r\nrelu = 1\r\n",
+             "from minigraph.grading import check as c, progress as p\rrelu = 1",
+             "from minigraph.grading.tools import ch04\nrelu = ch04.train_recipe({'hidden': [8]})",
+             "import minigraph.grading.tools.ch04 as t4\nrelu = t4.try_recipe({})",
+             "import minigraph.grading.tools.ch04\nrelu = minigraph.grading.tools.ch04.train_recipe({})",
+             "from minigraph.grading import tools\nrelu = tools.ch04.train_recipe({})",
+             "%time x = 1\r\nfrom minigraph.grading import check\r\nrelu = 1\r\n",          # not Python
+             # still the internals, however written
+             "from minigraph.grading import (check,\n    content)\nrelu = 1",
+             "from minigraph.grading.tools import ch04\nrelu = ch04.mg.grading.content.ch00._relu",
+             "import minigraph.grading.tools.ch04, minigraph.grading.content as c\nrelu = 1",
+             "from minigraph.grading import check\nrelu = check.__globals__['registry']",
+             "%time x = 1\r\nfrom minigraph.grading import content\r\nrelu = 1\r\n"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    found = [(number, names) for number, _, names in reference_uses(notebook, exercises)]
+    assert found == [(9, ["relu"]), (10, ["relu"]), (11, ["relu"]), (13, ["relu"])]
+
+
+def test_the_cell_watch_turned_off_only_by_the_learner_not_by_recursion_or_time(fresh_minigraph):
+    fresh_collect = sys.modules["minigraph.grading.batch.collect"]
+    from minigraph.grading.toolkit.exercise import time_limit, CaseTimeout
+    watch = fresh_collect.ReferenceWatch()
+
+    def deep(n):
+        return deep(n + 1)
+
+    def recursion():
+        try:
+            deep(0)
+        except RecursionError:
+            pass
+
+    def slow():
+        try:
+            with time_limit(0.2):
+                while True:
+                    sum(range(100))
+        except CaseTimeout:
+            pass
+
+    for _ in range(3):
+        assert watch.run(recursion)[1] == "" and watch.run(slow)[1] == ""
+
+
+def test_a_notebook_of_any_4x_minor_with_cell_ids_is_read():
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
+                                               nbformat.v4.new_markdown_cell("# hi")])
+    data = json.loads(nbformat.writes(notebook))
+    for minor in (0, 2, 4):
+        data["nbformat_minor"] = minor
+        problem, read = parse_notebook(json.dumps(data).encode())
+        assert problem is None and [c.source for c in read.cells] == ["x = 1", "# hi"]
+        data["cells"][1].pop("id", None)                # some cells with ids, some without
+        problem, read = parse_notebook(json.dumps(data).encode())
+        assert problem is None
+
+
+def test_a_tree_of_any_depth_width_and_modes_is_removed(tmp_path):
+    top = tmp_path / "space"
+    top.mkdir()
+    folder = os.open(top, os.O_RDONLY)
+    for depth in range(1500):                      # deeper than Python's recursion limit, and a
+        os.mkdir("d" * 50, dir_fd=folder)          # path longer than the system allows
+        os.close(os.open("f", os.O_CREAT | os.O_WRONLY, dir_fd=folder))
+        inner = os.open("d" * 50, os.O_RDONLY, dir_fd=folder)
+        os.close(folder)
+        folder = inner
+    os.fchmod(folder, 0)
+    os.close(folder)
+    os.symlink("/etc", top / "link")              # removed, never followed
+    for i in range(3000):
+        (top / f"wide{i}").write_text("")
+    (top / "closed").mkdir()
+    (top / "closed" / "inside").write_text("x")
+    os.chmod(top / "closed", 0)
+    os.chmod(top, 0o500)
+    remove_tree(top)
+    assert not top.exists() and Path("/etc/passwd").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the quota is a tmpfs the grader mounts as root")
+def test_a_workspace_is_bounded_in_size_and_files_and_says_so_when_full():
+    with Workspace(sandbox.Limits(disk_mb=4, files=100)) as space:
+        assert space.quota and space.full() is None
+        with pytest.raises(OSError, match="No space left"):
+            (space.tmp / "big").write_bytes(bytes(5 * 2**20))
+        assert "filled its 4 MB of disk space" in space.full()
+        (space.tmp / "big").unlink()
+        with pytest.raises(OSError, match="No space left"):
+            for i in range(200):
+                (space.home / f"f{i}").touch()
+        assert "made 100 files and folders, its limit" in space.full()
+        root = space.root
+    assert not root.exists()
+
+
+def test_the_progress_bar_shows_notebooks_done_elapsed_and_time_left():
+    import io
+    from minigraph.grading.batch.progress import ProgressBar
+    now = [100.0]
+    out = io.StringIO()
+    bar = ProgressBar(4, stream=out, clock=lambda: now[0])
+    now[0] += 30
+    bar.advance()
+    now[0] += 50
+    bar.advance()
+    now[0] += 140
+    bar.advance()
+    bar.advance()
+    bar.done()
+    assert out.getvalue().splitlines() == [
+        "[#####...............]  1/4 notebooks  30s elapsed  about 1m 30s left",
+        "[##########..........]  2/4 notebooks  1m 20s elapsed  about 1m 20s left",
+        "[###############.....]  3/4 notebooks  3m 40s elapsed  about 1m 13s left",
+        "[####################]  4/4 notebooks  3m 40s elapsed"]

@@ -9,11 +9,14 @@ other files, no secrets, limited memory, processes and time; see sandbox.py), on
 the file (the file itself is never modified). It is graded against the chapter its name
 starts with (``00_warmup.ipynb`` -> chapter 00) or ``--chapter``. A table per notebook goes
 to stdout; the reports are rewritten as each result comes in (JSON "complete": false until
-the end), each in one atomic step.
+the end), each in one atomic step. A progress bar with the time left goes to stderr.
 
 Without bubblewrap (or where it cannot create namespaces) the grader refuses to run, unless
 ``--no-sandbox`` is given: then the submissions' code runs as you, with your files, and the
-report says so. Only do that for code you trust, or inside a container per submission.
+report says so. Only do that for code you trust, or inside a container per submission. As
+root (a container per submission, as on Gradescope), ``--no-sandbox`` still runs each notebook
+as a user of its own with no rights, and kills all of that user's processes before writing
+any report.
 
 Exit status:
     0  grading completed, whatever the scores (a notebook that is broken, loops, crashes or
@@ -34,6 +37,7 @@ from . import sandbox
 from .files import display_name, write_atomically
 from .gradebook import submission_text, summary, to_csv, to_gradescope, to_json, to_junit
 from .grader import Settings, find_notebooks, grade_all
+from .progress import ProgressBar
 
 EXIT_OK, EXIT_CANNOT_RUN = 0, 2
 
@@ -80,15 +84,18 @@ def main(argv=None):
     try:
         settings, notebooks = _prepare(args)
         results = [None] * len(notebooks)
+        bar = ProgressBar(len(notebooks))
 
         def save(index, result):                # as each result comes in: nothing is lost
             results[index] = result
+            bar.advance()
             try:
                 _write_reports(args, settings, [r for r in results if r is not None], complete=False)
             except CannotRun as error:          # the final write will say it again
                 print(f"warning: {error}", file=sys.stderr)
 
         results = grade_all(notebooks, settings, args.jobs, on_result=save)
+        bar.done()
         print("\n\n".join(submission_text(r) for r in results))
         print(f"\n{summary(results, settings.sandbox)}")
         _write_reports(args, settings, results, complete=True)
@@ -120,6 +127,8 @@ def _prepare(args):
         raise CannotRun(f"no sandbox for the submissions: {sandbox.sandbox_reason()}. "
                         "Install bubblewrap, or pass --no-sandbox to run them without one "
                         "(only for code you trust: it runs as you, with your files)")
+    if args.no_sandbox and sandbox.unprivileged_reason():
+        raise CannotRun(f"cannot grade without a sandbox as root: {sandbox.unprivileged_reason()}")
     limits = sandbox.Limits(memory_mb=args.memory,
                             cpu_seconds=int(args.timeout) + 60)
     settings = Settings(args.cell_timeout, args.timeout, args.kernel, args.chapter,

@@ -16,11 +16,20 @@ Two rules keep a learner from borrowing the reference answers this way:
   module), never by what the object says about itself (``__module__``, ``__name__`` can be set
   to anything); it never touches the answers themselves, and never hands out anything of
   ``minigraph.grading`` (where the reference answers live);
-* while an answer runs, a profiling hook watches for calls into ``minigraph.grading`` code
-  that is not the fresh collector's own (a reference kept from before, a copy of its code):
-  such a call is reported, and the grader gives that exercise no points.
+* while an answer runs, a profiler watches for calls into ``minigraph.grading`` code that is
+  not the fresh collector's own (a reference kept from before, a copy of its code): such a
+  call is reported, and the grader gives that exercise no points. The chapters' ``tools``
+  are not watched: they hold no reference answers, and notebooks import them.
+
+The watch is Python's C profiler (``cProfile``), not a profiling function written in Python:
+Python switches such a function off for good when anything goes wrong inside it -- the
+recursion limit reached by a recursive answer, a case's time limit striking while it runs --
+and that would read as a learner turning the watch off. The C profiler runs no Python code,
+so only a learner who replaces it (``sys.setprofile``) turns it off.
 """
 
+import cProfile
+import gc
 import importlib
 import json
 import os
@@ -34,6 +43,7 @@ from ..toolkit.exercise import run_cases
 
 GRADING = "minigraph.grading"
 GRADING_FILES = str(Path(__file__).resolve().parent.parent) + os.sep   # all of minigraph/grading/
+TOOLS_FILES = GRADING_FILES + "tools" + os.sep                          # what notebooks may call
 
 
 def rebind(namespace, old_modules, keep=()):
@@ -79,33 +89,54 @@ def _is_grading(name):
 
 
 class ReferenceWatch:
-    """A profiling hook noting calls into ``minigraph.grading`` code other than the fresh
-    modules' (``fresh``: their globals dicts), while an answer runs."""
+    """Notes calls into ``minigraph.grading`` code (``_watched``) other than the code of the
+    modules loaded when the watch was made (the fresh ones), while an answer runs."""
 
     def __init__(self):
-        self.fresh = {id(vars(m)) for name, m in list(sys.modules.items()) if _is_grading(name)}
+        fresh = {id(vars(m)) for name, m in list(sys.modules.items()) if _is_grading(name)}
+        self.fresh_code = {}            # id -> code: by identity (equal code compares equal)
+        for function in gc.get_objects():
+            if isinstance(function, types.FunctionType) and id(function.__globals__) in fresh:
+                self.fresh_code.update((id(c), c) for c in _code_within(function.__code__))
         self.calls = set()
 
-    def hook(self, frame, event, arg):
-        code = frame.f_code
-        if (event == "call" and code.co_filename.startswith(GRADING_FILES)
-                and id(frame.f_globals) not in self.fresh):
+    def _note(self, code):
+        if (isinstance(code, types.CodeType) and code.co_filename.startswith(GRADING_FILES)
+                and not code.co_filename.startswith(TOOLS_FILES) and self.fresh_code.get(id(code)) is not code):
             self.calls.add(f"{Path(code.co_filename).name}: {code.co_name}")
+
+    def hook(self, frame, event, arg):
+        """The watch in threads an answer starts (the C profiler sees only its own thread)."""
+        if event == "call":
+            self._note(frame.f_code)
 
     def run(self, function, *args):
         """``function(*args)`` under the watch; what it called (or that it stopped the watch)."""
         self.calls = set()
+        profiler = cProfile.Profile()
         threading.setprofile(self.hook)
-        sys.setprofile(self.hook)
+        profiler.enable()
         try:
             value = function(*args)
         finally:
-            stopped = sys.getprofile() != self.hook
-            sys.setprofile(None)
+            stopped = sys.getprofile() is not profiler
+            profiler.disable()
             threading.setprofile(None)
+        for entry in profiler.getstats():
+            self._note(entry.code)
         if stopped:
             self.calls.add("it turned off the grader's watch")
         return value, ", ".join(sorted(self.calls)[:5])
+
+
+def _code_within(code):
+    """``code`` and every code object nested in it (its lambdas, comprehensions, inner defs)."""
+    found, todo = [], [code]
+    while todo:
+        each = todo.pop()
+        found.append(each)
+        todo += [c for c in each.co_consts if isinstance(c, types.CodeType)]
+    return found
 
 
 def collect(chapter, namespace, path, old_modules):

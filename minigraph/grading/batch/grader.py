@@ -4,8 +4,8 @@ For one submission the grader
 
 1. reads the file safely (``files.read_untrusted``: a regular file of bounded size, read with
    a time limit; anything else is a graded zero with a message) and never writes to it;
-2. looks at its code for uses of minigraph's grading internals (``reference_uses``): an
-   answer defined next to them is flagged for the instructor and earns nothing;
+2. looks at its code for uses of minigraph's grading internals (``scan.py``): an answer
+   defined next to them is flagged for the instructor and earns nothing;
 3. makes a fresh folder, ``home``, with a copy of the notebook in ``home/work`` and the job,
    and runs ``runner.py`` there in a sandbox (``sandbox.py``): the runner executes every code
    cell in a new kernel, then the *collector* (``collect.py``), which runs each answer's cases
@@ -22,27 +22,25 @@ submission's error; the others are graded as usual.
 
 import asyncio
 import functools
-import io
 import json
 import os
 import re
 import signal
 import sys
-import tempfile
-import tokenize
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import nbformat
 
-from .. import __all__ as PUBLIC_API          # what ``from minigraph.grading import`` may name
 from ..toolkit import registry
 from ..toolkit.exercise import CASE_TIME_LIMIT, failed_to_run, grade, missing
 from ..toolkit.report import points
 from ..toolkit.values import shorten
 from . import runner, sandbox
 from .files import Unreadable, display_name, read_untrusted
+from .scan import reference_uses
 from .sandbox import Limits
+from .workspace import Workspace
 
 MAX_NOTEBOOK = 20_000_000        # bytes of a submitted notebook
 MAX_RESULTS = 8_000_000          # bytes of the results a kernel hands back
@@ -176,10 +174,9 @@ async def _grade(path, chapter, settings, slot):
     uses = reference_uses(notebook, exercises)
     flags = [f"cell {number}: {why}" for number, why, _ in uses]
     flagged = {answer: why for _, why, answers in uses for answer in answers}
-    with tempfile.TemporaryDirectory(prefix="minigraph-grade-", ignore_cleanup_errors=True) as private:
-        home = Path(private) / "home"
-        notes = await _execute(notebook, data, chapter, exercises, home, settings, slot)
-        results, problem = await _read_json(home / runner.RESULTS, MAX_RESULTS)
+    with Workspace(settings.limits) as space:
+        notes = await _execute(notebook, data, chapter, exercises, space, settings, slot)
+        results, problem = await _read_json(space.home / runner.RESULTS, MAX_RESULTS)
     if results is None:
         result = _unrunnable(name, chapter, exercises, "no answers were collected: " +
                              (notes[-1] if notes else problem), notes)
@@ -218,84 +215,21 @@ def parse_notebook(data):
     except RecursionError:
         return "not a valid notebook: its JSON is nested too deeply", None
     try:
-        notebook = nbformat.reads(text, as_version=4)
+        notebook = nbformat.reads(text, as_version=4, capture_validation_error={})   # judged below
+        _accept_cell_ids(notebook)
         nbformat.validate(notebook)
     except Exception as error:               # nbformat raises many kinds for many problems
         return f"not a valid notebook: JSON, but not in Jupyter's format ({shorten(error, MAX_NOTE)})", None
     return None, notebook
 
 
-# What a notebook may import from minigraph.grading, judged by module: the package's public API
-# (``from minigraph.grading import check, progress``) and its ``tools`` (``from
-# minigraph.grading.tools.ch04 import try_recipe``), which hold no reference answers. Any other
-# module there (``content``, where the reference answers live, the toolkit, the grader) is
-# grading internals. Calling reference code from an answer is also caught at run time, by
-# collect.ReferenceWatch.
-LEARNER_MODULE = re.compile(r"minigraph\.grading(\.tools(\.\w+)?)?")
-_NAMES = r"\w+([ \t]*,[ \t]*\w+)*"
-LEARNER_IMPORT = re.compile(rf"^[ \t]*from[ \t]+(?P<module>[\w.]+)[ \t]+import[ \t]+"
-                            rf"(\((?P<grouped>[ \t]*{_NAMES}[ \t]*,?)\)|(?P<names>{_NAMES}))"
-                            r"[ \t]*(#.*)?$", re.MULTILINE)
-
-
-def _learner_import(match):
-    """``match`` (a ``from M import names`` line) blanked out if it imports only what a notebook
-    may: the public API of ``minigraph.grading``, or anything of ``minigraph.grading.tools``."""
-    module = match["module"]
-    names = {n.strip() for n in (match["grouped"] or match["names"]).split(",")} - {""}
-    if not LEARNER_MODULE.fullmatch(module) or (module == "minigraph.grading"
-                                                and not names <= set(PUBLIC_API)):
-        return match.group(0)
-    return ""
-
-
-GRADING_INTERNALS = re.compile(r"minigraph\s*\.\s*grading\b|\bgrading\.\w|\b_?ch\d\d\.\w"
-                               r"|\bEXERCISES\b|\b_minigraph_grader")
-# What disguises a use of them (a module name put together at run time, an import system of
-# one's own that serves a fake collector, the watch switched off). No exercise needs any of it,
-# so a cell using it is flagged for review (its answers keep their points: it may be innocent).
-IMPORT_TRICKS = re.compile(r"\b(importlib|__import__|__builtins__|builtins|meta_path|path_hooks"
-                           r"|setprofile|settrace)\b|\bsys\s*\.\s*modules\b|\b(exec|eval)\s*\(")
-
-
-def reference_uses(notebook, exercises):
-    """The code cells that reach into minigraph's grading internals (where the reference
-    answers live): ``[(cell number, what was found, names of the answers it defines)]``.
-
-    A reading of the source, so it cannot be fooled by the kernel, only by disguise;
-    ``collect.py`` watches for calls into the reference code at run time as well. A cell
-    using the usual tools of disguise (``IMPORT_TRICKS``) is listed too, with no answers.
-    """
-    found = []
-    for number, cell in enumerate(notebook.cells, start=1):
-        if cell.cell_type != "code":
-            continue
-        code = LEARNER_IMPORT.sub(_learner_import, _without_comments(cell.source))
-        use, trick = GRADING_INTERNALS.search(code), IMPORT_TRICKS.search(code)
-        if use is None:
-            if trick:
-                found.append((number, f"uses Python's import machinery ('{trick.group(0)}'), "
-                              "which no exercise needs", []))
-            continue
-        why = f"uses minigraph's grading internals ('{shorten(use.group(0), 40)}')"
-        names = [e.name for e in exercises if re.search(
-            rf"^[ \t]*(def[ \t]+{e.name}\b|{e.name}[ \t]*=)", cell.source, re.MULTILINE)]
-        found.append((number, why, names))
-    return found
-
-
-def _without_comments(source):
-    """``source`` with its comments blanked out ("# as in ch01" is no use of ch01)."""
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError):       # IPython syntax (%magic) and the like
-        return source
-    lines = source.splitlines(keepends=True)
-    for token in reversed(tokens):
-        if token.type == tokenize.COMMENT:
-            (row, start), (_, end) = token.start, token.end
-            lines[row - 1] = lines[row - 1][:start] + lines[row - 1][end:]
-    return "".join(lines)
+def _accept_cell_ids(notebook):
+    """Read a 4.x notebook whose cells have ids as nbformat 4.5, where ids came in: editors
+    (VS Code) write them into older minors too, and Jupyter opens those with a warning."""
+    if notebook.nbformat_minor < 5 and any("id" in cell for cell in notebook.cells):
+        notebook.nbformat_minor = 5
+        for number, cell in enumerate(notebook.cells):
+            cell.setdefault("id", f"cell-{number}")
 
 
 def _reference_called(entry):
@@ -363,10 +297,11 @@ async def _read_notes(home):
 
 # -- executing ------------------------------------------------------------------------------
 
-async def _execute(notebook, data, chapter, exercises, home, settings, slot):
-    """Run the submission in ``home`` (in a sandbox unless told not to); return the notes."""
+async def _execute(notebook, data, chapter, exercises, space, settings, slot):
+    """Run the submission in ``space`` (in a sandbox unless told not to); return the notes."""
+    home = space.home
     work = home / runner.WORK
-    work.mkdir(parents=True)
+    work.mkdir()
     (work / "submission.ipynb").write_bytes(data)      # the learner's own name may be unprintable
     code = [c for c in notebook.cells if c.cell_type == "code"]
     job = {"cells": [c.source for c in code],
@@ -377,14 +312,14 @@ async def _execute(notebook, data, chapter, exercises, home, settings, slot):
     argv = [sys.executable, "-m", "minigraph.grading.batch.runner", str(home)]
     env = sandbox.environment(home)
     if settings.sandbox:
-        argv, options = sandbox.sandboxed_command(argv, home, env, slot)
-    else:
-        argv, options = sandbox.unsandboxed_command(argv, home, env)
-    errors = home.parent / "stderr"            # outside the sandbox's view; size-capped by Limits
-    with open(errors, "wb") as stderr:
+        argv, options = sandbox.sandboxed_command(argv, space, env, slot)
+    else:                                       # the real /tmp is no one's: use the space's
+        env["TMPDIR"] = str(space.tmp)
+        argv, options = sandbox.unsandboxed_command(argv, space, env, slot)
+    with open(space.stderr, "wb") as stderr:           # outside the sandbox's view; size-capped by Limits
         process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=stderr, preexec_fn=functools.partial(settings.limits.apply, settings.sandbox),
+            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
+            preexec_fn=functools.partial(settings.limits.apply, sandbox.counts_processes(settings.sandbox)),
             **options)
     try:
         await asyncio.wait_for(process.wait(), settings.timeout)
@@ -394,13 +329,15 @@ async def _execute(notebook, data, chapter, exercises, home, settings, slot):
     finally:
         _end(process, settings.sandbox)
         await process.wait()
+        await asyncio.to_thread(sandbox.end_user, slot)     # whatever left the session, too
     notes, current = await _read_notes(home)
     if stopped:
         notes.append(f"{stopped} (stopped at {current})")
     elif process.returncode != 0 and not (home / runner.RESULTS).exists():
         notes.append(shorten(f"the run ended early (exit status {process.returncode}) while "
-                             f"running {current}: {stderr_tail(errors)}", MAX_NOTE))
-    return notes
+                             f"running {current}: {stderr_tail(space.stderr)}", MAX_NOTE))
+    full = space.full()
+    return notes + ([full] if full else [])
 
 
 def stderr_tail(path, size=300):

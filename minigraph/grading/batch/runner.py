@@ -9,9 +9,9 @@ the submission's sandbox (``sandbox.py``). It
 1. runs every code cell top to bottom in a new kernel -- errors do not stop the run, a cell
    that exceeds its time limit is interrupted -- keeping no outputs, only counting them;
 2. runs one more cell, the *collector* (``collect.py``), which writes the answers' results
-   to ``HOME/results.json``;
+   to ``HOME/out/results.json``;
 3. writes what happened along the way (errors, time-outs, floods of output) to
-   ``HOME/notes.json``, after every cell, so that the grader knows where a run that it had to
+   ``HOME/out/notes.json``, after every cell, so that the grader knows where a run that it had to
    stop was.
 
 Everything here runs next to the submission's code, which may rewrite any of these files:
@@ -35,7 +35,11 @@ from ..toolkit.values import shorten
 TIMED_OUT = "CellTimedOut"                 # the error name of a cell interrupted for time
 BIG_OUTPUT = 1_000_000                     # characters of output worth a note
 MAX_NOTE = 200
-JOB, NOTES, RESULTS, WORK = "job.json", "notes.json", "results.json", "work"
+JOB, WORK = "job.json", "work"
+# What the run hands back, in a folder of its own: as root a small file system of its own
+# (workspace.py), so that a notebook that filled its space still has its results written
+OUT = "out"
+NOTES, RESULTS = f"{OUT}/notes.json", f"{OUT}/results.json"
 
 
 def collector_cell(chapter, results_file):
@@ -114,7 +118,7 @@ def run(home):
     """Execute the job in ``home`` (see the module docstring)."""
     home = Path(home)
     job = json.loads((home / JOB).read_text(encoding="utf-8"))
-    for folder in ("ipython", "runtime", "matplotlib"):
+    for folder in ("ipython", "runtime", "matplotlib", OUT):
         (home / folder).mkdir(exist_ok=True)
     cells = [nbformat.v4.new_code_cell(source) for source in job["cells"]]
     notebook = nbformat.v4.new_notebook(cells=cells + [collector_cell(job["chapter"], home / RESULTS)])

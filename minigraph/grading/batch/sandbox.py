@@ -19,17 +19,26 @@ process those start -- inside Debian's ``bubblewrap`` (``bwrap``), one sandbox p
 * resource limits (``setrlimit``): memory per process, number of processes, CPU time, size of
   a file written.
 
+* a writable space of bounded total size and file count (``workspace.py``): the writable
+  folder and ``/tmp`` together.
+
 ``unsandboxed_command`` is the same run without bubblewrap (``--no-sandbox``): the same
-environment and limits (but for the number of processes, which would count yours), nothing
-else.
+environment and limits, in a session of its own. As root (a Gradescope container that cannot
+make namespaces) it still runs as a user of its own with no rights (``sandbox_uid``), who cannot
+write the grader's reports, and ``end_user`` kills every process of that user -- a child that
+double-forked and left the session included -- before the grader writes anything. As anyone
+else it runs as you, with your files (only for code you trust): the number of processes is then
+left alone, as it would count yours.
 """
 
 import functools
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +63,8 @@ class Limits:
     processes: int = 256            # processes and threads of the sandbox's user
     cpu_seconds: int = 900          # CPU time of each process
     file_mb: int = 64               # largest file a process may write
+    disk_mb: int = 256              # the writable folder and /tmp together (workspace.py)
+    files: int = 20_000             # files and folders in them together
 
     def apply(self, count_processes=True):
         """Set the limits on the calling process (a child, just before it runs the command).
@@ -112,10 +123,30 @@ def sandbox_reason():
     return None
 
 
-def sandboxed_command(argv, home, env, slot=0):
+@functools.lru_cache(maxsize=None)
+def unprivileged_reason():
+    """None if a user with no rights can run this Python and minigraph (what a run without a
+    sandbox needs as root), else why not (tried once per process)."""
+    if os.geteuid() != 0:
+        return None
+    if shutil.which("setpriv") is None:
+        return "setpriv (util-linux) is not installed"
+    # started by the user itself, as the runner starts the kernel (setpriv's own start of it
+    # may pass where the user cannot, e.g. a Python under /root)
+    again = "import os, sys; os.execv(sys.executable, [sys.executable, '-c', 'import minigraph'])"
+    proc = subprocess.run([*_unprivileged(sandbox_uid(0)), sys.executable, "-c", again],
+                          env={"PYTHONPATH": str(PACKAGE_ROOT)}, capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        return (f"a user with no rights cannot run {sys.executable} with minigraph "
+                f"({proc.stderr.strip()[-200:]}); install Python and the course where every user can read them")
+    return None
+
+
+def sandboxed_command(argv, space, env, slot=0):
     """(argv, Popen keyword arguments) to run ``argv`` with environment ``env`` (and nothing
-    else) in a sandbox whose one writable folder is ``home`` (which must exist). ``slot``
-    numbers the sandboxes running at the same time (0, 1, ...): each gets its own user.
+    else) in a sandbox whose writable folder is ``space.home`` and whose ``/tmp`` is
+    ``space.tmp`` (a ``workspace.Workspace``). ``slot`` numbers the sandboxes running at the
+    same time (0, 1, ...): each gets its own user.
 
     Raises SandboxUnavailable if no sandbox can be made here.
     """
@@ -123,19 +154,65 @@ def sandboxed_command(argv, home, env, slot=0):
     if reason:
         raise SandboxUnavailable(reason)
     uid = sandbox_uid(slot)
-    if os.geteuid() == 0:
-        for folder, _, files in os.walk(home):            # the sandbox's one writable folder
-            for path in [folder, *(os.path.join(folder, f) for f in files)]:
-                os.chown(path, uid, uid)
+    _hand_over(space, uid)
     setenv = [arg for item in env.items() for arg in ("--setenv", *item)]
-    return (_bwrap_args(Path(home)) + setenv + ["--", *_unprivileged(uid), *argv],
-            dict(cwd=str(home), env={}))
+    args = _bwrap_args(Path(space.home), space.tmp if space.quota else None, space.limits.disk_mb)
+    return args + setenv + ["--", *_unprivileged(uid), *argv], dict(cwd=str(space.home), env={})
 
 
-def unsandboxed_command(argv, home, env):
-    """The same run without a sandbox (``--no-sandbox``): the same environment, and a session
-    of its own (its process group is killed at the end; a ``setsid`` escapes that)."""
-    return list(argv), dict(cwd=str(home), env=env, start_new_session=True)
+def unsandboxed_command(argv, space, env, slot=0):
+    """The same run without a sandbox (``--no-sandbox``): the same environment, a session of
+    its own, and as root a user of its own (``sandbox_uid(slot)``; stop it with ``end_user``)."""
+    uid = sandbox_uid(slot)
+    _hand_over(space, uid)
+    return [*_unprivileged(uid), *argv], dict(cwd=str(space.home), env=env, start_new_session=True)
+
+
+def counts_processes(sandboxed):
+    """Whether the process limit applies: it counts every process of the run's user, which is
+    the sandbox's own unless the grader runs without a sandbox and without root (then it is you)."""
+    return sandboxed or os.geteuid() == 0
+
+
+def end_user(slot, patience=5.0):
+    """Kill every process of sandbox ``slot``'s user (as root; without root there is no such
+    user). ``kill(-1)`` sent *as that user* reaches all its processes at once, so none can fork
+    away meanwhile; repeated until ``/proc`` shows none (or ``patience`` seconds pass)."""
+    if os.geteuid() != 0:
+        return
+    uid = sandbox_uid(slot)
+    killer = [*_unprivileged(uid), sys.executable, "-c", "import os, signal; os.kill(-1, signal.SIGKILL)"]
+    deadline = time.monotonic() + patience
+    while _processes_of(uid) and time.monotonic() < deadline:
+        subprocess.run(killer, capture_output=True, check=False, env={})
+        for pid in _processes_of(uid):      # the one the killer could not reach: itself, gone now
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+
+
+def _processes_of(uid):
+    """The process ids whose real user is ``uid``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if os.stat(entry.path).st_uid == uid:
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found
+
+
+def _hand_over(space, uid):
+    """As root: make the space's files the run's user's (the grader wrote them as root)."""
+    if os.geteuid() != 0:
+        return
+    for folder, _, files in os.walk(space.home):
+        for path in [folder, *(os.path.join(folder, f) for f in files)]:
+            os.chown(path, uid, uid)
 
 
 def _unprivileged(uid):
@@ -153,7 +230,9 @@ def _unprivileged(uid):
             "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
 
 
-def _bwrap_args(home):
+def _bwrap_args(home, tmp=None, tmp_mb=None):
+    """bubblewrap's arguments: ``home`` writable, ``tmp`` as ``/tmp`` (or a tmpfs of its own,
+    of ``tmp_mb`` MB if given), the system and Python read-only."""
     if os.geteuid() == 0:
         args = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
                 "--unshare-cgroup-try"]
@@ -167,7 +246,11 @@ def _bwrap_args(home):
             args += ["--ro-bind", path, path]
     # the private /tmp first, then Python and the package on top of it: a checkout that lives
     # under /tmp (a CI clone) stays visible, and nothing else of the real /tmp does
-    args += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    if tmp is not None:
+        args += ["--bind", str(tmp), "/tmp"]
+    else:
+        args += ["--perms", "1777"] + (["--size", str(tmp_mb * 1024 * 1024)] if tmp_mb else []) + ["--tmpfs", "/tmp"]
     python = sorted({sys.base_prefix, sys.prefix, str(PACKAGE)} - {"/usr", "/usr/local"})
     for path in python:
         args += ["--ro-bind", path, path]

