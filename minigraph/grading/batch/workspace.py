@@ -22,7 +22,9 @@ or outlive the grader. So each submission gets a ``Workspace``:
   inside: a tree of any depth, width or modes goes.
 
 The grader's own files for the run (the sandbox's stderr) sit next to the space, outside the
-sandbox's view.
+sandbox's view. A grader killed outright (SIGKILL) cannot unmount its spaces; each mount is named
+after the grader's process (``minigraph-grade-PID``), so the next grader run as root unmounts and
+removes those of graders no longer alive (``sweep``).
 """
 
 import os
@@ -42,6 +44,8 @@ class Workspace:
     manager: everything is removed on the way out."""
 
     def __init__(self, limits):
+        if os.geteuid() == 0:
+            sweep()
         self.root = Path(tempfile.mkdtemp(prefix="minigraph-grade-"))
         os.chmod(self.root, 0o711)          # a sandbox's user may pass through, not look inside
         self.limits = limits
@@ -90,9 +94,34 @@ def _mount_tmpfs(folder, mb, files):
     if shutil.which("mount") is None:
         return False
     options = f"size={mb * MB},nr_inodes={files},mode=0755,nosuid,nodev"
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "minigraph-grade", str(folder)],
-                          capture_output=True, check=False)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, f"{MOUNT_NAME}{os.getpid()}",
+                           str(folder)], capture_output=True, check=False)
     return done.returncode == 0
+
+
+MOUNT_NAME = "minigraph-grade-"      # + the pid of the grader that mounted it
+
+
+def stale_mounts():
+    """Mount points of spaces whose grader is no longer alive (it was killed outright), deepest
+    first (a results space sits inside its box)."""
+    stale = []
+    with open("/proc/self/mounts") as mounts:
+        for line in mounts:
+            source, point = line.split()[:2]
+            pid = source[len(MOUNT_NAME):]
+            if source.startswith(MOUNT_NAME) and pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                stale.append(point.replace("\\040", " "))
+    return sorted(stale, key=len, reverse=True)
+
+
+def sweep():
+    """Unmount and delete the spaces that killed graders left behind."""
+    for point in stale_mounts():
+        subprocess.run(["umount", "--lazy", point], capture_output=True, check=False)
+        root = Path(point).parent                  # the space's folder, for its box
+        if root.name.startswith(MOUNT_NAME):
+            remove_tree(root)
 
 
 def remove_tree(path):
