@@ -2,6 +2,8 @@
 
 import minigraph as mg
 
+from minigraph.graph import topological_order
+
 from . import wrong
 
 
@@ -160,7 +162,8 @@ WRONG = {
                                          "single node"),
     },
     "01.find_inputs": {
-        "the engine does it": wrong(lambda output: mg.Graph(output).inputs, "built an mg.graph", "yourself"),
+        "the engine's walk, from its module": wrong(lambda output: [n for n in topological_order([output]) if isinstance(n, mg.Input)], "engine's own graph walk", "mg.graph.topological_order"),
+        "the engine does it": wrong(lambda output: mg.Graph(output).inputs, "engine's own graph walk", "yourself"),
         "every leaf": wrong(find_leaves, "is a parameter, not an input"),
         "no seen set": wrong(find_inputs_without_seen, "listed 4 times", "once"),
         "forgets the output itself": wrong(find_inputs_of_the_inputs, "missing input: x"),
