@@ -17,8 +17,11 @@
 
 import numpy as np
 
+import minigraph as mg
+
+from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise, Verdict, compare
-from ..toolkit.optimizer import optimizer_exercise, twin_case
+from ..toolkit.optimizer import optimizer_exercise, own_update, twin_case
 from ..toolkit.values import decode, encode
 
 TITLE = "Optimizers"
@@ -39,7 +42,7 @@ def _ada(v, g, s, lr, eps, sign=-1, keep=True, square=True, inside=False, root=n
 r2, r3 = np.sqrt(2), np.sqrt(3)
 
 adagrad = optimizer_exercise(
-    "06.adagrad", "MyAdaGrad", 2,
+    "06.adagrad", "MyAdaGrad", 2, engine=own_update(mg.optim.AdaGrad), cases=
     (
         # s = 9, 25, 169 (and 36, 100, 676): steps 3/3, 4/5, 12/13 -- the same in both coordinates
         twin_case("MyAdaGrad", {"lr": 1.0, "eps": 0.0}, [10.0, 10.0], [[3.0, 6.0], [4.0, 8.0], [12.0, 24.0]],
@@ -78,15 +81,18 @@ adagrad = optimizer_exercise(
          "numpy works elementwise, so every coordinate gets its own sum.")
 
 
-def _rms(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, inside=False, root=np.sqrt):
+def _rms(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, inside=False, root=np.sqrt,
+         start_at_g2=False):
     """RMSProp with knobs that turn it into the typical wrong rules."""
     old, new = (1 - decay, decay) if swap else (decay, 1.0 if whole else 1 - decay)
+    if start_at_g2 and "s" not in s:
+        old, new = 0.0, 1.0
     s["s"] = (old * s.get("s", 0.0) if keep else 0.0) + new * g * g
     return v + sign * lr * g / (root(s["s"] + eps) if inside else root(s["s"]) + eps)
 
 
 rmsprop = optimizer_exercise(
-    "06.rmsprop", "MyRMSProp", 2,
+    "06.rmsprop", "MyRMSProp", 2, engine=own_update(mg.optim.RMSProp), cases=
     (
         # s = 0.5·4 = 2, then 0.5·2 + 0.5·4 = 3: steps 0.1·2/√2, 0.1·2/√3
         twin_case("MyRMSProp", {"lr": 0.1, "decay": 0.5, "eps": 0.0}, 1.0, [2.0, 2.0],
@@ -118,6 +124,8 @@ rmsprop = optimizer_exercise(
             lambda *a, **k: _rms(*a, **k, root=lambda x: x),
         "g² is added whole: the new average is decay·s + (1 - decay)·g²":
             lambda *a, **k: _rms(*a, **k, whole=True),
+        "the average starts at the first g² instead of at 0: start s at 0 and blend every g² in, "
+        "the first one too": lambda *a, **k: _rms(*a, **k, start_at_g2=True),
     },
     hint="Blend the average kept in state (0 at first) with this step's squared gradient, "
          "weighted decay and 1 - decay; store it; then step downhill as AdaGrad does, dividing "
@@ -125,20 +133,20 @@ rmsprop = optimizer_exercise(
 
 
 def _adam(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, first_t=1, sign=-1,
-          swap=False, inside=False):
+          swap=False, inside=False, power=True):
     """Adam with knobs that turn it into the typical wrong rules."""
     if swap:
         beta1, beta2 = beta2, beta1
     t = s["t"] = s.get("t", first_t - 1) + 1
     m = s["m"] = beta1 * s.get("m", 0.0) + (1 - beta1) * g
     q = s["s"] = beta2 * s.get("s", 0.0) + (1 - beta2) * g * g
-    m_hat = m / (1 - beta1 ** t) if correct_m else m
-    q_hat = q / (1 - beta2 ** t) if correct_s else q
+    m_hat = m / (1 - beta1 ** (t if power else 1)) if correct_m else m
+    q_hat = q / (1 - beta2 ** (t if power else 1)) if correct_s else q
     return v + sign * lr * m_hat / (np.sqrt(q_hat + eps) if inside else np.sqrt(q_hat) + eps)
 
 
 adam = optimizer_exercise(
-    "06.adam", "MyAdam", 3,
+    "06.adam", "MyAdam", 3, engine=own_update(mg.optim.Adam), cases=
     (
         # a constant gradient: m̂ = 1 and ŝ = 1 at every step, so each step is exactly lr
         twin_case("MyAdam", {"lr": 0.1, "beta1": 0.9, "beta2": 0.999, "eps": 0.0}, 0.0,
@@ -174,6 +182,9 @@ adam = optimizer_exercise(
             lambda *a, **k: _adam(*a, **k, inside=True),
         "a step uphill: subtract the step (value - ...), do not add it":
             lambda *a, **k: _adam(*a, **k, sign=1),
+        "the bias correction divides by 1 - beta at every step: the power t (the step count, "
+        "1, 2, 3, ...) is missing from 1 - beta1^t and 1 - beta2^t":
+            lambda *a, **k: _adam(*a, **k, power=False),
     },
     hint="Three things live in state: the step count t (1 at the first step), the average m of "
          "the gradient and the average s of its square (both 0 at first). Correct both averages "
@@ -188,12 +199,12 @@ def _same(a, b):
 
 
 def _diagnose(case, got, mistakes):
-    """The message of the first typical mistake whose rates are exactly ``got``, else None."""
+    """The message of the one typical mistake whose rates are exactly ``got``, else None
+    (also when several give them: the case cannot tell which one was made)."""
     with np.errstate(all="ignore"):
-        for rule, message in mistakes:
-            if _same([rule(t, **case["settings"]) for t in case["inputs"]["steps"]], got):
-                return message
-    return None
+        named = [message for rule, message in mistakes
+                 if _same([rule(t, **case["settings"]) for t in case["inputs"]["steps"]], got)]
+    return named[0] if len(named) == 1 else None
 
 
 def _judge_schedule(mistakes):
@@ -253,6 +264,7 @@ cosine = Exercise(
         (lambda t, **k: _cos(t + 1, **k), "off by one: at t = 0 the rate is lr_max, so use t, not t + 1"),
     ]),
     title="cosine_lr(t, total, lr_max, lr_min)",
+    engine=refused({"mg.optim.cosine_decay": "cosine schedule"}),
     hint="Half a cosine wave from lr_max (t = 0) down to lr_min (t = total): cos goes from 1 to -1 "
          "as its angle goes from 0 to pi; shift and scale it to run from lr_max to lr_min.",
     describe=lambda case: (", ".join(f"{k}={v}" for k, v in case["settings"].items())

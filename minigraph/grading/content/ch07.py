@@ -13,6 +13,7 @@ import numpy as np
 
 import minigraph as mg
 
+from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, function_exercise
 from ..toolkit.values import decode, encode, show
 from ..toolkit.vjp import graph_case, vjp_exercise
@@ -238,11 +239,11 @@ def _judge_clip(case, got):
     for k, (want, data) in enumerate(zip(expected, got)):
         verdict = compare(want, decode(data))
         if not verdict.passed:
-            for text, wrong in CLIP_MISTAKES:
-                with np.errstate(all="ignore"):
-                    if all(_matches(w, d) for w, d in zip(wrong(*_clip_inputs(case)), got)):
-                        return Verdict(False, verdict.expected, verdict.got, f"array {k}: {verdict.message}. {text}")
-            return Verdict(False, verdict.expected, verdict.got, f"array {k}: {verdict.message}")
+            with np.errstate(all="ignore"):
+                named = [text for text, wrong in CLIP_MISTAKES
+                         if all(_matches(w, d) for w, d in zip(wrong(*_clip_inputs(case)), got))]
+            looks_like = f". {named[0]}" if len(named) == 1 else ""     # several: cannot tell which
+            return Verdict(False, verdict.expected, verdict.got, f"array {k}: {verdict.message}{looks_like}")
     return Verdict(True, f"{len(expected)} arrays", "all right")
 
 
@@ -255,6 +256,7 @@ clip_global_norm = Exercise(
      {"inputs": {"grads": [[10.0, -0.5], [0.2]], "max_norm": 3.0},
       "hint": "One big entry must not be cut on its own: every entry shrinks by the same factor."}),
     _run_clip, _judge_clip, title="clip_by_global_norm(grads, max_norm) -> list of arrays",
+    engine=refused({"mg.recurrent.clip_by_global_norm": "clip by the global norm"}),
     hint="Compute one norm over all arrays together (square root of the sum of every squared "
          "entry); if it is above max_norm, scale every array by the one factor that brings that "
          "norm down to max_norm.",
@@ -351,6 +353,9 @@ def _judge_reber(case, got):
 reber_generator = Exercise(
     "07.reber_generator", "reber_generator", 3, ({"seed": 1}, {"seed": 2}),
     _run_reber, _judge_reber, title="reber_generator(rng) -> an embedded Reber string",
+    engine=refused({f"mg.data.{name}": "Reber generator" for name in
+                    ("reber_strings", "embedded_reber_string", "reber_string")},
+                   advice="walk the automaton yourself, with the rng you are given"),
     hint="Walk the automaton: start in state 0 after 'B', pick one of the current state's "
          "(symbol, next state) pairs with the rng, append the symbol, move on until the pair "
          "with next state None. Wrap the result as B + T or P + string + the same T or P + E.",

@@ -202,19 +202,26 @@ def diagnose(verdict, got, mistakes, wrong_outputs):
 
     ``mistakes`` maps a message to a typical wrong answer (a function, or for a value exercise
     a value); ``wrong_outputs(wrong)`` is what that answer gives on this case (an exception
-    there means "not this mistake"). The message comes first, then the verdict's own.
+    there means "not this mistake"). The message comes first, then the verdict's own. When
+    ``got`` is what several mistakes give (one number often is), none is named: the case
+    cannot tell which one was made.
     """
     if verdict.passed or not mistakes or not isinstance(got, np.ndarray):
         return verdict
-    for message, function in mistakes.items():
-        try:
-            with np.errstate(all="ignore"):
-                wrong = np.asarray(wrong_outputs(function), dtype=float)
-        except Exception:
-            continue
-        if wrong.shape == got.shape and np.allclose(wrong, got, rtol=RTOL, atol=ATOL, equal_nan=True):
-            return Verdict(False, verdict.expected, verdict.got, f"{message} ({verdict.message})")
-    return verdict
+    named = [message for message, function in mistakes.items() if _gives(wrong_outputs, function, got)]
+    if len(named) != 1:
+        return verdict
+    return Verdict(False, verdict.expected, verdict.got, f"{named[0]} ({verdict.message})")
+
+
+def _gives(wrong_outputs, mistake, got):
+    """Does ``mistake`` give exactly ``got`` on this case?"""
+    try:
+        with np.errstate(all="ignore"):
+            wrong = np.asarray(wrong_outputs(mistake), dtype=float)
+    except Exception:
+        return False
+    return wrong.shape == got.shape and bool(np.allclose(wrong, got, rtol=RTOL, atol=ATOL, equal_nan=True))
 
 
 def _expected_got(expected, got, rtol, atol):

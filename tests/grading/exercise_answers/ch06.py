@@ -203,13 +203,35 @@ ADAM = dict(beta1=0.9, beta2=0.999, eps=1e-8)
 L_FAST, B_FAST = (2 / 11) ** 2, (9 / 11) ** 2        # the formula's pair for curvatures 1 and 100
 
 
+def rmsprop_starts_at_g2(self, value, grad, state):
+    state["s"] = self.decay * state["s"] + (1 - self.decay) * grad ** 2 if "s" in state else grad ** 2
+    return value - self.lr * grad / (np.sqrt(state["s"]) + self.eps)
+
+
+def adam_fixed_correction(self, value, grad, state):
+    state["m"] = self.beta1 * state.get("m", 0.0) + (1 - self.beta1) * grad
+    state["s"] = self.beta2 * state.get("s", 0.0) + (1 - self.beta2) * grad ** 2
+    m_hat, s_hat = state["m"] / (1 - self.beta1), state["s"] / (1 - self.beta2)
+    return value - self.lr * m_hat / (np.sqrt(s_hat) + self.eps)
+
+
+class AdamFromTheEngine(mg.optim.Adam):
+    """The engine's Adam under the learner's name: its update is inherited."""
+
+
 def gd_in_place(self, value, grad, state):
     value -= self.lr * grad
     return value
 
 
+# the engine's functions taken before any check runs (a reference kept, another module path)
+ENGINE_ADAGRAD_UPDATE = mg.optim.AdaGrad.update
+
+
 WRONG = {
     "06.adagrad": {
+        "the engine's AdaGrad": wrong(mg.optim.AdaGrad, "engine's own AdaGrad update rule", "mg.optim.AdaGrad.update"),
+        "the engine's update, kept before the check": wrong(optimizer(lambda self, v, g, s: ENGINE_ADAGRAD_UPDATE(self, v, g, s), **ADAGRAD), "engine's own AdaGrad update rule"),
         "uphill": wrong(optimizer(adagrad_uphill, **ADAGRAD), "uphill"),
         "no running sum": wrong(optimizer(adagrad_no_sum, **ADAGRAD), "not accumulated"),
         "adds g, not its square": wrong(optimizer(adagrad_adds_g, **ADAGRAD), "adds g, not g²"),
@@ -223,6 +245,8 @@ WRONG = {
         "the sum kept on self": wrong(optimizer(adagrad_sum_on_self, **ADAGRAD), "keeps something on self"),
     },
     "06.rmsprop": {
+        "the engine's RMSProp": wrong(mg.optim.RMSProp, "engine's own RMSProp update rule"),
+        "the average starts at the first g²": wrong(optimizer(rmsprop_starts_at_g2, **RMSPROP), "starts at the first g²"),
         "uphill": wrong(optimizer(rmsprop_uphill, **RMSPROP), "uphill"),
         "decay and 1 - decay swapped": wrong(optimizer(rmsprop_swapped, **RMSPROP), "swapped"),
         "average not kept": wrong(optimizer(rmsprop_forgets, **RMSPROP), "not kept between steps"),
@@ -232,6 +256,8 @@ WRONG = {
         "the average kept on self": wrong(optimizer(rmsprop_average_on_self, **RMSPROP), "keeps something on self"),
     },
     "06.adam": {
+        "the engine's Adam, inherited": wrong(AdamFromTheEngine, "engine's own Adam update rule"),
+        "bias correction without the power t": wrong(optimizer(adam_fixed_correction, **ADAM), "power t"),
         "no bias correction": wrong(optimizer(adam_variant(raw_m=True, raw_s=True), **ADAM), "no bias correction"),
         "t from 0": wrong(optimizer(adam_variant(t_from_0=True), **ADAM), "t starting at 0"),
         "betas swapped": wrong(optimizer(adam_variant(swap=True), **ADAM), "beta1 and beta2 are swapped"),
@@ -244,6 +270,7 @@ WRONG = {
         "the step count kept on self": wrong(optimizer(adam_counts_on_self, **ADAM), "keeps something on self"),
     },
     "06.cosine": {
+        "the engine's cosine_decay": wrong(cosine_engine, "engine's own cosine schedule", "mg.optim.cosine_decay"),
         "sin": wrong(lambda t, total, lr_max, lr_min: lr_min + (lr_max - lr_min) * (1 + np.sin(np.pi * t / total)) / 2,
                      "sin instead of cos"),
         "no half": wrong(lambda t, total, lr_max, lr_min: lr_min + (lr_max - lr_min) * (1 + np.cos(np.pi * t / total)),
@@ -275,16 +302,12 @@ WRONG = {
 
 RIGHT = {
     "06.adagrad": {"running sum in state": optimizer(adagrad_right, **ADAGRAD),
-                   "in place into a zeros_like buffer": optimizer(adagrad_right_in_place, **ADAGRAD),
-                   "the engine's": mg.optim.AdaGrad},
+                   "in place into a zeros_like buffer": optimizer(adagrad_right_in_place, **ADAGRAD)},
     "06.rmsprop": {"running average": optimizer(rmsprop_right, **RMSPROP),
-                   "written as a lerp": optimizer(rmsprop_right_lerp, **RMSPROP),
-                   "the engine's": mg.optim.RMSProp},
+                   "written as a lerp": optimizer(rmsprop_right_lerp, **RMSPROP)},
     "06.adam": {"bias-corrected moments": optimizer(adam_right, **ADAM),
-                "np.power and np.square": optimizer(adam_right_powers, **ADAM),
-                "the engine's": mg.optim.Adam},
-    "06.cosine": {"from lr_min up": cosine_right, "from lr_max down": cosine_right_from_top,
-                  "the engine's": cosine_engine},
+                "np.power and np.square": optimizer(adam_right_powers, **ADAM)},
+    "06.cosine": {"from lr_min up": cosine_right, "from lr_max down": cosine_right_from_top},
     "06.fastest_momentum": {"the formula": (L_FAST, B_FAST), "rounded, as a list": [0.033, 0.669],
                             "rounded, as an array": np.array([0.032, 0.68]),
                             "landscape.best_momentum": landscape.best_momentum((100.0, 1.0))},
