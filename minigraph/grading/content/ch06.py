@@ -9,10 +9,11 @@
   them gives exactly the learner's numbers, names that mistake.
 * ``06.cosine``: a cosine learning-rate schedule, checked against hand-worked rates on a list
   of steps, naming a typical mistake the same way.
-* ``06.fastest_momentum``: the (learning rate, momentum) that makes momentum converge fastest
-  on a given quadratic. ``judge`` measures the rate of the learner's pair with
-  ``landscape.momentum_rate`` and accepts it if it needs at most ``STEPS_TOLERANCE`` times as
-  many steps as the best pair (steps to a given accuracy go as 1 / -log(rate)).
+* ``06.fastest_momentum``: ``fastest_momentum(mu, L)``, the (learning rate, momentum) that makes
+  momentum converge fastest on the quadratic with curvatures mu and L. ``judge`` measures the
+  rate of the learner's pair with ``landscape.momentum_rate`` and accepts it if it needs at most
+  ``STEPS_TOLERANCE`` times as many steps as the best pair (steps to a given accuracy go as
+  1 / -log(rate)). The engine's ``landscape.best_momentum`` refuses while the answer runs.
 """
 
 import numpy as np
@@ -273,34 +274,34 @@ cosine = Exercise(
 
 # -- 06.fastest_momentum ----------------------------------------------------------------------------
 
-CURVATURES = (1.0, 100.0)         # f(x, y) = (x² + 100 y²) / 2
+CURVATURES = (1.0, 100.0)         # f(x, y) = (x² + 100 y²) / 2, the statement's quadratic
 STEPS_TOLERANCE = 1.1             # the learner's pair may need 10 % more steps than the best one
 
 
 def _landscape():
-    from ... import landscape          # imports matplotlib and ipywidgets: only when judging
+    from ... import landscape          # imports matplotlib and ipywidgets: only when needed
     return landscape
 
 
 def _run_pair(answer, case):
-    return encode(answer)
+    return encode(answer(*case["inputs"].values()))
 
 
 def _judge_pair(case, got):
     pair = decode(got)
     if not isinstance(pair, np.ndarray) or pair.shape != (2,) or not np.all(np.isfinite(pair)):
-        return Verdict(False, "(lr, momentum)", "?", "set fastest to two numbers: (lr, momentum)")
+        return Verdict(False, "(lr, momentum)", "?", "return two numbers: (lr, momentum)")
     landscape = _landscape()
+    mu, L = (float(v) for v in case["inputs"].values())
     lr, beta = (float(v) for v in pair)
-    rate = float(landscape.momentum_rate(lr, beta, CURVATURES))
-    best = float(np.sqrt(landscape.best_momentum(CURVATURES)[1]))     # the rate at the best pair
+    rate = float(landscape.momentum_rate(lr, beta, (mu, L)))
+    best_lr, best_beta = landscape.best_momentum((mu, L))
+    best = float(np.sqrt(best_beta))          # the rate at the best pair
     enough = best ** (1 / STEPS_TOLERANCE)
-    got_text = f"rate {rate:.4g} per step"
+    got_text = f"({lr:.4g}, {beta:.4g}): rate {rate:.4g} per step"
     expected = f"rate <= {enough:.4g}"
     if lr > 0 and 0 <= beta < 1 and rate <= enough:
         return Verdict(True, expected, got_text)
-    mu, L = CURVATURES
-    best_lr, best_beta = landscape.best_momentum(CURVATURES)
     k, rk = L / mu, np.sqrt(L / mu)
     named = [message for (a, b), message in (
         ((2 / (L + mu), 0.0), "momentum 0 is plain gradient descent (its best lr is 2 / (L + mu)): "
@@ -311,7 +312,7 @@ def _judge_pair(case, got):
                                                           "use sqrt(L), sqrt(mu) and sqrt(kappa)"),
         ((best_beta, best_lr), "learning rate and momentum are swapped: the pair is (lr, momentum)"),
     ) if np.isclose(lr, a, rtol=0.02) and np.isclose(beta, b, rtol=0.02)]
-    if named:
+    if len(named) == 1:
         return Verdict(False, expected, got_text, named[0])
     if lr <= 0 or not 0 <= beta < 1:
         return Verdict(False, expected, got_text, "lr must be positive and momentum between 0 and 1")
@@ -324,12 +325,17 @@ def _judge_pair(case, got):
 
 
 fastest_momentum = Exercise(
-    "06.fastest_momentum", "fastest", 2, ({"inputs": {}},), _run_pair, _judge_pair,
-    title="fastest = (lr, momentum) for f(x, y) = (x² + 100 y²) / 2",
+    "06.fastest_momentum", "fastest_momentum", 2,
+    ({"inputs": {"mu": 1.0, "L": 100.0}}, {"inputs": {"mu": 1.0, "L": 25.0}},
+     {"inputs": {"mu": 0.5, "L": 200.0}}),
+    _run_pair, _judge_pair,
+    title="fastest_momentum(mu, L) -> (lr, momentum) on (mu·x² + L·y²) / 2",
     hint="The curvatures of this f are mu = 1 and L = 100. The chapter's heatmap marks the "
          "fastest pair with a star and gives its formula; landscape.momentum_rate(lr, momentum, "
          "(1, 100)) measures any pair you try.",
-    describe=lambda case: "momentum on f(x, y) = (x² + 100 y²) / 2")
+    describe=lambda case: "mu = {mu:g}, L = {L:g}".format(**case["inputs"]),
+    engine=refused({"mg.landscape.best_momentum": "fastest pair"},
+                   advice="work the pair out from mu and L yourself"))
 
 
 EXERCISES = [adagrad, rmsprop, adam, cosine, fastest_momentum]

@@ -201,6 +201,32 @@ ADAGRAD = dict(eps=1e-8)
 RMSPROP = dict(decay=0.9, eps=1e-8)
 ADAM = dict(beta1=0.9, beta2=0.999, eps=1e-8)
 L_FAST, B_FAST = (2 / 11) ** 2, (9 / 11) ** 2        # the formula's pair for curvatures 1 and 100
+BEST_MOMENTUM = landscape.best_momentum
+
+
+def fast_pair(mu, L):
+    return (2 / (np.sqrt(L) + np.sqrt(mu))) ** 2, ((np.sqrt(L) - np.sqrt(mu)) / (np.sqrt(L) + np.sqrt(mu))) ** 2
+
+
+def fast_pair_through_kappa(mu, L):
+    rk = math.sqrt(L / mu)
+    return [4 / (mu * (rk + 1) ** 2), ((rk - 1) / (rk + 1)) ** 2]
+
+
+def root_rate(mu, L):
+    return (math.sqrt(L / mu) - 1) / (math.sqrt(L / mu) + 1)
+
+
+def fast_pair_searched(mu, L):
+    """Refine a grid search around the best rate with ``momentum_rate`` (no formula)."""
+    lrs, betas = np.linspace(0.1, 6.0, 119) / L, np.linspace(0.0, 0.99, 100)
+    for _ in range(4):
+        rates = landscape.momentum_rate(lrs[:, None], betas[None, :], (mu, L))
+        i, j = np.unravel_index(np.argmin(rates), rates.shape)
+        lr_step, beta_step = lrs[1] - lrs[0], betas[1] - betas[0]
+        lrs = np.linspace(lrs[i] - lr_step, lrs[i] + lr_step, 41)
+        betas = np.linspace(max(betas[j] - beta_step, 0.0), min(betas[j] + beta_step, 0.999), 41)
+    return lrs[20], betas[20]
 
 
 def rmsprop_starts_at_g2(self, value, grad, state):
@@ -287,16 +313,22 @@ WRONG = {
                             lr_min + (lr_max - lr_min) * (1 + np.cos(np.pi * (t + 1) / total)) / 2, "off by one"),
     },
     "06.fastest_momentum": {
-        "no momentum": wrong((2 / 101, 0.0), "plain gradient descent"),
-        "momentum not squared": wrong((L_FAST, 9 / 11), "momentum is not squared"),
-        "learning rate not squared": wrong((2 / 11, B_FAST), "learning rate is not squared"),
-        "curvatures without their square root": wrong(((2 / 101) ** 2, (99 / 101) ** 2), "without its square root"),
-        "swapped": wrong((B_FAST, L_FAST), "swapped"),
-        "diverges": wrong((0.05, 0.5), "diverges"),
-        "far too slow": wrong((0.01, 0.6), "times as many steps"),
-        "close, but 13 % slower": wrong((0.0325, 0.67), "times as many steps"),
-        "momentum above 1": wrong((0.03, 1.2), "momentum between 0 and 1"),
-        "not numbers": wrong(("fast", "slow"), "two numbers"),
+        "no momentum": wrong(lambda mu, L: (2 / (L + mu), 0.0), "plain gradient descent"),
+        "momentum not squared": wrong(lambda mu, L: (fast_pair(mu, L)[0], root_rate(mu, L)), "momentum is not squared"),
+        "learning rate not squared": wrong(lambda mu, L: (2 / (math.sqrt(L) + math.sqrt(mu)), fast_pair(mu, L)[1]),
+                                           "learning rate is not squared"),
+        "curvatures without their square root": wrong(lambda mu, L: ((2 / (L + mu)) ** 2, ((L / mu - 1) / (L / mu + 1)) ** 2),
+                                                      "without its square root"),
+        "swapped": wrong(lambda mu, L: fast_pair(mu, L)[::-1], "swapped"),
+        "diverges": wrong(lambda mu, L: (0.05, 0.5), "diverges"),
+        "far too slow": wrong(lambda mu, L: (0.01, 0.6), "times as many steps"),
+        "close, but 13 % slower": wrong(lambda mu, L: (0.0325, 0.67), "times as many steps"),
+        "the pair for (1, 100) whatever the curvatures": wrong(lambda mu, L: (L_FAST, B_FAST), "times as many steps"),
+        "momentum above 1": wrong(lambda mu, L: (0.03, 1.2), "momentum between 0 and 1"),
+        "not numbers": wrong(lambda mu, L: ("fast", "slow"), "two numbers"),
+        "landscape.best_momentum": wrong(lambda mu, L: landscape.best_momentum((mu, L)),
+                                         "engine's own fastest pair", "mg.landscape.best_momentum"),
+        "the engine's formula, kept before the check": wrong(lambda mu, L: BEST_MOMENTUM((L, mu)), "engine's own fastest pair"),
     },
 }
 
@@ -308,7 +340,6 @@ RIGHT = {
     "06.adam": {"bias-corrected moments": optimizer(adam_right, **ADAM),
                 "np.power and np.square": optimizer(adam_right_powers, **ADAM)},
     "06.cosine": {"from lr_min up": cosine_right, "from lr_max down": cosine_right_from_top},
-    "06.fastest_momentum": {"the formula": (L_FAST, B_FAST), "rounded, as a list": [0.033, 0.669],
-                            "rounded, as an array": np.array([0.032, 0.68]),
-                            "landscape.best_momentum": landscape.best_momentum((100.0, 1.0))},
+    "06.fastest_momentum": {"the formula": fast_pair, "through kappa": fast_pair_through_kappa,
+                            "searched on a grid with momentum_rate": fast_pair_searched},
 }
