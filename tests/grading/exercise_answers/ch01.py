@@ -152,6 +152,7 @@ WRONG = {
         "w and x swapped in out": wrong([6.0, 8.0, 45.0], "swapped or misread"),
     },
     "01.consumers": {
+        "skips the last node of graph.nodes": wrong(lambda graph, node: [n for n in graph.nodes[:-1] if node in n.inputs], "missing", "out"),
         "the inputs instead": wrong(lambda graph, node: list(node.inputs), "inputs of", "not its consumers"),
         "a consumer listed twice": wrong(consumers_with_repeats, "listed 2 times", "once"),
         "every node downstream": wrong(descendants, "only through other nodes"),
