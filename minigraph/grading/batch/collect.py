@@ -38,7 +38,7 @@ import threading
 import types
 from pathlib import Path
 
-from ..toolkit import registry
+from ..toolkit import engine, registry
 from ..toolkit.exercise import run_cases
 
 GRADING = "minigraph.grading"
@@ -147,6 +147,7 @@ def collect(chapter, namespace, path, old_modules):
     """
     exercises = registry.exercises(chapter)
     rebind(namespace, old_modules, keep={e.name for e in exercises})
+    engine.also_in(old_modules)            # an answer may hold the old copy's functions: refuse those too
     watch = ReferenceWatch()
     results = {}
     for exercise in exercises:

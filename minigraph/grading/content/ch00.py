@@ -10,6 +10,7 @@ import numpy as np
 
 import minigraph as mg
 
+from ..toolkit.engine import forward_of, refused, vjps_of
 from ..toolkit.exercise import case, function_exercise, value_exercise
 from ..toolkit.vjp import chained, elementwise_cases, vjp_exercise
 
@@ -38,7 +39,7 @@ relu = function_exercise(
     hint=("relu keeps the positive entries and puts 0 everywhere else, entry by entry.",
           "numpy has an elementwise maximum of two arrays (or of an array and a number) that "
           "does every entry at once and keeps the shape; a reduction such as np.max does not."),
-    own_op=mg.relu)
+    engine=refused(forward_of(mg.relu)))
 
 sigmoid = function_exercise(
     "00.sigmoid", "sigmoid", _sigmoid, points=2, raise_on=("over", "invalid"),
@@ -60,7 +61,7 @@ sigmoid = function_exercise(
     hint=("σ(x) = 1 / (1 + exp(-x)) = exp(x) / (1 + exp(x)): each form is safe for one sign of x.",
           "exp(-|x|) never overflows. Write both forms with it, and pick one per entry by the sign "
           "of x."),
-    own_op=mg.sigmoid)
+    engine=refused(forward_of(mg.sigmoid)))
 
 broadcast_shape = value_exercise(
     "00.broadcast_shape", "broadcast_shape", (3, 4), points=1,
@@ -99,6 +100,6 @@ sigmoid_vjp = vjp_exercise(
     },
     hint=("Chain rule: the upstream gradient g times σ'(x), entry by entry.",
           "σ'(x) = σ(x)·(1 − σ(x)), and ans already holds σ(x), so nothing needs recomputing."),
-    own_op=mg.sigmoid)
+    engine=refused(vjps_of(mg.sigmoid)))
 
 EXERCISES = [relu, sigmoid, broadcast_shape, sigmoid_vjp]

@@ -12,7 +12,7 @@ import minigraph as mg
 
 from ..toolkit.exercise import Exercise, Verdict, arrays, compare, value_exercise
 from ..toolkit.graphs import (BRANCHES, SHARED, a_kind, ancestors, build, compare_sets, formula, inputs_of,
-                              kinds_of, names_of, stacked_diamonds, walking_yourself)
+                              kinds_of, names_of, stacked_diamonds, WALKING_YOURSELF)
 from ..toolkit.values import decode, encode
 
 TITLE = "Computational graphs"
@@ -116,7 +116,7 @@ predict = value_exercise(
 
 # -- 01.consumers: who uses this node? ------------------------------------------------------------
 
-CONSUMER_CASES = ("a", "c", "x", "w", "out")
+CONSUMER_CASES = ("a", "c", "x", "w", "f", "out")
 CONSUMER_HINTS = {
     "c": "e = c·c uses c twice, but e is one consumer: list it once.",
     "out": "Nothing uses the output: its list of consumers is empty.",
@@ -189,8 +189,7 @@ def _describe_find_inputs(case):
 
 def _run_find_inputs(answer, case):
     nodes = build(SPECS[case["graph"]])
-    with walking_yourself("find_inputs", "finds the Inputs"):
-        result = answer(nodes[case["output"]])
+    result = answer(nodes[case["output"]])
     names, problem = names_of(result)
     return {"problem": problem} if problem else {"names": names}
 
@@ -214,7 +213,7 @@ def _judge_find_inputs(case, got):
 
 find_inputs = Exercise(
     "01.find_inputs", "find_inputs", points=2, run=_run_find_inputs, judge=_judge_find_inputs,
-    title="find_inputs(output)",
+    title="find_inputs(output)", engine=WALKING_YOURSELF,
     describe=_describe_find_inputs,
     cases=tuple({"graph": g, "output": o, **({"hint": INPUT_HINTS[g, o]} if (g, o) in INPUT_HINTS else {})}
                 for g, o in INPUT_CASES),

@@ -13,9 +13,10 @@ import numpy as np
 
 import minigraph as mg
 
+from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise, Rule, Verdict, compare
 from ..toolkit.graphs import (BRANCHES, SHARED, a_kind, ancestors, build, compare_sets, formula, inputs_of,
-                              kinds_of, names_of, op_args, stacked_diamonds, walking_yourself)
+                              kinds_of, names_of, op_args, stacked_diamonds, WALKING_YOURSELF)
 from ..toolkit.values import decode, encode, show
 
 TITLE = "Running a graph"
@@ -71,11 +72,6 @@ def _run_walk(answer, case, *extra):
     args = [nodes[e] for e in extra]
     names, problem = names_of(answer(nodes[output_of(case)], *args))
     return {"problem": problem} if problem else {"names": names}
-
-
-def _run_topo(answer, case):
-    with walking_yourself("topo_sort", "puts the nodes in a topological order"):
-        return _run_walk(answer, case)
 
 
 def _unreadable(got, what):
@@ -142,8 +138,8 @@ TOPO_CASES = (
 )
 
 topo_sort = Exercise(
-    "02.topo_sort", "topo_sort", points=3, run=_run_topo, judge=_judge_topo,
-    title="topo_sort(output)", describe=describe, cases=TOPO_CASES,
+    "02.topo_sort", "topo_sort", points=3, run=_run_walk, judge=_judge_topo,
+    title="topo_sort(output)", describe=describe, cases=TOPO_CASES, engine=WALKING_YOURSELF,
     hint=("Post-order: a node goes into the order only after all its inputs are in it.",
           "Keep a set of placed nodes, so a node shared by several ops is placed once, and keep "
           "the nodes still to visit on a stack of your own instead of recursing."))
@@ -295,6 +291,9 @@ FEEDS = {"SHARED": {"x": [1.0, -2.0, 0.5], "y": [0.5, 0.5, -1.0]},
          "diamonds14": {"x": [0.3, -0.2]}}
 
 
+EVALUATE_YOURSELF = "walk the graph and call each op's forward yourself"
+
+
 def _run_evaluate(answer, case):
     counts = {}
 
@@ -343,8 +342,7 @@ def _judge_evaluate(case, got):
     expected = _forward(spec, output, feed)
     if got.get("used_forward"):
         return Verdict(False, "your own evaluation", "Graph.forward",
-                       "the engine's Graph.forward computed the values; the exercise asks you to "
-                       "walk the graph and call each op's forward yourself")
+                       f"the engine's Graph.forward computed the values: {EVALUATE_YOURSELF}")
     value = decode(got["value"])
     verdict = compare(expected, value)
     if not verdict.passed:
@@ -377,7 +375,8 @@ def _judge_evaluate(case, got):
 
 evaluate = Exercise(
     "02.evaluate", "evaluate", points=3, run=_run_evaluate, judge=_judge_evaluate,
-    title="evaluate(output, feed)",
+    title="evaluate(output, feed)", engine=refused({"mg.Graph.forward": "evaluation of a graph"},
+                                                   advice=EVALUATE_YOURSELF),
     describe=lambda case: describe(case) + "; feed " + ", ".join(
         f"{k}={v}" for k, v in FEEDS[case["graph"]].items()),
     cases=(

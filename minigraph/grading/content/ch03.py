@@ -11,6 +11,7 @@ import numpy as np
 
 import minigraph as mg
 
+from ..toolkit.engine import refused, vjps_of
 from ..toolkit.exercise import Exercise, Rule, Verdict, arrays, case, compare, describe_inputs, diagnose
 from ..toolkit.values import decode, encode
 from ..toolkit.vjp import chained, elementwise_cases, graph_case, vjp_exercise
@@ -43,7 +44,7 @@ tanh_vjp = vjp_exercise(
     },
     hint=("Chain rule: the upstream gradient g times tanh'(x), entry by entry.",
           "tanh'(x) = 1 − tanh(x)², and ans already holds tanh(x)."),
-    own_op=mg.tanh)
+    engine=refused(vjps_of(mg.tanh)))
 
 
 # -- 03.mul_vjp (with broadcasting) -------------------------------------------------------------
@@ -97,7 +98,7 @@ mul_vjp = vjp_exercise(
     hint=("Each input's gradient is g times the other input, then brought back to its own shape.",
           "Where broadcasting stretched an input, sum its gradient over the stretched axes "
           "(mg.unbroadcast, given the input's shape)."),
-    own_op=mg.mul)
+    engine=refused(vjps_of(mg.mul)))
 
 
 # -- 03.matmul_vjp ------------------------------------------------------------------------------
@@ -146,7 +147,7 @@ matmul_vjp = vjp_exercise(
           "(or its transpose) gives it.",
           "For x (n, k) the product is g (n, m) times something (m, k); for W (k, m) it is "
           "something (k, n) times g. The batch is summed by that product."),
-    own_op=mg.matmul)
+    engine=refused(vjps_of(mg.matmul)))
 
 
 # -- 03.hand_backprop -----------------------------------------------------------------------

@@ -19,8 +19,9 @@ import numpy as np
 
 import minigraph as mg
 
+from ..toolkit.engine import forward_of, refused
 from ..toolkit.exercise import Exercise, Verdict, case, function_exercise
-from ..toolkit.optimizer import optimizer_case, optimizer_exercise, shared_state
+from ..toolkit.optimizer import optimizer_case, optimizer_exercise, own_update, shared_state
 from ..tools.ch04 import STEPS, checked_recipe, train_recipe
 
 TITLE = "Learning"
@@ -60,7 +61,7 @@ gd = optimizer_exercise(
                         [[2.0, [1.0, -1.0, 0.0]], [-3.0, [0.0, 2.0, 4.0]], [4.0, [1.0, 1.0, 1.0]]],
                         hint="Use the learning rate the optimizer was made with."),
     ),
-    reference=_gd_reference,
+    reference=_gd_reference, engine=own_update(mg.optim.GD),
     mistakes={
         "the step goes up the gradient: descent moves against it": lambda v, g, s, lr: v + lr * g,
         "the step ignores the learning rate": lambda v, g, s, lr: v - g,
@@ -87,7 +88,7 @@ momentum = optimizer_exercise(
                         [[[[1.0, 0.0]], 2.0], [[[-1.0, 2.0]], -2.0], [[[0.5, 0.5]], 0.0]],
                         hint="Use the momentum and learning rate the optimizer was made with."),
     ),
-    reference=_momentum_reference,
+    reference=_momentum_reference, engine=own_update(mg.optim.Momentum),
     mistakes={
         "no velocity is kept from one step to the next (plain gradient descent): remember it in "
         "state": lambda value, grad, state, lr, momentum=0.9: _gd_reference(value, grad, state, lr),
@@ -133,7 +134,7 @@ bce = function_exercise(
         "one loss per entry: the answer is one number, their mean":
             lambda z, y: np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z))),
     },
-    own_op=mg.bce_with_logits,
+    engine=refused(forward_of(mg.bce_with_logits)),
     hint=("Never compute σ(z) itself: a stable form has no exp of a large positive number and "
           "no log of 0.",
           "Three terms, all safe for any z: max(z, 0), the product z·y, and log(1 + exp(−|z|)); "

@@ -22,7 +22,8 @@ import numpy as np
 
 import minigraph as mg
 
-from ..toolkit.exercise import Exercise, Verdict, case, compare, diagnose, engine_refused, unchanged
+from ..toolkit.engine import refused, vjps_of
+from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, diagnose, unchanged
 from ..toolkit.values import Unreadable, decode, encode, shape_text
 from ..tools.ch05 import MAX_EPOCHS, checked_recipe, try_recipe
 
@@ -41,10 +42,11 @@ def _integers(case):
 
 
 def _exercise(id, name, points, reference, mistakes, cases, hint, title, raise_on=(), integers=(),
-              call=lambda answer, *inputs: answer(*inputs)):
+              call=lambda answer, *inputs: answer(*inputs), engine=None):
     """A function exercise whose inputs may be integer arrays (labels, sizes) and whose wrong
     answers are named by ``mistakes``; ``call`` says how the learner's answer gets the inputs.
-    A case fails if the answer changes one of its input arrays in place."""
+    A case fails if the answer changes one of its input arrays in place. ``engine``: what of
+    the engine it asks for (``Exercise.engine``)."""
     cases = tuple({**each, "integers": list(integers)} for each in cases)
 
     def run(answer, case):
@@ -60,7 +62,7 @@ def _exercise(id, name, points, reference, mistakes, cases, hint, title, raise_o
         return diagnose(compare(reference(*inputs), got), got, dict(mistakes),
                         lambda wrong: wrong(*inputs))
 
-    return Exercise(id, name, points, cases, run, judge, title, hint)
+    return Exercise(id, name, points, cases, run, judge, title, hint, engine=engine)
 
 
 # -- 05.softmax_ce_vjp ------------------------------------------------------------------------
@@ -68,6 +70,11 @@ def _exercise(id, name, points, reference, mistakes, cases, hint, title, raise_o
 def _softmax(z, axis=-1):
     e = np.exp(z - z.max(axis=axis, keepdims=True))
     return e / e.sum(axis=axis, keepdims=True)
+
+
+def _shifted_softmax(z, shift):
+    e = np.exp(z - shift)
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def _one_hot(labels, k):
@@ -79,11 +86,8 @@ def _ce_vjp(g, logits, labels):
 
 
 def _call_vjp(answer, g, logits, labels):
-    """A VJP is called as ``vjp(g, ans, *inputs)``: ``ans`` is the op's output, here the loss.
-    The engine's own VJP of softmax cross-entropy refuses meanwhile: it is the answer."""
-    ans = mg.softmax_cross_entropy.opdef.forward(logits, labels)
-    with engine_refused(mg.softmax_cross_entropy, "vjps", "softmax_ce_vjp", answer):
-        return answer(g, ans, logits, labels)
+    """A VJP is called as ``vjp(g, ans, *inputs)``: ``ans`` is the op's output, here the loss."""
+    return answer(g, mg.softmax_cross_entropy.opdef.forward(logits, labels), logits, labels)
 
 
 CE_MISTAKES = [
@@ -102,6 +106,12 @@ CE_MISTAKES = [
      lambda g, z, y: g * (_softmax(z) - _one_hot(y, z.shape[1])) / z.size),
     ("sigmoid instead of softmax: the ten probabilities of a row must share one normalisation",
      lambda g, z, y: g * (1 / (1 + np.exp(-z)) - _one_hot(y, z.shape[1])) / len(z)),
+    ("one largest logit was subtracted for the whole batch: a row far below it has every exp "
+     "underflow to 0, and 0/0 gives NaN; subtract EACH ROW's largest logit",
+     lambda g, z, y: g * (_shifted_softmax(z, z.max()) - _one_hot(y, z.shape[1])) / len(z)),
+    ("the logits were clipped: that changes the softmax of logits beyond the clip (1000 and 999 "
+     "become equal); subtract each row's largest logit instead, which changes nothing",
+     lambda g, z, y: _ce_vjp(g, np.clip(z, -300, 300), y)),
 ]
 
 softmax_ce_vjp = _exercise(
@@ -112,6 +122,9 @@ softmax_ce_vjp = _exercise(
              labels=[1, 0, 3], hint="The upstream gradient g multiplies everything (here g = 2.5)."),
         case(g=1.0, logits=[[2.0, -1.0, 0.5, 1.0, 0.0]], labels=[4],
              hint="A batch of one row: n = 1."),
+        case(g=1.0, logits=[[1000.0, 999.0], [-1000.0, -1001.0]], labels=[1, 0],
+             hint="Each row is shifted by its own largest logit: the second row lies 2000 below "
+                  "the first, and the difference 1000 − 999 still counts."),
         case(g=1.0, logits=[[1000.0, 0.0, -1000.0], [-800.0, 800.0, 0.0]], labels=[0, 2],
              hint="exp(1000) overflows. Softmax does not change when you subtract the same number "
                   "from every logit of a row: subtract the row's largest logit first."),
@@ -122,7 +135,8 @@ softmax_ce_vjp = _exercise(
           "exp), then take 1 away at each row's label column: that is subtracting the one-hot "
           "row. Divide by n and multiply by g; ans is not needed."),
     title="softmax_ce_vjp(g, ans, logits, labels) -> gradient of the logits",
-    raise_on=("over", "invalid", "divide"), integers=("labels",), call=_call_vjp)
+    raise_on=("over",), integers=("labels",), call=_call_vjp,
+    engine=refused(vjps_of(mg.softmax_cross_entropy)))
 
 
 # -- 05.accuracy ----------------------------------------------------------------------------------
@@ -145,6 +159,14 @@ ACCURACY_MISTAKES = [
      lambda z, y: np.mean(np.max(z, axis=1) == y)),
     ("one True/False per row: the accuracy is one number, the mean of those",
      lambda z, y: np.argmax(z, axis=1) == y),
+    ("integer division (//) rounds the fraction down to a whole number: divide with /",
+     lambda z, y: np.sum(np.argmax(z, axis=1) == y) // len(y)),
+    ("np.argmax without an axis gives ONE position in the whole flattened array: take the argmax "
+     "of each row (axis=1)",
+     lambda z, y: np.mean(np.argmax(z) == y)),
+    ("a tie was counted as right for the label: when several logits of a row share the largest "
+     "value, the network's answer is the first of them (np.argmax), one class per row",
+     lambda z, y: np.mean(z[np.arange(len(y)), y] == np.max(z, axis=1))),
 ]
 
 accuracy = _exercise(
@@ -156,6 +178,11 @@ accuracy = _exercise(
         case(logits=[[0.2, 0.3, 0.5, 0.0, 0.0]], labels=[3], hint="One example, answered wrongly."),
         case(logits=[[2.0, 1.0, 0.0], [0.0, 2.0, 1.0], [1.0, 0.0, 2.0], [0.0, 1.0, 2.0], [2.0, 0.0, 1.0]],
              labels=[0, 1, 2, 2, 0], hint="All five right."),
+        case(logits=[[1.0, -1.0, 3.0], [0.0, 2.0, 3.0], [3.0, 0.0, 2.0], [-1.0, 0.0, 1.0], [3.0, 2.0, -1.0],
+                     [3.0, -1.0, 1.0], [1.0, 3.0, 0.0]], labels=[2, 2, 0, 1, 2, 2, 2]),
+        case(logits=[[1.0, 1.0, 0.0], [0.0, 2.0, 2.0], [3.0, 1.0, 3.0], [0.5, 2.0, 1.0], [2.0, 0.0, 1.0]],
+             labels=[1, 2, 0, 1, 2],
+             hint="Ties: when a row's largest logit appears twice, the answer is the first of them."),
     ],
     hint=("A row's answer is the position of its largest logit; compare it with the row's label.",
           "numpy finds the index of the largest entry along an axis (axis 1: one index per row); "
@@ -227,8 +254,19 @@ SHUFFLE_CHECK = 20          # from this many examples on, a shuffle that keeps t
 
 def _run_batches(answer, case):
     n, size, seed = (case["inputs"][k] for k in ("n", "batch_size", "seed"))
-    return {name: [encode(batch) for batch in answer(n, size, s)]
+    return {name: [encode(_indices(batch, i)) for i, batch in enumerate(answer(n, size, s))]
             for name, s in (("first", seed), ("again", seed), ("other", seed + 1))}
+
+
+def _indices(batch, i):
+    """``batch``, refused unless it holds integers: the notebook indexes the data with it
+    (``X[batch]``), and numpy indexes only with integers (the JSON sent home has no dtype)."""
+    kind = np.asarray(batch).dtype.kind if np.size(batch) else "i"
+    if kind not in "iu":
+        raise Rule(f"batch {i} holds {np.asarray(batch).dtype} numbers, not integers: numpy indexes "
+                   f"rows only with integers (X[batch] fails), so a batch is an integer array of "
+                   f"example indices")
+    return batch
 
 
 def _read(sent):

@@ -9,16 +9,20 @@
   them gives exactly the learner's numbers, names that mistake.
 * ``06.cosine``: a cosine learning-rate schedule, checked against hand-worked rates on a list
   of steps, naming a typical mistake the same way.
-* ``06.fastest_momentum``: the (learning rate, momentum) that makes momentum converge fastest
-  on a given quadratic. ``judge`` measures the rate of the learner's pair with
-  ``landscape.momentum_rate`` and accepts it if it needs at most ``STEPS_TOLERANCE`` times as
-  many steps as the best pair (steps to a given accuracy go as 1 / -log(rate)).
+* ``06.fastest_momentum``: ``fastest_momentum(mu, L)``, the (learning rate, momentum) that makes
+  momentum converge fastest on the quadratic with curvatures mu and L. ``judge`` measures the
+  rate of the learner's pair with ``landscape.momentum_rate`` and accepts it if it needs at most
+  ``STEPS_TOLERANCE`` times as many steps as the best pair (steps to a given accuracy go as
+  1 / -log(rate)). The engine's ``landscape.best_momentum`` refuses while the answer runs.
 """
 
 import numpy as np
 
+import minigraph as mg
+
+from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise, Verdict, compare
-from ..toolkit.optimizer import optimizer_exercise, twin_case
+from ..toolkit.optimizer import optimizer_exercise, own_update, twin_case
 from ..toolkit.values import decode, encode
 
 TITLE = "Optimizers"
@@ -39,7 +43,7 @@ def _ada(v, g, s, lr, eps, sign=-1, keep=True, square=True, inside=False, root=n
 r2, r3 = np.sqrt(2), np.sqrt(3)
 
 adagrad = optimizer_exercise(
-    "06.adagrad", "MyAdaGrad", 2,
+    "06.adagrad", "MyAdaGrad", 2, engine=own_update(mg.optim.AdaGrad), cases=
     (
         # s = 9, 25, 169 (and 36, 100, 676): steps 3/3, 4/5, 12/13 -- the same in both coordinates
         twin_case("MyAdaGrad", {"lr": 1.0, "eps": 0.0}, [10.0, 10.0], [[3.0, 6.0], [4.0, 8.0], [12.0, 24.0]],
@@ -80,15 +84,18 @@ adagrad = optimizer_exercise(
           "numpy works elementwise, so every coordinate gets its own sum."))
 
 
-def _rms(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, inside=False, root=np.sqrt):
+def _rms(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, inside=False, root=np.sqrt,
+         start_at_g2=False):
     """RMSProp with knobs that turn it into the typical wrong rules."""
     old, new = (1 - decay, decay) if swap else (decay, 1.0 if whole else 1 - decay)
+    if start_at_g2 and "s" not in s:
+        old, new = 0.0, 1.0
     s["s"] = (old * s.get("s", 0.0) if keep else 0.0) + new * g * g
     return v + sign * lr * g / (root(s["s"] + eps) if inside else root(s["s"]) + eps)
 
 
 rmsprop = optimizer_exercise(
-    "06.rmsprop", "MyRMSProp", 2,
+    "06.rmsprop", "MyRMSProp", 2, engine=own_update(mg.optim.RMSProp), cases=
     (
         # s = 0.5·4 = 2, then 0.5·2 + 0.5·4 = 3: steps 0.1·2/√2, 0.1·2/√3
         twin_case("MyRMSProp", {"lr": 0.1, "decay": 0.5, "eps": 0.0}, 1.0, [2.0, 2.0],
@@ -120,6 +127,8 @@ rmsprop = optimizer_exercise(
             lambda *a, **k: _rms(*a, **k, root=lambda x: x),
         "g² is added whole: the new average is decay·s + (1 - decay)·g²":
             lambda *a, **k: _rms(*a, **k, whole=True),
+        "the average starts at the first g² instead of at 0: start s at 0 and blend every g² in, "
+        "the first one too": lambda *a, **k: _rms(*a, **k, start_at_g2=True),
     },
     hint=("RMSProp is AdaGrad with a running average of the squared gradients in place of their "
           "sum, so old gradients fade and the steps do not die out.",
@@ -129,20 +138,20 @@ rmsprop = optimizer_exercise(
 
 
 def _adam(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, first_t=1, sign=-1,
-          swap=False, inside=False):
+          swap=False, inside=False, power=True):
     """Adam with knobs that turn it into the typical wrong rules."""
     if swap:
         beta1, beta2 = beta2, beta1
     t = s["t"] = s.get("t", first_t - 1) + 1
     m = s["m"] = beta1 * s.get("m", 0.0) + (1 - beta1) * g
     q = s["s"] = beta2 * s.get("s", 0.0) + (1 - beta2) * g * g
-    m_hat = m / (1 - beta1 ** t) if correct_m else m
-    q_hat = q / (1 - beta2 ** t) if correct_s else q
+    m_hat = m / (1 - beta1 ** (t if power else 1)) if correct_m else m
+    q_hat = q / (1 - beta2 ** (t if power else 1)) if correct_s else q
     return v + sign * lr * m_hat / (np.sqrt(q_hat + eps) if inside else np.sqrt(q_hat) + eps)
 
 
 adam = optimizer_exercise(
-    "06.adam", "MyAdam", 3,
+    "06.adam", "MyAdam", 3, engine=own_update(mg.optim.Adam), cases=
     (
         # a constant gradient: m̂ = 1 and ŝ = 1 at every step, so each step is exactly lr
         twin_case("MyAdam", {"lr": 0.1, "beta1": 0.9, "beta2": 0.999, "eps": 0.0}, 0.0,
@@ -178,6 +187,9 @@ adam = optimizer_exercise(
             lambda *a, **k: _adam(*a, **k, inside=True),
         "a step uphill: subtract the step (value - ...), do not add it":
             lambda *a, **k: _adam(*a, **k, sign=1),
+        "the bias correction divides by 1 - beta at every step: the power t (the step count, "
+        "1, 2, 3, ...) is missing from 1 - beta1^t and 1 - beta2^t":
+            lambda *a, **k: _adam(*a, **k, power=False),
     },
     hint=("Adam is momentum on the gradient and RMSProp on its square, plus a step counter that "
           "corrects both running averages for starting at 0.",
@@ -194,12 +206,12 @@ def _same(a, b):
 
 
 def _diagnose(case, got, mistakes):
-    """The message of the first typical mistake whose rates are exactly ``got``, else None."""
+    """The message of the one typical mistake whose rates are exactly ``got``, else None
+    (also when several give them: the case cannot tell which one was made)."""
     with np.errstate(all="ignore"):
-        for rule, message in mistakes:
-            if _same([rule(t, **case["settings"]) for t in case["inputs"]["steps"]], got):
-                return message
-    return None
+        named = [message for rule, message in mistakes
+                 if _same([rule(t, **case["settings"]) for t in case["inputs"]["steps"]], got)]
+    return named[0] if len(named) == 1 else None
 
 
 def _judge_schedule(mistakes):
@@ -259,6 +271,7 @@ cosine = Exercise(
         (lambda t, **k: _cos(t + 1, **k), "off by one: at t = 0 the rate is lr_max, so use t, not t + 1"),
     ]),
     title="cosine_lr(t, total, lr_max, lr_min)",
+    engine=refused({"mg.optim.cosine_decay": "cosine schedule"}),
     hint=("Half a cosine wave from lr_max (t = 0) down to lr_min (t = total): cos goes from 1 to -1 "
           "as its angle goes from 0 to pi.",
           "Turn t into an angle that runs from 0 (t = 0) to pi (t = total); shift and scale cos of "
@@ -270,34 +283,34 @@ cosine = Exercise(
 
 # -- 06.fastest_momentum ----------------------------------------------------------------------------
 
-CURVATURES = (1.0, 100.0)         # f(x, y) = (x² + 100 y²) / 2
+CURVATURES = (1.0, 100.0)         # f(x, y) = (x² + 100 y²) / 2, the statement's quadratic
 STEPS_TOLERANCE = 1.1             # the learner's pair may need 10 % more steps than the best one
 
 
 def _landscape():
-    from ... import landscape          # imports matplotlib and ipywidgets: only when judging
+    from ... import landscape          # imports matplotlib and ipywidgets: only when needed
     return landscape
 
 
 def _run_pair(answer, case):
-    return encode(answer)
+    return encode(answer(*case["inputs"].values()))
 
 
 def _judge_pair(case, got):
     pair = decode(got)
     if not isinstance(pair, np.ndarray) or pair.shape != (2,) or not np.all(np.isfinite(pair)):
-        return Verdict(False, "(lr, momentum)", "?", "set fastest to two numbers: (lr, momentum)")
+        return Verdict(False, "(lr, momentum)", "?", "return two numbers: (lr, momentum)")
     landscape = _landscape()
+    mu, L = (float(v) for v in case["inputs"].values())
     lr, beta = (float(v) for v in pair)
-    rate = float(landscape.momentum_rate(lr, beta, CURVATURES))
-    best = float(np.sqrt(landscape.best_momentum(CURVATURES)[1]))     # the rate at the best pair
+    rate = float(landscape.momentum_rate(lr, beta, (mu, L)))
+    best_lr, best_beta = landscape.best_momentum((mu, L))
+    best = float(np.sqrt(best_beta))          # the rate at the best pair
     enough = best ** (1 / STEPS_TOLERANCE)
-    got_text = f"rate {rate:.4g} per step"
+    got_text = f"({lr:.4g}, {beta:.4g}): rate {rate:.4g} per step"
     expected = f"rate <= {enough:.4g}"
     if lr > 0 and 0 <= beta < 1 and rate <= enough:
         return Verdict(True, expected, got_text)
-    mu, L = CURVATURES
-    best_lr, best_beta = landscape.best_momentum(CURVATURES)
     k, rk = L / mu, np.sqrt(L / mu)
     named = [message for (a, b), message in (
         ((2 / (L + mu), 0.0), "momentum 0 is plain gradient descent (its best lr is 2 / (L + mu)): "
@@ -308,7 +321,7 @@ def _judge_pair(case, got):
                                                           "use sqrt(L), sqrt(mu) and sqrt(kappa)"),
         ((best_beta, best_lr), "learning rate and momentum are swapped: the pair is (lr, momentum)"),
     ) if np.isclose(lr, a, rtol=0.02) and np.isclose(beta, b, rtol=0.02)]
-    if named:
+    if len(named) == 1:
         return Verdict(False, expected, got_text, named[0])
     if lr <= 0 or not 0 <= beta < 1:
         return Verdict(False, expected, got_text, "lr must be positive and momentum between 0 and 1")
@@ -321,15 +334,18 @@ def _judge_pair(case, got):
 
 
 fastest_momentum = Exercise(
-    "06.fastest_momentum", "fastest", 2, ({"inputs": {}},), _run_pair, _judge_pair,
-    title="fastest = (lr, momentum) for f(x, y) = (x² + 100 y²) / 2",
-    hint=("The fastest pair depends only on the smallest and the largest curvature of f: find "
-          "them, then use the chapter's section 3.",
-          "The curvatures of a quadratic are its second derivatives along its axes (the "
-          "eigenvalues of its Hessian). The chapter's heatmap marks the fastest pair with a star "
-          "and gives its formula in terms of them; landscape.momentum_rate(lr, momentum, "
-          "curvatures) measures any pair you try."),
-    describe=lambda case: "momentum on f(x, y) = (x² + 100 y²) / 2")
-
+    "06.fastest_momentum", "fastest_momentum", 2,
+    ({"inputs": {"mu": 1.0, "L": 100.0}}, {"inputs": {"mu": 1.0, "L": 25.0}},
+     {"inputs": {"mu": 0.5, "L": 200.0}}),
+    _run_pair, _judge_pair,
+    title="fastest_momentum(mu, L) -> (lr, momentum) on (mu·x² + L·y²) / 2",
+    hint=("The fastest pair depends only on the smallest and the largest curvature, mu and L: "
+          "the chapter's section 3 works it out.",
+          "The chapter's heatmap marks the fastest pair with a star and gives its formula in terms "
+          "of mu and L (through the condition number L / mu); landscape.momentum_rate(lr, "
+          "momentum, (mu, L)) measures any pair you try."),
+    describe=lambda case: "mu = {mu:g}, L = {L:g}".format(**case["inputs"]),
+    engine=refused({"mg.landscape.best_momentum": "fastest pair"},
+                   advice="work the pair out from mu and L yourself"))
 
 EXERCISES = [adagrad, rmsprop, adam, cosine, fastest_momentum]

@@ -13,6 +13,7 @@ import numpy as np
 
 import minigraph as mg
 
+from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, function_exercise
 from ..toolkit.values import decode, encode, show
 from ..toolkit.vjp import graph_case, vjp_exercise
@@ -245,11 +246,11 @@ def _judge_clip(case, got):
     for k, (want, data) in enumerate(zip(expected, got)):
         verdict = compare(want, decode(data))
         if not verdict.passed:
-            for text, wrong in CLIP_MISTAKES:
-                with np.errstate(all="ignore"):
-                    if all(_matches(w, d) for w, d in zip(wrong(*_clip_inputs(case)), got)):
-                        return Verdict(False, verdict.expected, verdict.got, f"array {k}: {verdict.message}. {text}")
-            return Verdict(False, verdict.expected, verdict.got, f"array {k}: {verdict.message}")
+            with np.errstate(all="ignore"):
+                named = [text for text, wrong in CLIP_MISTAKES
+                         if all(_matches(w, d) for w, d in zip(wrong(*_clip_inputs(case)), got))]
+            looks_like = f". {named[0]}" if len(named) == 1 else ""     # several: cannot tell which
+            return Verdict(False, verdict.expected, verdict.got, f"array {k}: {verdict.message}{looks_like}")
     return Verdict(True, f"{len(expected)} arrays", "all right")
 
 
@@ -262,6 +263,7 @@ clip_global_norm = Exercise(
      {"inputs": {"grads": [[10.0, -0.5], [0.2]], "max_norm": 3.0},
       "hint": "One big entry must not be cut on its own: every entry shrinks by the same factor."}),
     _run_clip, _judge_clip, title="clip_by_global_norm(grads, max_norm) -> list of arrays",
+    engine=refused({"mg.recurrent.clip_by_global_norm": "clip by the global norm"}),
     hint=("One norm for all the arrays together, and one factor for all of them: clipping keeps "
           "the direction of the whole step.",
           "The global norm is the square root of the sum of every squared entry of every array; "
@@ -360,6 +362,9 @@ def _judge_reber(case, got):
 reber_generator = Exercise(
     "07.reber_generator", "reber_generator", 3, ({"seed": 1}, {"seed": 2}),
     _run_reber, _judge_reber, title="reber_generator(rng) -> an embedded Reber string",
+    engine=refused({f"mg.data.{name}": "Reber generator" for name in
+                    ("reber_strings", "embedded_reber_string", "reber_string")},
+                   advice="walk the automaton yourself, with the rng you are given"),
     hint=("A walk on the automaton: from state 0, draw one of the current state's (symbol, next "
           "state) pairs with rng, write its symbol and move on, until the next state is None.",
           "The walk gives the inner Reber string (with its own B in front). The embedded string "

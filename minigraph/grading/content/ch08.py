@@ -15,14 +15,14 @@
 learner's answer equals one of them, the message says which mistake it is.
 """
 
-import contextlib
 import re
 
 import numpy as np
 
 import minigraph as mg
 
-from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, diagnose, unchanged
+from ..toolkit.engine import refused
+from ..toolkit.exercise import Exercise, Verdict, case, compare, diagnose, unchanged
 from ..toolkit.values import Unreadable, decode, encode
 from ..tools.ch08 import softplus, softplus_numbers
 
@@ -50,29 +50,13 @@ mg.defvjp(softplus, _softplus_graph_vjp)       # so that mg.grad goes through it
 DECOY = 0.25                     # g and x hold this before the case's values are fed
 
 
-@contextlib.contextmanager
-def _softplus_vjp_refused():
-    """While the learner's VJP is built, softplus' own graph VJP (the answer) refuses: an answer
-    that asks ``mg.grad`` to go back through ``ans`` would only hand back the check's rule."""
-    def refuse(g, ans, x):
-        raise Rule("softplus_graph_vjp asked mg.grad to go back through ans, which uses softplus' own "
-                   "graph VJP: the very rule this exercise asks you to write. Build the gradient of x "
-                   "from the nodes g, x (or ans) with ops")
-    mg.defvjp(softplus, refuse)
-    try:
-        yield
-    finally:
-        mg.defvjp(softplus, _softplus_graph_vjp)
-
-
 def _vjp_run(answer, case):
     g, x = mg.Input("g"), mg.Input("x")
     values = {g: case["inputs"]["g"], x: case["inputs"]["x"]}
     decoy = {node: np.full(np.shape(value), DECOY) for node, value in values.items()}
     ans = softplus(x, name="ans")
     mg.Graph([ans, g]).forward(decoy)
-    with _softplus_vjp_refused():
-        out = answer(g, ans, x)
+    out = answer(g, ans, x)
     if not isinstance(out, mg.Node):
         return {"value": encode(out)}
     graph = mg.Graph(out)
@@ -98,6 +82,9 @@ SOFTPLUS_MISTAKES = [
     ("it keeps the numbers g and x had when the graph was built (.value): use the nodes g, ans, x "
      "themselves, so the result follows every new feed",
      lambda g, x: np.full(np.shape(x), DECOY * _sigmoid(DECOY))),
+    ("eˣ / (1 + eˣ) overflows for large x (inf / inf is NaN from x ≈ 710 on): use a form that "
+     "never takes exp of a large positive number, such as mg.sigmoid",
+     lambda g, x: g * np.exp(x) / (1 + np.exp(x))),
 ]
 
 
@@ -121,13 +108,18 @@ def _vjp_judge(case, got):
 softplus_graph_vjp = Exercise(
     "08.softplus_graph_vjp", "softplus_graph_vjp", 3,
     (case(g=1.0, x=[-2.0, 0.0, 3.0]), case(g=[2.0, -1.0], x=[0.5, -0.5]),
-     case(g=[[1.5, 1.0]], x=[[4.0, -3.0]], hint="A 2-D case: ops work element by element.")),
+     case(g=[[1.5, 1.0]], x=[[4.0, -3.0]], hint="A 2-D case: ops work element by element."),
+     case(g=[1.0, 2.0, 1.0], x=[-30.0, 800.0, 30.0],
+          hint="A large x: exp(800) overflows, as in chapter 05, and inf / inf is NaN.")),
     _vjp_run, _vjp_judge, "softplus_graph_vjp(g, ans, x) -> node of the gradient of x",
     ("Chain rule: the gradient of x is g times the slope of softplus at x, built as a node: "
      "combine the nodes you are given with minigraph ops (their .value numbers would not follow "
      "a new feed).",
      "Differentiate log(1 + eˣ) by the chain rule (the derivative of log u is u′ / u): the "
-     "result is a function you have met since chapter 00, and minigraph has an op for it."))
+     "result is a function you have met since chapter 00, and minigraph has an op for it."),
+    engine=refused({"mg.grading.content.ch08._softplus_graph_vjp": "graph VJP of softplus"},
+                   advice="mg.grad back through ans reaches it; build the gradient of x from the "
+                          "nodes g, x (or ans) with ops"))
 
 
 # -- 08.second_derivative ---------------------------------------------------------------------------
@@ -149,10 +141,17 @@ def _second_run(answer, case):
     if not isinstance(out, mg.Node):
         return {"value": encode(out)}
     graph, values = mg.Graph(out), []
+    by_grad = any(node.op is not None and node.op.name == "ones_like" for node in graph.nodes)
     for point in POINTS:
         x.value = point
         values.append(float(np.sum(graph.forward())))
-    return {"value": encode(values)}
+    return {"value": encode(values), "by_grad": by_grad}
+
+
+NOT_BY_GRAD = ("second_derivative's node was not built by mg.grad (mg.grad starts every gradient it "
+               "builds from ones_like(output), and the node has none): differences of f at nearby "
+               "points only approximate f''; the exercise asks for the gradient graph, mg.grad of "
+               "mg.grad")
 
 
 def _second_judge(case, got):
@@ -166,8 +165,11 @@ def _second_judge(case, got):
                 ("that is the first derivative squared: the second derivative differentiates the "
                  "first derivative's node, it does not multiply it by itself", lambda x: f1(x) ** 2),
                 ("the sign is flipped", lambda x: -f2(x))]
-    return diagnose(compare(f2(x), value), value, dict(mistakes),
-                    lambda wrong: wrong(x))
+    plain = compare(f2(x), value)
+    verdict = diagnose(plain, value, dict(mistakes), lambda wrong: wrong(x))
+    if got.get("by_grad") is False and verdict.message == plain.message:    # no mistake named
+        return Verdict(False, plain.expected, plain.got, NOT_BY_GRAD)
+    return verdict
 
 
 second_derivative = Exercise(

@@ -2,6 +2,7 @@
 
 * ``exercise.py``: what an exercise is (cases, ``run`` in the learner's kernel, ``judge`` at
   home), ``function_exercise`` and ``value_exercise``, grading a run into a result;
+* ``engine.py``: the engine's own functions an exercise asks for, refused while the answer runs;
 * ``vjp.py``: backward-rule exercises; ``optimizer.py``: optimizer-``update`` exercises;
   ``graphs.py``: small graphs written down as specs (chapters 01 and 02);
 * ``values.py``: numbers to JSON and back, and to short text;

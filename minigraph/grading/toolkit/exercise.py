@@ -76,6 +76,8 @@ class Exercise:
     hint      shown under a failing case that has no hint of its own: a string, or a tuple of
               levels ``(nudge, sharper, ...)`` (see ``hint_levels``)
     describe  ``describe(case) -> str``: the case's input as shown in the table
+    engine    what of the engine the exercise asks for (``engine.refused({...})``): those
+              functions refuse while the answer runs (``engine.py``); None refuses nothing
     """
 
     id: str
@@ -87,6 +89,7 @@ class Exercise:
     title: str = ""
     hint: str = ""
     describe: Callable[[dict], str] = describe_inputs
+    engine: Any = None
 
 
 def case(hint="", **inputs):
@@ -120,35 +123,6 @@ def unchanged(name, params, before, after):
         if isinstance(new, np.ndarray) and (new.shape != old.shape or not np.array_equal(new, old, equal_nan=True)):
             raise Rule(f"{name} changed its input {param} in place: an input belongs to the caller "
                        f"(the engine keeps using it); compute a new array instead")
-
-
-ENGINE_PARTS = {"vjps": "backward rule", "forward": "forward function"}
-
-
-@contextlib.contextmanager
-def engine_refused(op, part, name, answer):
-    """While the block runs, the engine's own ``part`` of ``op`` (``"vjps"`` or ``"forward"`` of
-    ``mg.tanh``...) raises ``Rule``: for an exercise that asks the learner to write that very
-    function. An ``answer`` that is one of them (``mg.tanh.opdef.vjps[0]``) is refused at once.
-    ``op=None`` refuses nothing."""
-    if op is None:
-        yield
-        return
-    opdef, own = op.opdef, getattr(op.opdef, part)
-    functions = own if isinstance(own, tuple) else (own,)
-
-    def refuse(*args, **attrs):
-        raise Rule(f"{name} uses the engine's own {ENGINE_PARTS[part]} of {opdef.name} "
-                   f"(mg.{opdef.name}.opdef.{part}), which is what this exercise asks you to write: "
-                   f"compute it yourself, with numpy")
-
-    if any(answer is function for function in functions):
-        refuse()
-    setattr(opdef, part, tuple(refuse for _ in own) if isinstance(own, tuple) else refuse)
-    try:
-        yield
-    finally:
-        setattr(opdef, part, own)
 
 
 class NoLoopArray(np.ndarray):
@@ -228,19 +202,26 @@ def diagnose(verdict, got, mistakes, wrong_outputs):
 
     ``mistakes`` maps a message to a typical wrong answer (a function, or for a value exercise
     a value); ``wrong_outputs(wrong)`` is what that answer gives on this case (an exception
-    there means "not this mistake"). The message comes first, then the verdict's own.
+    there means "not this mistake"). The message comes first, then the verdict's own. When
+    ``got`` is what several mistakes give (one number often is), none is named: the case
+    cannot tell which one was made.
     """
     if verdict.passed or not mistakes or not isinstance(got, np.ndarray):
         return verdict
-    for message, function in mistakes.items():
-        try:
-            with np.errstate(all="ignore"):
-                wrong = np.asarray(wrong_outputs(function), dtype=float)
-        except Exception:
-            continue
-        if wrong.shape == got.shape and np.allclose(wrong, got, rtol=RTOL, atol=ATOL, equal_nan=True):
-            return Verdict(False, verdict.expected, verdict.got, f"{message} ({verdict.message})")
-    return verdict
+    named = [message for message, function in mistakes.items() if _gives(wrong_outputs, function, got)]
+    if len(named) != 1:
+        return verdict
+    return Verdict(False, verdict.expected, verdict.got, f"{named[0]} ({verdict.message})")
+
+
+def _gives(wrong_outputs, mistake, got):
+    """Does ``mistake`` give exactly ``got`` on this case?"""
+    try:
+        with np.errstate(all="ignore"):
+            wrong = np.asarray(wrong_outputs(mistake), dtype=float)
+    except Exception:
+        return False
+    return wrong.shape == got.shape and bool(np.allclose(wrong, got, rtol=RTOL, atol=ATOL, equal_nan=True))
 
 
 def _expected_got(expected, got, rtol, atol):
@@ -257,7 +238,7 @@ def _expected_got(expected, got, rtol, atol):
 
 
 def function_exercise(id, name, reference, cases, points, hint="", title=None,
-                      rtol=RTOL, atol=ATOL, raise_on=(), mistakes=None, no_loops=False, own_op=None):
+                      rtol=RTOL, atol=ATOL, raise_on=(), mistakes=None, no_loops=False, engine=None):
     """An exercise "write ``name(*inputs)``", checked against ``reference`` on each case.
 
     ``raise_on`` lists numpy floating-point errors (``"over"``, ``"invalid"``, ``"divide"``)
@@ -266,8 +247,7 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
     ``mistakes`` maps a message to a typical wrong function (called like ``reference``): a
     failing case whose answer matches one says that message. ``no_loops`` refuses a Python loop
     over an input's entries. Every case also fails if the answer changes an input in place.
-    ``own_op``: the engine's op whose forward the exercise asks for; an answer that is it, or
-    calls it, fails (``engine_refused``).
+    ``engine``: what of the engine the exercise asks for (``Exercise.engine``).
     """
     cases = tuple(cases)
     names = list(cases[0]["inputs"]) if cases else []
@@ -277,7 +257,7 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
         inputs = arrays(case)
         given = [x.copy().view(NoLoopArray) if no_loops else x.copy() for x in inputs]
         errors = {error: "raise" for error in raise_on}
-        with np.errstate(**errors), engine_refused(own_op, "forward", name, answer):
+        with np.errstate(**errors):
             out = answer(*given)
         unchanged(name, names, inputs, given)
         return encode(out)
@@ -287,7 +267,8 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
         verdict = compare(reference(*arrays(case)), got, rtol, atol)
         return diagnose(verdict, got, mistakes, lambda wrong: wrong(*arrays(case)))
 
-    return Exercise(id, name, points, cases, run, judge, title or f"{name}({params})", hint)
+    return Exercise(id, name, points, cases, run, judge, title or f"{name}({params})", hint,
+                    engine=engine)
 
 
 def value_exercise(id, name, expected, points, hint="", title=None, labels=None, mistakes=None):
@@ -363,7 +344,11 @@ def run_cases(exercise, answer, seconds=CASE_TIME_LIMIT):
 def _run_one(exercise, answer, case, seconds):
     try:
         with time_limit(seconds):
-            return {"status": "ran", "got": exercise.run(answer, case)}
+            if exercise.engine is None:
+                return {"status": "ran", "got": exercise.run(answer, case)}
+            given, refusing = exercise.engine.guarded(exercise.name, answer)
+            with refusing:
+                return {"status": "ran", "got": exercise.run(given, case)}
     except NotImplementedError:
         return {"status": "not_done"}
     except CaseTimeout:

@@ -8,11 +8,10 @@ and in the grader (its ``judge``), so the two sides talk about nodes by name and
 travel as JSON.
 """
 
-import contextlib
-
 import minigraph as mg
 
-from .exercise import Rule, Verdict
+from .engine import refused
+from .exercise import Verdict
 
 OP_NAMES = ("add", "sub", "mul", "tanh", "exp", "sigmoid")
 SYMBOLS = {"add": "+", "sub": "−", "mul": "·"}
@@ -106,24 +105,10 @@ def a_kind(kind):
     return {"input": "an Input", "parameter": "a Parameter", "constant": "a Constant"}.get(kind, "an op")
 
 
-@contextlib.contextmanager
-def walking_yourself(name, what):
-    """Raise ``Rule`` after the block if it built an ``mg.Graph``: for exercises that ask the
-    learner to walk the graph themselves (``what``: what the engine would have done for them)."""
-    built, original = [], mg.Graph.__init__
-
-    def counting(self, *args, **kwargs):
-        built.append(True)
-        original(self, *args, **kwargs)
-
-    mg.Graph.__init__ = counting
-    try:
-        yield
-    finally:
-        mg.Graph.__init__ = original
-    if built:
-        raise Rule(f"{name} built an mg.Graph, which {what} for you; the exercise asks you to "
-                   "walk the graph yourself, following .inputs")
+# for exercises that ask the learner to walk the graph: the engine's walk refuses meanwhile
+WALKING_YOURSELF = refused({"mg.graph.topological_order": "graph walk"},
+                           advice="walk the graph yourself, following .inputs (mg.Graph walks it "
+                                  "with this function, so building one does the exercise for you)")
 
 
 def formula(spec, output):

@@ -23,16 +23,25 @@ import numpy as np
 
 import minigraph as mg
 
+from .engine import refused
 from .exercise import Exercise, Rule, Verdict, compare, diagnose
 from .values import decode, encode
 
 
-def optimizer_exercise(id, cls, points, cases, mistakes, hint, reference=None):
+def optimizer_exercise(id, cls, points, cases, mistakes, hint, reference=None, engine=None):
     """An exercise asking for an optimizer class ``cls`` whose ``update`` follows ``reference``
     (``reference(value, grad, state, **settings)``; not needed when every case is a twin case);
-    ``mistakes`` maps a message to a wrong rule called like ``reference``."""
+    ``mistakes`` maps a message to a wrong rule called like ``reference``; ``engine``: the
+    engine's optimizer it asks for (``Exercise.engine``), e.g. ``engine=own_update(mg.optim.Adam)``."""
     return Exercise(id, cls, points, tuple(cases), _run, _judge(reference, mistakes),
-                    title=f"{cls}.update(value, grad, state)", hint=hint, describe=_describe)
+                    title=f"{cls}.update(value, grad, state)", hint=hint, describe=_describe,
+                    engine=engine)
+
+
+def own_update(optimizer):
+    """The rule that refuses the engine's ``optimizer.update`` (``mg.optim.Adam``)."""
+    return refused({f"mg.optim.{optimizer.__name__}.update": f"{optimizer.__name__} update rule"},
+                   advice="write the update rule yourself, with numpy, in your own class")
 
 
 def optimizer_case(cls, settings, values, grads, hint=""):

@@ -47,7 +47,7 @@ import numpy as np
 import minigraph as mg
 
 from .exercise import (MAX_MESSAGE, Exercise, Verdict, arrays, case, compare, describe_inputs,
-                       diagnose, engine_refused, unchanged)
+                       diagnose, unchanged)
 from .values import Unreadable, decode, encode, sentences, shape_text
 
 RTOL, ATOL = 1e-5, 1e-7          # node gradients vs the expected ones (central differences at leaves)
@@ -84,7 +84,7 @@ def chained(op, w, v, letter):
 
 
 def vjp_exercise(id, name, points, title, forward, reference, build, graph_text, cases, hint,
-                 mistakes=None, own_op=None):
+                 mistakes=None, engine=None):
     """A backward-rule exercise: plain cases, then graph cases (see the module docstring).
 
     forward     the op's forward, ``forward(*inputs)``: gives ``ans`` in plain cases
@@ -95,8 +95,8 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
     mistakes    ``{message: wrong_rule}``, typical wrong rules called like ``reference``: a
                 failing case (plain, or the first wrong call of a graph case) whose values are
                 what a wrong rule gives says that message
-    own_op      the engine's op whose VJP the exercise asks for (``mg.tanh``): in plain cases
-                an answer that calls its VJPs, or is one of them, fails (``engine_refused``)
+    engine      what of the engine the exercise asks for (``engine.refused(engine.vjps_of(mg.tanh))``):
+                it refuses while the answer runs, in plain and graph cases (``Exercise.engine``)
     """
     cases = tuple(cases)
     inputs = list(cases[0]["inputs"])[1:]            # the op's inputs, after g: ["x"], ["x", "y"]
@@ -115,8 +115,7 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
         given = arrays(case)
         g, *values = copies = [x.copy() for x in given]
         ans = forward(*values)
-        with engine_refused(own_op, "vjps", name, answer):
-            out = answer(g, ans, *values)
+        out = answer(g, ans, *values)
         unchanged(name, ["g", *inputs], given, copies)
         return [encode(part) for part in _split(out, name)] if pair else encode(out)
 
@@ -148,7 +147,7 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
         where = f"in the graph {graph_text}, " if case.get("graph") else ""
         return where + describe_inputs(case)
 
-    return Exercise(id, name, points, cases, run, judge, title, hint, describe)
+    return Exercise(id, name, points, cases, run, judge, title, hint, describe, engine)
 
 
 def _split(out, name):

@@ -6,6 +6,8 @@ import numpy as np
 
 import minigraph as mg
 
+from minigraph.kernels import sigmoid as kernel_sigmoid
+
 from . import wrong
 
 
@@ -51,8 +53,14 @@ def sigmoid_vjp_in_place(g, ans, x):
     return g
 
 
+# the engine's functions taken before any check runs (a reference kept, another module path)
+RELU_FORWARD = mg.relu.opdef.forward
+SIGMOID_VJP = mg.sigmoid.opdef.vjps[0]
+
+
 WRONG = {
     "00.relu": {
+        "the engine's relu, kept before the check": wrong(lambda x: RELU_FORWARD(x), "engine's own forward function", "mg.relu.opdef.forward"),
         "abs instead of max": wrong(np.abs, "flip the sign"),
         "the comparison the wrong way round": wrong(lambda x: np.minimum(x, 0.0), "wrong way round"),
         "a Python loop (a list)": wrong(relu_loop, "loop"),
@@ -63,6 +71,7 @@ WRONG = {
         "the engine's relu": wrong(mg.relu.opdef.forward, "engine's own forward function"),
     },
     "00.sigmoid": {
+        "the engine's kernel, from its module": wrong(lambda x: kernel_sigmoid(x), "engine's own forward function", "mg.sigmoid.opdef.forward"),
         "the textbook formula overflows": wrong(lambda x: 1 / (1 + np.exp(-x)), "overflow"),
         "the other textbook form overflows": wrong(lambda x: np.exp(x) / (1 + np.exp(x)), "overflow"),
         "np.where with both unsafe branches": wrong(sigmoid_both_branches, "overflow"),
@@ -81,6 +90,7 @@ WRONG = {
         "a shape that does not exist": wrong((3, 4, 1), "shape (3,), expected shape (2,)"),
     },
     "00.sigmoid_vjp": {
+        "the engine's rule, kept before the check": wrong(lambda g, ans, x: SIGMOID_VJP(g, ans, x), "engine's own backward rule"),
         "forgets the upstream gradient g": wrong(lambda g, ans, x: ans * (1 - ans), "upstream gradient g"),
         "wrong sign": wrong(lambda g, ans, x: -g * ans * (1 - ans), "sign"),
         "misses the factor 1 - sigma": wrong(lambda g, ans, x: g * ans, "(1 − σ(x)) is missing"),

@@ -2,6 +2,8 @@
 
 import minigraph as mg
 
+from minigraph.graph import topological_order
+
 from . import wrong
 
 
@@ -150,6 +152,7 @@ WRONG = {
         "w and x swapped in out": wrong([6.0, 8.0, 45.0], "swapped or misread"),
     },
     "01.consumers": {
+        "skips the last node of graph.nodes": wrong(lambda graph, node: [n for n in graph.nodes[:-1] if node in n.inputs], "missing", "out"),
         "the inputs instead": wrong(lambda graph, node: list(node.inputs), "inputs of", "not its consumers"),
         "a consumer listed twice": wrong(consumers_with_repeats, "listed 2 times", "once"),
         "every node downstream": wrong(descendants, "only through other nodes"),
@@ -160,7 +163,8 @@ WRONG = {
                                          "single node"),
     },
     "01.find_inputs": {
-        "the engine does it": wrong(lambda output: mg.Graph(output).inputs, "built an mg.graph", "yourself"),
+        "the engine's walk, from its module": wrong(lambda output: [n for n in topological_order([output]) if isinstance(n, mg.Input)], "engine's own graph walk", "mg.graph.topological_order"),
+        "the engine does it": wrong(lambda output: mg.Graph(output).inputs, "engine's own graph walk", "yourself"),
         "every leaf": wrong(find_leaves, "is a parameter, not an input"),
         "no seen set": wrong(find_inputs_without_seen, "listed 4 times", "once"),
         "forgets the output itself": wrong(find_inputs_of_the_inputs, "missing input: x"),

@@ -7,6 +7,8 @@ import numpy as np
 
 import minigraph as mg
 
+from minigraph.graph import topological_order
+
 from . import wrong
 
 
@@ -287,13 +289,18 @@ def evaluate_all_values(output, feed):
     return values
 
 
+# the engine's functions taken before any check runs (a reference kept, another module path)
+GRAPH_FORWARD = mg.Graph.forward
+
+
 WRONG = {
     "02.topo_sort": {
+        "the engine's walk, from its module": wrong(lambda output: list(topological_order([output])), "engine's own graph walk", "mg.graph.topological_order"),
         "plain recursion": wrong(topo_recursive, "recursionerror"),
         "no set of placed nodes": wrong(topo_without_placed, "appears", "exactly once"),
         "pre-order": wrong(topo_preorder, "pre-order"),
         "the output left out": wrong(topo_without_output, "the output itself"),
-        "the engine does it": wrong(lambda output: mg.Graph(output).nodes, "built an mg.graph", "yourself"),
+        "the engine does it": wrong(lambda output: mg.Graph(output).nodes, "engine's own graph walk", "yourself"),
         "forgot return": wrong(lambda output: None, "forget `return`"),
     },
     "02.waves": {
@@ -313,6 +320,7 @@ WRONG = {
         "forgot return": wrong(lambda output, changed: None, "forget `return`"),
     },
     "02.evaluate": {
+        "the engine's forward, kept before the check": wrong(lambda output, feed: GRAPH_FORWARD(mg.Graph(output), feed), "engine's own evaluation", "mg.Graph.forward"),
         "the engine's forward": wrong(lambda output, feed: mg.Graph(output).forward(feed), "graph.forward",
                                       "yourself"),
         "attributes ignored": wrong(evaluate_without_attrs, "attributes", "attrs"),

@@ -4,6 +4,8 @@ import numpy as np
 
 import minigraph as mg
 
+from minigraph.losses import bce_with_logits as losses_bce
+
 from . import wrong
 
 
@@ -96,6 +98,7 @@ def recipe(hidden, activation, optimizer_name, lr):
 
 WRONG = {
     "04.gd": {
+        "the engine's GD, inherited": wrong(type("MyGD", (mg.optim.GD,), {}), "engine's own GD update rule"),
         "uphill": wrong(optimizer(lambda self, value, grad, state: value + self.lr * grad), "up the gradient"),
         "no learning rate": wrong(optimizer(lambda self, value, grad, state: value - grad), "ignores the learning rate"),
         "a fixed learning rate": wrong(optimizer(lambda self, value, grad, state: value - 0.1 * grad), "fixed at 0.1"),
@@ -106,6 +109,7 @@ WRONG = {
         "not a class": wrong(lambda params, lr: None, "must be a class"),
     },
     "04.momentum": {
+        "the engine's Momentum, called": wrong(optimizer(lambda self, v, g, s: mg.optim.Momentum.update(self, v, g, s), momentum=True), "engine's own Momentum update rule"),
         "no velocity kept": wrong(optimizer(momentum_not_stored, momentum=True), "no velocity is kept"),
         "one velocity for all": wrong(optimizer(momentum_on_self, momentum=True), "shared by all parameters"),
         "uphill velocity": wrong(optimizer(momentum_uphill, momentum=True), "against the gradient"),
@@ -115,6 +119,7 @@ WRONG = {
                                                   momentum=True), "no velocity is kept"),
     },
     "04.bce": {
+        "the engine's loss, from its module": wrong(lambda z, y: losses_bce(z, y), "engine's own forward function", "mg.bce_with_logits.opdef.forward"),
         "the textbook formula": wrong(bce_textbook, "divide by zero"),
         "summed, not averaged": wrong(lambda z, y: np.sum(np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))),
                                       "summed", "mean"),

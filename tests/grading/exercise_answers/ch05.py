@@ -4,6 +4,8 @@ import numpy as np
 
 import minigraph as mg
 
+from minigraph.losses import softmax_ce_vjp_logits as engine_ce_vjp
+
 from . import wrong
 
 
@@ -56,6 +58,20 @@ def ce_by_the_engine(g, ans, logits, labels):
 def ce_naive_softmax(g, ans, logits, labels):
     p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
     return g * (p - one_hot(labels, logits.shape[1])) / len(logits)
+
+
+def ce_global_max(g, ans, logits, labels):
+    e = np.exp(logits - logits.max())                  # one max for the whole batch
+    return g * (e / e.sum(axis=1, keepdims=True) - one_hot(labels, logits.shape[1])) / len(logits)
+
+
+def ce_clipped(g, ans, logits, labels):
+    return ce_naive_softmax(g, ans, np.clip(logits, -300, 300), labels)
+
+
+def batches_float_indices(n, batch_size, seed):
+    order = np.random.default_rng(seed).permutation(np.arange(n, dtype=float))
+    return [order[i:i + batch_size] for i in range(0, n, batch_size)]
 
 
 # -- 05.minibatches -----------------------------------------------------------------------------------
@@ -174,6 +190,9 @@ LINEAR_RECIPE = {"hidden": [], "optimizer": "adam", "lr": 0.01, "epochs": 5, "ba
 
 WRONG = {
     "05.softmax_ce_vjp": {
+        "one max for the whole batch": wrong(ce_global_max, "whole batch", "each row"),
+        "logits clipped at ±300": wrong(ce_clipped, "clipped"),
+        "the engine's rule, from its module": wrong(lambda g, ans, z, y: engine_ce_vjp(g, ans, z, y), "engine's own backward rule", "mg.softmax_cross_entropy.opdef.vjps"),
         "no division by the batch size": wrong(lambda g, ans, z, y: ce_right_vectorised(g, ans, z, y) * len(z),
                                                "batch size"),
         "forgets g": wrong(lambda g, ans, z, y: ce_right_vectorised(1.0, ans, z, y), "upstream gradient g"),
@@ -192,6 +211,10 @@ WRONG = {
         "the engine's backward pass": wrong(ce_by_the_engine, "engine's own backward rule"),
     },
     "05.accuracy": {
+        "integer division": wrong(lambda z, y: np.sum(z.argmax(axis=1) == y) // len(y), "integer division"),
+        "argmax of the flattened array": wrong(lambda z, y: np.mean(np.argmax(z) == y), "flattened"),
+        "ties counted as right": wrong(lambda z, y: np.mean(z[np.arange(len(y)), y] == z.max(axis=1)), "tie", "first"),
+        "the label's logit is a largest one": wrong(lambda z, y: np.mean([row[t] >= row.max() for row, t in zip(z, y)]), "tie"),
         "a count": wrong(lambda z, y: np.sum(z.argmax(axis=1) == y), "number of right answers"),
         "a percentage": wrong(lambda z, y: 100 * np.mean(z.argmax(axis=1) == y), "percentage"),
         "the error rate": wrong(lambda z, y: np.mean(z.argmax(axis=1) != y), "error rate"),
@@ -200,13 +223,14 @@ WRONG = {
         "one True/False per row": wrong(lambda z, y: z.argmax(axis=1) == y, "one true/false per row"),
     },
     "05.minibatches": {
+        "float index arrays": wrong(batches_float_indices, "not integers", "x[batch]"),
         "with replacement": wrong(batches_with_replacement, "without replacement"),
         "drops the last batch": wrong(batches_drop_last, "last, smaller batch"),
         "not shuffled": wrong(batches_unshuffled, "original order"),
         "no seed": wrong(batches_unseeded, "two different orders"),
         "ignores the seed": wrong(batches_seed_ignored, "same order"),
         "equal-sized pieces": wrong(batches_array_split, "batch sizes"),
-        "fractions, not indices": wrong(batches_float_positions, "non-integer"),
+        "fractions, not indices": wrong(batches_float_positions, "not integers"),
         "only the batches' order shuffled": wrong(batches_shuffle_batch_order, "neighbouring examples"),
         "shuffled within each batch only": wrong(batches_shuffle_within, "neighbouring examples"),
     },

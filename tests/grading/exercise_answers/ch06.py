@@ -201,6 +201,48 @@ ADAGRAD = dict(eps=1e-8)
 RMSPROP = dict(decay=0.9, eps=1e-8)
 ADAM = dict(beta1=0.9, beta2=0.999, eps=1e-8)
 L_FAST, B_FAST = (2 / 11) ** 2, (9 / 11) ** 2        # the formula's pair for curvatures 1 and 100
+BEST_MOMENTUM = landscape.best_momentum
+
+
+def fast_pair(mu, L):
+    return (2 / (np.sqrt(L) + np.sqrt(mu))) ** 2, ((np.sqrt(L) - np.sqrt(mu)) / (np.sqrt(L) + np.sqrt(mu))) ** 2
+
+
+def fast_pair_through_kappa(mu, L):
+    rk = math.sqrt(L / mu)
+    return [4 / (mu * (rk + 1) ** 2), ((rk - 1) / (rk + 1)) ** 2]
+
+
+def root_rate(mu, L):
+    return (math.sqrt(L / mu) - 1) / (math.sqrt(L / mu) + 1)
+
+
+def fast_pair_searched(mu, L):
+    """Refine a grid search around the best rate with ``momentum_rate`` (no formula)."""
+    lrs, betas = np.linspace(0.1, 6.0, 119) / L, np.linspace(0.0, 0.99, 100)
+    for _ in range(4):
+        rates = landscape.momentum_rate(lrs[:, None], betas[None, :], (mu, L))
+        i, j = np.unravel_index(np.argmin(rates), rates.shape)
+        lr_step, beta_step = lrs[1] - lrs[0], betas[1] - betas[0]
+        lrs = np.linspace(lrs[i] - lr_step, lrs[i] + lr_step, 41)
+        betas = np.linspace(max(betas[j] - beta_step, 0.0), min(betas[j] + beta_step, 0.999), 41)
+    return lrs[20], betas[20]
+
+
+def rmsprop_starts_at_g2(self, value, grad, state):
+    state["s"] = self.decay * state["s"] + (1 - self.decay) * grad ** 2 if "s" in state else grad ** 2
+    return value - self.lr * grad / (np.sqrt(state["s"]) + self.eps)
+
+
+def adam_fixed_correction(self, value, grad, state):
+    state["m"] = self.beta1 * state.get("m", 0.0) + (1 - self.beta1) * grad
+    state["s"] = self.beta2 * state.get("s", 0.0) + (1 - self.beta2) * grad ** 2
+    m_hat, s_hat = state["m"] / (1 - self.beta1), state["s"] / (1 - self.beta2)
+    return value - self.lr * m_hat / (np.sqrt(s_hat) + self.eps)
+
+
+class AdamFromTheEngine(mg.optim.Adam):
+    """The engine's Adam under the learner's name: its update is inherited."""
 
 
 def gd_in_place(self, value, grad, state):
@@ -208,8 +250,14 @@ def gd_in_place(self, value, grad, state):
     return value
 
 
+# the engine's functions taken before any check runs (a reference kept, another module path)
+ENGINE_ADAGRAD_UPDATE = mg.optim.AdaGrad.update
+
+
 WRONG = {
     "06.adagrad": {
+        "the engine's AdaGrad": wrong(mg.optim.AdaGrad, "engine's own AdaGrad update rule", "mg.optim.AdaGrad.update"),
+        "the engine's update, kept before the check": wrong(optimizer(lambda self, v, g, s: ENGINE_ADAGRAD_UPDATE(self, v, g, s), **ADAGRAD), "engine's own AdaGrad update rule"),
         "uphill": wrong(optimizer(adagrad_uphill, **ADAGRAD), "uphill"),
         "no running sum": wrong(optimizer(adagrad_no_sum, **ADAGRAD), "not accumulated"),
         "adds g, not its square": wrong(optimizer(adagrad_adds_g, **ADAGRAD), "adds g, not g²"),
@@ -223,6 +271,8 @@ WRONG = {
         "the sum kept on self": wrong(optimizer(adagrad_sum_on_self, **ADAGRAD), "keeps something on self"),
     },
     "06.rmsprop": {
+        "the engine's RMSProp": wrong(mg.optim.RMSProp, "engine's own RMSProp update rule"),
+        "the average starts at the first g²": wrong(optimizer(rmsprop_starts_at_g2, **RMSPROP), "starts at the first g²"),
         "uphill": wrong(optimizer(rmsprop_uphill, **RMSPROP), "uphill"),
         "decay and 1 - decay swapped": wrong(optimizer(rmsprop_swapped, **RMSPROP), "swapped"),
         "average not kept": wrong(optimizer(rmsprop_forgets, **RMSPROP), "not kept between steps"),
@@ -232,6 +282,8 @@ WRONG = {
         "the average kept on self": wrong(optimizer(rmsprop_average_on_self, **RMSPROP), "keeps something on self"),
     },
     "06.adam": {
+        "the engine's Adam, inherited": wrong(AdamFromTheEngine, "engine's own Adam update rule"),
+        "bias correction without the power t": wrong(optimizer(adam_fixed_correction, **ADAM), "power t"),
         "no bias correction": wrong(optimizer(adam_variant(raw_m=True, raw_s=True), **ADAM), "no bias correction"),
         "t from 0": wrong(optimizer(adam_variant(t_from_0=True), **ADAM), "t starting at 0"),
         "betas swapped": wrong(optimizer(adam_variant(swap=True), **ADAM), "beta1 and beta2 are swapped"),
@@ -244,6 +296,7 @@ WRONG = {
         "the step count kept on self": wrong(optimizer(adam_counts_on_self, **ADAM), "keeps something on self"),
     },
     "06.cosine": {
+        "the engine's cosine_decay": wrong(cosine_engine, "engine's own cosine schedule", "mg.optim.cosine_decay"),
         "sin": wrong(lambda t, total, lr_max, lr_min: lr_min + (lr_max - lr_min) * (1 + np.sin(np.pi * t / total)) / 2,
                      "sin instead of cos"),
         "no half": wrong(lambda t, total, lr_max, lr_min: lr_min + (lr_max - lr_min) * (1 + np.cos(np.pi * t / total)),
@@ -260,32 +313,33 @@ WRONG = {
                             lr_min + (lr_max - lr_min) * (1 + np.cos(np.pi * (t + 1) / total)) / 2, "off by one"),
     },
     "06.fastest_momentum": {
-        "no momentum": wrong((2 / 101, 0.0), "plain gradient descent"),
-        "momentum not squared": wrong((L_FAST, 9 / 11), "momentum is not squared"),
-        "learning rate not squared": wrong((2 / 11, B_FAST), "learning rate is not squared"),
-        "curvatures without their square root": wrong(((2 / 101) ** 2, (99 / 101) ** 2), "without its square root"),
-        "swapped": wrong((B_FAST, L_FAST), "swapped"),
-        "diverges": wrong((0.05, 0.5), "diverges"),
-        "far too slow": wrong((0.01, 0.6), "times as many steps"),
-        "close, but 13 % slower": wrong((0.0325, 0.67), "times as many steps"),
-        "momentum above 1": wrong((0.03, 1.2), "momentum between 0 and 1"),
-        "not numbers": wrong(("fast", "slow"), "two numbers"),
+        "no momentum": wrong(lambda mu, L: (2 / (L + mu), 0.0), "plain gradient descent"),
+        "momentum not squared": wrong(lambda mu, L: (fast_pair(mu, L)[0], root_rate(mu, L)), "momentum is not squared"),
+        "learning rate not squared": wrong(lambda mu, L: (2 / (math.sqrt(L) + math.sqrt(mu)), fast_pair(mu, L)[1]),
+                                           "learning rate is not squared"),
+        "curvatures without their square root": wrong(lambda mu, L: ((2 / (L + mu)) ** 2, ((L / mu - 1) / (L / mu + 1)) ** 2),
+                                                      "without its square root"),
+        "swapped": wrong(lambda mu, L: fast_pair(mu, L)[::-1], "swapped"),
+        "diverges": wrong(lambda mu, L: (0.05, 0.5), "diverges"),
+        "far too slow": wrong(lambda mu, L: (0.01, 0.6), "times as many steps"),
+        "close, but 13 % slower": wrong(lambda mu, L: (0.0325, 0.67), "times as many steps"),
+        "the pair for (1, 100) whatever the curvatures": wrong(lambda mu, L: (L_FAST, B_FAST), "times as many steps"),
+        "momentum above 1": wrong(lambda mu, L: (0.03, 1.2), "momentum between 0 and 1"),
+        "not numbers": wrong(lambda mu, L: ("fast", "slow"), "two numbers"),
+        "landscape.best_momentum": wrong(lambda mu, L: landscape.best_momentum((mu, L)),
+                                         "engine's own fastest pair", "mg.landscape.best_momentum"),
+        "the engine's formula, kept before the check": wrong(lambda mu, L: BEST_MOMENTUM((L, mu)), "engine's own fastest pair"),
     },
 }
 
 RIGHT = {
     "06.adagrad": {"running sum in state": optimizer(adagrad_right, **ADAGRAD),
-                   "in place into a zeros_like buffer": optimizer(adagrad_right_in_place, **ADAGRAD),
-                   "the engine's": mg.optim.AdaGrad},
+                   "in place into a zeros_like buffer": optimizer(adagrad_right_in_place, **ADAGRAD)},
     "06.rmsprop": {"running average": optimizer(rmsprop_right, **RMSPROP),
-                   "written as a lerp": optimizer(rmsprop_right_lerp, **RMSPROP),
-                   "the engine's": mg.optim.RMSProp},
+                   "written as a lerp": optimizer(rmsprop_right_lerp, **RMSPROP)},
     "06.adam": {"bias-corrected moments": optimizer(adam_right, **ADAM),
-                "np.power and np.square": optimizer(adam_right_powers, **ADAM),
-                "the engine's": mg.optim.Adam},
-    "06.cosine": {"from lr_min up": cosine_right, "from lr_max down": cosine_right_from_top,
-                  "the engine's": cosine_engine},
-    "06.fastest_momentum": {"the formula": (L_FAST, B_FAST), "rounded, as a list": [0.033, 0.669],
-                            "rounded, as an array": np.array([0.032, 0.68]),
-                            "landscape.best_momentum": landscape.best_momentum((100.0, 1.0))},
+                "np.power and np.square": optimizer(adam_right_powers, **ADAM)},
+    "06.cosine": {"from lr_min up": cosine_right, "from lr_max down": cosine_right_from_top},
+    "06.fastest_momentum": {"the formula": fast_pair, "through kappa": fast_pair_through_kappa,
+                            "searched on a grid with momentum_rate": fast_pair_searched},
 }

@@ -7,6 +7,8 @@ import numpy as np
 import minigraph as mg
 from minigraph import recurrent
 
+from minigraph.recurrent import clip_by_global_norm as engine_clip
+
 from . import wrong
 
 
@@ -159,6 +161,12 @@ def embedded(walk):
     return answer
 
 
+def clip_by_norms(grads, max_norm):
+    norm = np.sqrt(sum(np.linalg.norm(g) ** 2 for g in grads))
+    scale = max_norm / norm if norm > max_norm else 1.0
+    return [g * scale for g in grads]
+
+
 WRONG = {
     "07.rnn_step": {
         "no tanh": wrong(lambda x, h, W_xh, W_hh, b: x @ W_xh + h @ W_hh + b, "tanh is missing"),
@@ -193,6 +201,8 @@ WRONG = {
         "σ(z) recovered as ans / c": wrong(gate_from_ans, "recovered as ans / c"),
     },
     "07.clip_global_norm": {
+        "recurrent.clip_by_global_norm": wrong(lambda grads, m: recurrent.clip_by_global_norm(grads, m)[0], "engine's own clip by the global norm", "mg.recurrent.clip_by_global_norm"),
+        "the engine's clip, from its module": wrong(lambda grads, m: engine_clip(grads, m)[0], "engine's own clip"),
         "each array by its own norm": wrong(lambda grads, m: [g * min(1, m / np.linalg.norm(g)) for g in grads],
                                             "its own norm"),
         "np.clip": wrong(lambda grads, m: [np.clip(g, -m, m) for g in grads], "np.clip", "direction"),
@@ -209,6 +219,8 @@ WRONG = {
                                                               "returned one of the arrays it was given"),
     },
     "07.reber_generator": {
+        "mg.data.embedded_reber_string": wrong(mg.data.embedded_reber_string, "engine's own reber generator"),
+        "mg.data.reber_strings": wrong(lambda rng: mg.data.reber_strings(1, seed=rng)[0], "engine's own reber generator", "mg.data.reber_strings"),
         "not embedded": wrong(lambda rng: reber_walk(rng), "not embedded"),
         "two outer symbols drawn": wrong(lambda rng: "B" + "TP"[rng.integers(2)] + reber_walk(rng)
                                          + "TP"[rng.integers(2)] + "E",
@@ -231,8 +243,7 @@ RIGHT = {
                     "the engine": rnn_step_engine, "einsum": rnn_step_einsum},
     "07.bptt_two_steps": {"by hand": bptt_numpy, "the engine": bptt_engine, "a backward loop": bptt_loop},
     "07.gate_vjp": {"σ": gate_right, "σ through tanh": gate_via_tanh, "ans·(1 − σ(z))": gate_product_rule_with_ans},
-    "07.clip_global_norm": {"recurrent.clip_by_global_norm": lambda grads, m: recurrent.clip_by_global_norm(grads, m)[0],
+    "07.clip_global_norm": {"np.linalg.norm of each, then one factor": clip_by_norms,
                             "one concatenated vector": clip_concatenated},
-    "07.reber_generator": {"a walk": embedded(reber_walk), "recursive": reber_recursive,
-                           "mg.data.embedded_reber_string": mg.data.embedded_reber_string},
+    "07.reber_generator": {"a walk": embedded(reber_walk), "recursive": reber_recursive},
 }

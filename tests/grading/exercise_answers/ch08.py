@@ -4,6 +4,9 @@ import numpy as np
 
 import minigraph as mg
 
+import minigraph.grading.content.ch08  # registers softplus' graph VJP, which an answer below keeps
+from minigraph.grading.tools.ch08 import softplus
+
 from . import wrong
 
 
@@ -15,6 +18,10 @@ def vjp_sigmoid(g, ans, x):
 
 def vjp_exp_ratio(g, ans, x):
     return g * mg.exp(x) / (1 + mg.exp(x))
+
+
+def vjp_exp_of_difference(g, ans, x):
+    return g * mg.exp(x - ans)                     # ans = log(1 + e^x), so e^(x - ans) = σ(x)
 
 
 def vjp_from_the_output(g, ans, x):
@@ -38,6 +45,14 @@ def vjp_built_from_values(g, ans, x):
 
 
 # -- 08.second_derivative -------------------------------------------------------------------------
+
+def second_by_differences(f, x, h=1e-4):
+    return (f(x + h) - 2 * f(x) + f(x - h)) / (h * h)     # a node, but no gradient graph
+
+
+def second_by_differences_of_values(f, x, h=1e-3):
+    return (f(x + h) + f(x - h) - f(x) * 2) * (1 / h ** 2)
+
 
 def second_twice(f, x):
     return mg.grad(mg.grad(f(x), x), x)
@@ -120,8 +135,14 @@ def newton_in_place(g, H, x):
 
 # -- the tables ------------------------------------------------------------------------------------
 
+# the engine's functions taken before any check runs (a reference kept, another module path)
+SOFTPLUS_GRAPH_VJP = mg.symbolic.GRAPH_VJPS[softplus.opdef][0]
+
+
 WRONG = {
     "08.softplus_graph_vjp": {
+        "g·eˣ/(1 + eˣ): NaN for large x": wrong(vjp_exp_ratio, "overflows", "nan"),
+        "softplus' graph VJP, kept before the check": wrong(lambda g, ans, x: SOFTPLUS_GRAPH_VJP(g, ans, x), "graph vjp of softplus"),
         "the upstream gradient g forgotten": wrong(lambda g, ans, x: mg.sigmoid(x), "upstream gradient"),
         "eˣ·g: the division by 1 + eˣ forgotten": wrong(lambda g, ans, x: g * mg.exp(x), "divides by 1 + e"),
         "the sign flipped": wrong(lambda g, ans, x: -g * mg.sigmoid(x), "sign"),
@@ -129,9 +150,11 @@ WRONG = {
         "g times the output, as for exp": wrong(lambda g, ans, x: g * ans, "times the output"),
         "numbers computed from .value, not a node": wrong(vjp_numbers, "not a node"),
         "a node built from the numbers in .value": wrong(vjp_built_from_values, ".value"),
-        "mg.grad back through ans": wrong(vjp_engine_through_ans, "softplus' own graph VJP"),
+        "mg.grad back through ans": wrong(vjp_engine_through_ans, "graph VJP of softplus", "mg.grad back through ans"),
     },
     "08.second_derivative": {
+        "finite differences of f": wrong(second_by_differences, "not built by mg.grad"),
+        "finite differences, another step": wrong(second_by_differences_of_values, "not built by mg.grad", "mg.grad of mg.grad"),
         "mg.grad once: the first derivative": wrong(second_first_only, "first derivative"),
         "the first derivative squared": wrong(second_squared, "squared"),
         "f itself": wrong(second_f_itself, "f itself"),
@@ -172,7 +195,7 @@ WRONG = {
 }
 
 RIGHT = {
-    "08.softplus_graph_vjp": {"g·σ(x)": vjp_sigmoid, "g·eˣ/(1 + eˣ)": vjp_exp_ratio,
+    "08.softplus_graph_vjp": {"g·σ(x)": vjp_sigmoid, "g·e^(x − ans)": vjp_exp_of_difference,
                               "from the output ans": vjp_from_the_output, "g / (1 + e⁻ˣ)": vjp_one_over},
     "08.second_derivative": {"mg.grad twice": second_twice, "mg.grad on lists": second_with_lists},
     "08.framework_words": {"short words": TORCH_WORDS, "other spellings": OTHER_TORCH_WORDS,

@@ -1,0 +1,144 @@
+"""The engine's own functions, refused while an answer runs.
+
+Some exercises ask the learner to write something the engine already has: relu's forward,
+tanh's backward rule, a topological order, AdaGrad's ``update``, a clip by the global norm. An
+answer that calls the engine's version does not do the exercise, so such an exercise declares
+what it asks for::
+
+    engine=refused({"mg.recurrent.clip_by_global_norm": "clip by the global norm"})
+
+and while the answer runs, each of those functions raises ``Rule`` with a sentence naming it:
+"clip_by_global_norm calls the engine's own clip by the global norm
+(mg.recurrent.clip_by_global_norm), which is what this exercise asks you to write: ...".
+``run_cases`` (``exercise.py``) applies it to every exercise that declares it: a function
+answer refuses during each of its calls (the check's own use of the engine, around the call,
+is not refused), a class or a value during the whole case.
+
+**Refused at the function.** While the answer runs, the ``__code__`` of each of those Python
+function objects is swapped for a code object that raises, and swapped back afterwards (in
+``finally``: also when the answer raises, runs out of time or calls ``sys.exit``). Every
+reference to the function object is the same object, so it refuses however it was reached: an
+attribute captured at the top of the notebook (``f = mg.sigmoid.opdef.forward``), the module
+path ``minigraph.graph.topological_order`` instead of ``mg.Graph``, an optimizer that inherits
+the engine's ``update``. The engine's normal calls pay nothing: outside an answer the functions
+are untouched. Only Python functions can be refused: an op whose forward is a numpy ufunc
+(``np.exp``) is refused through its VJPs.
+
+The batch grader imports the engine afresh before it runs the answers (``batch/collect.py``);
+an answer may still hold functions of the old copy, which ``also_in(old_modules)`` refuses too.
+"""
+
+import contextlib
+import functools
+import importlib
+import sys
+import types
+from dataclasses import dataclass
+
+NUMPY = "compute it yourself, with numpy"
+_RULE_MODULE = __name__.rsplit(".", 1)[0] + ".exercise"      # where Rule lives
+_COPIES = []               # the ``minigraph`` packages of older engine copies an answer may hold
+
+
+@dataclass(frozen=True)
+class EngineRule:
+    """What of the engine an exercise asks the learner to write: ``functions`` pairs a path
+    from ``mg`` (``"mg.relu.opdef.forward"``; a tuple such as ``opdef.vjps`` stands for each of
+    its functions) with what it is, in words; ``advice`` ends the refusal's sentence."""
+
+    functions: tuple
+    advice: str = NUMPY
+
+    @contextlib.contextmanager
+    def refusing(self, name):
+        """While the block runs, each function raises ``Rule``, naming ``name`` (the answer)."""
+        swapped = {}
+        try:
+            for path, what in self.functions:
+                message = (f"{name} calls the engine's own {what} ({path}), which is what this "
+                           f"exercise asks you to write: {self.advice}")
+                for function in _functions(path):
+                    if id(function) not in swapped:
+                        swapped[id(function)] = function, function.__code__
+                        function.__code__ = _raising(function.__code__.co_freevars, message)
+            yield
+        finally:
+            for function, code in swapped.values():
+                function.__code__ = code
+
+    def guarded(self, name, answer):
+        """``(answer as run() gets it, the context run() goes in)``: a function answer refuses
+        during each of its calls; a class or a value during the whole case."""
+        if isinstance(answer, type) or not callable(answer):
+            return answer, self.refusing(name)
+
+        @functools.wraps(answer)
+        def refusing_while_it_runs(*args, **kwargs):
+            with self.refusing(name):
+                return answer(*args, **kwargs)
+        return refusing_while_it_runs, contextlib.nullcontext()
+
+
+def refused(functions, advice=NUMPY):
+    """An ``EngineRule``: ``functions`` maps a path from ``mg`` to what it is, in words."""
+    return EngineRule(tuple(functions.items()), advice)
+
+
+def forward_of(op):
+    """``{path: what}`` for the forward function of ``op`` (``mg.relu``)."""
+    return {f"mg.{op.opdef.name}.opdef.forward": f"forward function of {op.opdef.name}"}
+
+
+def vjps_of(op):
+    """``{path: what}`` for the backward rules (VJPs) of ``op`` (``mg.tanh``)."""
+    return {f"mg.{op.opdef.name}.opdef.vjps": f"backward rule of {op.opdef.name}"}
+
+
+def also_in(modules):
+    """Refuse the functions in the engine copy ``modules`` (``{name: module}``) too."""
+    package = modules.get("minigraph")
+    if package is not None and package is not sys.modules.get("minigraph") \
+            and all(package is not copy for copy in _COPIES):
+        _COPIES.append(package)
+
+
+def _functions(path):
+    """The Python functions at ``path`` in the engine and in every older copy of it."""
+    found = []
+    for root, fresh in ((importlib.import_module("minigraph"), True), *((copy, False) for copy in _COPIES)):
+        target = _resolve(root, path.split(".")[1:], fresh)
+        targets = target if isinstance(target, (tuple, list)) else (target,)
+        found += [f for f in targets if isinstance(f, types.FunctionType)]
+    return found
+
+
+def _resolve(root, parts, fresh):
+    """``root.a.b.c``; a submodule not imported yet is imported (in the current engine only)."""
+    target = root
+    for part in parts:
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            if not (fresh and isinstance(target, types.ModuleType)):
+                return None
+            target = importlib.import_module(f"{target.__name__}.{part}")
+    return target
+
+
+@functools.lru_cache(maxsize=None)
+def _raising(freevars, message):
+    """A code object that raises ``Rule(message)``, with the free variables ``freevars`` (a
+    function's ``__code__`` may only be swapped for one with as many)."""
+    names = ", ".join(freevars)
+    source = ("def outer():\n"
+              + (f"    {names} = {', '.join(['None'] * len(freevars))}\n" if freevars else "")
+              + "    def refused(*_refused_args, **_refused_kwargs):\n"
+              + f"        from {_RULE_MODULE} import Rule\n"
+              + f"        raise Rule({message!r})\n"
+              + (f"        {names}\n" if freevars else "")          # makes them free variables
+              + "    return refused\n")
+    space = {}
+    exec(compile(source, "<refused by the check>", "exec"), space)
+    code = space["outer"]().__code__
+    assert len(code.co_freevars) == len(freevars)
+    return code
