@@ -10,7 +10,10 @@ minigraph do this:
   ``Graph.backward`` runs from its second call on (``fastpath.py`` says when);
   ``print(mg.codegen.source(graph, wrt))`` shows it;
 * ``forward_source(...)``: the forward pass of ``mg.function`` (``compiled.py``), a training step
-  fixed once; ``print(train.source)`` shows it.
+  fixed once; ``print(train.source)`` shows it;
+* ``raising_code(...)``: the code of a function that only raises, for the exercise checks'
+  engine rule (``grading/toolkit/engine.py``), which swaps it into the engine's own functions
+  while an answer runs.
 
 For ``y = tanh(w * x)`` and ``wrt=[w]``, ``source`` shows (abridged)::
 
@@ -181,3 +184,22 @@ def _arguments(node, value, attrs):
     """The arguments of a call of ``node``'s forward (and, after ``g, ans``, of its VJPs), for
     both writers: its inputs' variables (``value[input]``), then ``**attrs`` if the op has any."""
     return ", ".join([value[p] for p in node.inputs] + ([f"**{attrs}"] if node.attrs else []))
+
+
+# -- a function that raises, for the exercise checks' engine rule -----------------------------------
+
+def raising_code(n_free, module, error, message):
+    """The code of a function that takes any arguments and raises ``module.error(message)``, with
+    ``n_free`` free variables: a function's ``__code__`` may be swapped only for code with as
+    many, and a swapped function keeps its own globals, so the code imports what it raises."""
+    free = [f"_free{i}" for i in range(n_free)]
+    text = "\n".join(["def outer():",
+                      *([f"    {', '.join(free)} = {', '.join(['None'] * n_free)}"] if free else []),
+                      "    def refused(*_args, **_kwargs):",
+                      f"        from {module} import {error}",
+                      f"        raise {error}({message!r})",
+                      *([f"        {', '.join(free)}"] if free else []),     # makes them free
+                      "    return refused", ""])
+    space = {}
+    exec(compile(text, f"<minigraph: refused, {error}>", "exec"), space)
+    return space["outer"]().__code__

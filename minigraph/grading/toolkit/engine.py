@@ -35,6 +35,8 @@ import sys
 import types
 from dataclasses import dataclass
 
+from ... import codegen
+
 NUMPY = "compute it yourself, with numpy"
 _RULE_MODULE = __name__.rsplit(".", 1)[0] + ".exercise"      # where Rule lives
 _COPIES = []               # the ``minigraph`` packages of older engine copies an answer may hold
@@ -127,18 +129,6 @@ def _resolve(root, parts, fresh):
 
 @functools.lru_cache(maxsize=None)
 def _raising(freevars, message):
-    """A code object that raises ``Rule(message)``, with the free variables ``freevars`` (a
-    function's ``__code__`` may only be swapped for one with as many)."""
-    names = ", ".join(freevars)
-    source = ("def outer():\n"
-              + (f"    {names} = {', '.join(['None'] * len(freevars))}\n" if freevars else "")
-              + "    def refused(*_refused_args, **_refused_kwargs):\n"
-              + f"        from {_RULE_MODULE} import Rule\n"
-              + f"        raise Rule({message!r})\n"
-              + (f"        {names}\n" if freevars else "")          # makes them free variables
-              + "    return refused\n")
-    space = {}
-    exec(compile(source, "<refused by the check>", "exec"), space)
-    code = space["outer"]().__code__
-    assert len(code.co_freevars) == len(freevars)
-    return code
+    """A code object that raises ``Rule(message)``, with as many free variables as ``freevars``
+    (the engine's one code writer, ``codegen``, writes it)."""
+    return codegen.raising_code(len(freevars), _RULE_MODULE, "Rule", message)
