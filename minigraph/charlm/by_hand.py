@@ -3,7 +3,8 @@
 One chunk of a one-layer ``CharLSTM``: the forward pass over ``steps`` characters from a given
 state, the mean cross-entropy, and backpropagation through time written out as min-char-rnn
 writes it, a loop backward over the steps with the gradient of h and c carried from step t to
-step t - 1. It computes exactly what ``chunk.graph.backward(feed, wrt=model.parameters)``
+step t - 1 (each weight's gradient, the sum of one share per step, then taken in one matrix
+product over all the steps). It computes exactly what ``chunk.graph.backward(feed, wrt=model.parameters)``
 computes (the tests and ``bench/char_lstm_step.py`` assert the loss and gradients equal), so
 timing the two compares the engine's bookkeeping with no bookkeeping at all.
 
@@ -47,19 +48,19 @@ def lstm_step(params, inputs, targets, state):
     dlogits /= batch * steps
     grads = {"W_hy": hs.reshape(-1, n).T @ dlogits, "b_y": dlogits.sum(axis=0)}
     dhs = (dlogits @ W_hy.T).reshape(steps, batch, n)
-    dW_x, dW_h, db = np.zeros_like(W_x), np.zeros_like(W_h), np.zeros_like(b)
-    dh_next, dc_next = np.zeros_like(h), np.zeros_like(c)
+    dh_next, dc_next, dzs = np.zeros_like(h), np.zeros_like(c), []
     for t in reversed(range(steps)):                         # BPTT: from the last step back
         h_prev, c_prev, i, f, g, o, tanh_c = cache[t]
         dh = dhs[t] + dh_next
         dc = dc_next + dh * o * (1 - tanh_c ** 2)
         dz = np.concatenate([dc * g * i * (1 - i), dc * c_prev * f * (1 - f),
                              dc * i * (1 - g ** 2), dh * tanh_c * o * (1 - o)], axis=1)
-        np.add.at(dW_x, inputs[:, t], dz)
-        dW_h += h_prev.T @ dz
-        db += dz.sum(axis=0)
+        dzs.append(dz)
         dh_next, dc_next = dz @ W_h.T, dc * f
-    grads.update({"L1.W_x": dW_x, "L1.W_h": dW_h, "L1.b": db})
+    dz = np.concatenate(dzs[::-1])                           # (steps·batch, 4n), step-major
+    h_prev = np.concatenate([entry[0] for entry in cache])   # the h each step started from
+    x = np.eye(vocab, dtype=W_x.dtype)[inputs.T.reshape(-1)]    # one-hot inputs, step-major
+    grads.update({"L1.W_x": x.T @ dz, "L1.W_h": h_prev.T @ dz, "L1.b": dz.sum(axis=0)})
     return float(loss), grads, [h, c]
 
 

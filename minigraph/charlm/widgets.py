@@ -141,8 +141,10 @@ def sampler(model, vocab, prime="ROMEO:", temperature=0.8, length=300, seed=0):
         control.observe(redraw, names="value")
     button.on_click(again)
     redraw()
-    return ipywidgets.VBox([ipywidgets.HBox([prime_box, button]),
-                            ipywidgets.HBox([temperature_slider, length_slider]), bars, text])
+    box = ipywidgets.VBox([ipywidgets.HBox([prime_box, button]),
+                           ipywidgets.HBox([temperature_slider, length_slider]), bars, text])
+    box.add_class("mg-charlm-sampler")
+    return box
 
 
 def cell_activations(model, vocab, text, layer=None, steps=100):
@@ -246,4 +248,6 @@ def cell_view(text, activations, cell=0, named=None):
     slider.observe(show, names="value")
     menu.observe(pick, names="value")
     show()
-    return ipywidgets.VBox([ipywidgets.HBox([slider, menu]), page])
+    box = ipywidgets.VBox([ipywidgets.HBox([slider, menu]), page])
+    box.add_class("mg-charlm-cells")
+    return box
