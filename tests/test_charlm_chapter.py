@@ -58,6 +58,8 @@ def test_features_and_correlations_find_a_cell_that_is_the_feature():
     assert features["in a speaker's name line"][:6].tolist() == [1, 1, 1, 1, 1, 0]
     inside = features["inside ( ) or [ ]"]
     assert inside[text.index("(")] == 1 and inside[text.index(")")] == 1 and inside[text.index("h")] == 0
+    assert features["in a word in capitals"][:5].tolist() == [1, 1, 1, 0, 0]
+    assert features["in a word in capitals"][text.index("we") - 1:text.index("we") + 1].tolist() == [0, 0]
     rng = np.random.default_rng(0)
     acts = rng.normal(size=(len(text), 4))
     acts[:, 2] = -3 * features["position in the line"] + 1            # cell 2 counts, negatively

@@ -171,7 +171,7 @@ def cell_activations(model, vocab, text, layer=None, steps=100):
 
 def text_features(text):
     """A few simple facts about each character of ``text``, as float arrays (1 or 0, or a count):
-    things a cell might learn to track."""
+    things a cell might learn to track, which the character itself does not show."""
     position, line_start, column = [], 0, 0
     name_line, in_name = [], False
     bracket, depth = [], 0
@@ -190,14 +190,14 @@ def text_features(text):
         if ch == "\n":
             line_start, column = k + 1, 0
     chars = np.array(list(text))
+    upper = np.char.isupper(chars)
+    in_capitals = upper & (np.r_[False, upper[:-1]] | np.r_[upper[1:], False])
     return {
         "position in the line": np.array(position, float),
         "in a speaker's name line": np.array(name_line, float),
         "just after a newline": np.r_[0.0, (chars[:-1] == "\n").astype(float)],
         "inside ( ) or [ ]": np.array(bracket, float),
-        "an uppercase letter": np.char.isupper(chars).astype(float),
-        "a space": (chars == " ").astype(float),
-        "end of a sentence (. ! ?)": np.isin(chars, list(".!?")).astype(float),
+        "in a word in capitals": in_capitals.astype(float),
     }
 
 

@@ -6,11 +6,9 @@ written again: the slider's readout moved by one step (0.80 -> 0.85) and the sam
 changed (same seed, another temperature: another draw), still starting with the priming text.
 """
 
-import time
-
 import pytest
 from labdriver import require_browser
-from test_browser_chapters import check_run, screenshot_on_failure
+from test_browser_chapters import open_widget, press_and_watch, screenshot_on_failure
 
 pytestmark = pytest.mark.browser
 
@@ -27,22 +25,9 @@ def test_the_temperature_slider_writes_a_new_sample(request, artifacts):
     require_browser()
     session = request.getfixturevalue("lab_session")
     with screenshot_on_failure(session, artifacts, "chapter-09-sampler"):
-        nb = session.open(CHAPTER)
-        check_run(nb, nb.run_all(timeout_ms=180_000))
-        session.focus = ".mg-charlm-sampler"
-        widget = nb.panel_locator().locator(".mg-charlm-sampler").first
-        widget.scroll_into_view_if_needed()
-        before = state(widget)
+        nb, widget = open_widget(session, CHAPTER, ".mg-charlm-sampler", timeout_ms=180_000)
+        before, after = press_and_watch(widget, state, lambda before, after: after["sample"] != before["sample"])
         assert before["sample"].startswith("ROMEO:") and len(before["sample"]) > 100, before
-        handle = widget.locator(".noUi-handle").first
-        handle.focus()
-        handle.press("ArrowRight")
-        deadline, after = time.monotonic() + 30, before
-        while time.monotonic() < deadline:
-            after = state(widget)
-            if after["sample"] != before["sample"]:
-                break
-            time.sleep(0.2)
         assert (before["temperature"], after["temperature"]) == ("0.80", "0.85"), (before, after)
         assert after["sample"] != before["sample"], f"the sample did not change within 30 s: {before}"
         assert after["sample"].startswith("ROMEO:"), f"the new sample lost its priming text: {after}"
