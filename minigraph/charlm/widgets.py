@@ -92,7 +92,7 @@ def temperature_bars(model, vocab, prime, temperatures=(0.5, 1.0, 1.5), top=12, 
     the ``top`` most likely characters (at temperature 1)."""
     logits = next_logits(model, vocab, prime)
     order = np.argsort(-logits)[:top]
-    labels = [repr(vocab.chars[i])[1:-1] for i in order]
+    labels = [{" ": "␣", "\n": "⏎"}.get(vocab.chars[i], vocab.chars[i]) for i in order]
     if axes is None:
         _, axes = plt.subplots(1, len(temperatures), figsize=(3.2 * len(temperatures), 2.6),
                                sharey=True, squeeze=False)
