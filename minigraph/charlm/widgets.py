@@ -18,7 +18,7 @@ import ipywidgets
 import matplotlib.pyplot as plt
 import numpy as np
 
-from .. import viz
+from .. import BadValueError, viz
 from .sample import sample
 
 STATE, CUT = viz.KIND_COLOURS["input"][1], viz.GRADIENT
@@ -122,7 +122,7 @@ def sampler(model, vocab, prime="ROMEO:", temperature=0.8, length=300, seed=0):
         prime_text = prime_box.value or "\n"
         try:
             vocab.encode(prime_text)
-        except Exception as error:                     # a character the model never saw
+        except BadValueError as error:                 # a character the model never saw
             text.value = f"<pre>{html.escape(str(error))}</pre>"
             return
         bars.clear_output(wait=True)
@@ -148,9 +148,10 @@ def sampler(model, vocab, prime="ROMEO:", temperature=0.8, length=300, seed=0):
 
 
 def cell_activations(model, vocab, text, layer=None, steps=100):
-    """``(len(text), hidden)``: the cell state c of every unit of ``layer`` (the top one by
+    """``(characters, hidden)``: the cell state c of every unit of ``layer`` (the top one by
     default) after each character of ``text``, read with forward hooks on the ``t.L.c`` nodes
-    while the model reads the text (one stream, ``steps`` characters at a time)."""
+    while the model reads the text (one stream, ``steps`` characters at a time). Only whole
+    chunks are read: the rows are the first ``len(text) // steps * steps`` characters."""
     layer = model.layers if layer is None else layer
     ids = vocab.encode(text)
     chunk, state, rows = model.chunk(steps), model.initial_state(1), []
