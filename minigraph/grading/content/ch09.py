@@ -9,10 +9,12 @@ engine's own version refuses to work (``_engine_refused``): the exercise is to w
 
 import contextlib
 import dataclasses
+import sys
 
 import numpy as np
 
 import minigraph as mg
+import minigraph.charlm  # noqa: F401 -- loaded, so that its functions can be refused
 
 from ..toolkit.exercise import Rule, case, function_exercise, unchanged
 from ..toolkit.values import encode
@@ -22,10 +24,11 @@ TITLE = "The unreasonable effectiveness of recurrent networks"
 
 @contextlib.contextmanager
 def _engine_refused(name, answer, functions):
-    """While the block runs, each ``(module, attribute)`` of ``functions`` (the engine's own
-    version of what the exercise asks for) raises ``Rule``; an answer that *is* one of them is
-    refused at once."""
-    own = [(module, attribute, getattr(module, attribute)) for module, attribute in functions]
+    """While the block runs, each ``(module name, attribute)`` of ``functions`` (the engine's
+    own version of what the exercise asks for) raises ``Rule``; an answer that *is* one of them
+    is refused at once. A module nobody has imported is skipped (``charlm.widgets``)."""
+    own = [(sys.modules[module], attribute, getattr(sys.modules[module], attribute))
+           for module, attribute in functions if module in sys.modules]
 
     def refuse(*args, **kwargs):
         used = ", ".join(f"{module.__name__}.{attribute}" for module, attribute, _ in own)
@@ -96,7 +99,7 @@ temperature = _refusing(function_exercise(
           "exponentiate, and divide by each row's sum."),
     title="softmax_with_temperature(logits, temperature)", raise_on=("over", "invalid"),
     mistakes=TEMPERATURE_MISTAKES, own_op=mg.softmax),
-    [(mg.charlm.sample, "next_character")])
+    [("minigraph.charlm.sample", "next_character"), ("minigraph.charlm.widgets", "probabilities")])
 
 
 # -- 09.streams ---------------------------------------------------------------------------------
@@ -157,7 +160,7 @@ streams = _refusing(dataclasses.replace(function_exercise(
           "rows; the targets start one id later."),
     title="streams(ids, batch, steps) -> (inputs, targets)", mistakes=STREAM_MISTAKES),
     run=_run_streams),
-    [(mg.charlm.text, "streams"), (mg.charlm.text, "chunks")])
+    [("minigraph.charlm.text", "streams"), ("minigraph.charlm.text", "chunks")])
 
 
 # -- 09.loss_units ------------------------------------------------------------------------------
@@ -193,7 +196,7 @@ loss_units = _refusing(function_exercise(
           "A logarithm in base e becomes one in base 2 by dividing by ln 2. The perplexity is "
           "the base raised to the loss, in the matching unit."),
     title="loss_units(nats) -> (bits per character, perplexity)", mistakes=LOSS_MISTAKES),
-    [(mg.charlm.text, "bits_per_character"), (mg.charlm.text, "perplexity")])
+    [("minigraph.charlm.text", "bits_per_character"), ("minigraph.charlm.text", "perplexity")])
 
 
 EXERCISES = [temperature, streams, loss_units]

@@ -4,6 +4,7 @@ import numpy as np
 import scipy.special
 
 import minigraph as mg
+from minigraph.charlm import widgets
 
 from . import wrong
 
@@ -99,6 +100,7 @@ WRONG = {
         "log-probabilities": wrong(lambda z, T: np.log(temperature_shifted(z, T)), "log-probabilities"),
         "no max subtracted: overflows": wrong(temperature_unshifted, "overflow"),
         "the engine's softmax": wrong(lambda z, T: mg.softmax.opdef.forward(z / T, axis=-1), "engine"),
+        "the chapter's widgets.probabilities": wrong(widgets.probabilities, "engine's own version"),
     },
     "09.streams": {
         "targets not shifted": wrong(streams_no_shift, "targets are the inputs themselves"),
