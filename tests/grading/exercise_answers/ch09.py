@@ -100,7 +100,7 @@ WRONG = {
         "log-probabilities": wrong(lambda z, T: np.log(temperature_shifted(z, T)), "log-probabilities"),
         "no max subtracted: overflows": wrong(temperature_unshifted, "overflow"),
         "the engine's softmax": wrong(lambda z, T: mg.softmax.opdef.forward(z / T, axis=-1), "engine"),
-        "the chapter's widgets.probabilities": wrong(widgets.probabilities, "engine's own version"),
+        "the chapter's widgets.probabilities": wrong(widgets.probabilities, "engine's own"),
     },
     "09.streams": {
         "targets not shifted": wrong(streams_no_shift, "targets are the inputs themselves"),
@@ -108,9 +108,9 @@ WRONG = {
         "not a whole number of chunks": wrong(streams_any_length, "whole number of chunks"),
         "targets one behind": wrong(streams_targets_behind, "one character behind"),
         "the last id counted twice": wrong(streams_last_id_counted, "reshape"),
-        "the engine's streams": wrong(mg.charlm.text.streams, "engine's own version"),
+        "the engine's streams": wrong(mg.charlm.text.streams, "engine's own"),
         "the engine through the module": wrong(lambda ids, b, s: mg.charlm.text.streams(ids, b, s),
-                                               "engine's own version"),
+                                               "engine's own"),
     },
     "09.loss_units": {
         "multiplied by ln 2": wrong(lambda L: (L * np.log(2), np.exp(L)), "multiplied by ln 2"),
@@ -120,7 +120,7 @@ WRONG = {
         "swapped": wrong(lambda L: (np.exp(L), L / np.log(2)), "swapped"),
         "log2 of the loss": wrong(lambda L: (np.log2(L), np.exp(L)), "already a logarithm"),
         "the engine's functions": wrong(lambda L: (mg.charlm.text.bits_per_character(L), np.exp(L)),
-                                        "engine's own version"),
+                                        "engine's own"),
     },
 }
 
