@@ -11,4 +11,11 @@ one module per idea, in reading order:
     checkpoint   a run in one .npz file (no pickle), bit for bit, resumable
     train        the command:    python -m minigraph.charlm.train --out shakespeare.npz
     evaluate     the command:    python -m minigraph.charlm.evaluate shakespeare.npz
+    by_hand      the same training step without the engine: numpy (BPTT by hand), PyTorch
+    widgets      the chapter's pictures and widgets (imported on its own: it needs ipywidgets)
+
+``import minigraph as mg`` then ``mg.charlm.text.Vocabulary(...)``: the package is imported on
+first use, with the modules a chapter reads (all but the commands and widgets).
 """
+
+from . import by_hand, checkpoint, model, sample, text, training

@@ -7,11 +7,9 @@ the plot's PNG bytes changed (read through the page, not only the image's URL, w
 ipywidgets renews on every update).
 """
 
-import time
-
 import pytest
 from labdriver import require_browser
-from test_browser_chapters import check_run, screenshot_on_failure
+from test_browser_chapters import open_widget, press_and_watch, screenshot_on_failure
 
 pytestmark = pytest.mark.browser
 
@@ -35,22 +33,10 @@ def test_the_spectral_radius_slider_moves_the_gradient_plot(request, artifacts):
     require_browser()
     session = request.getfixturevalue("lab_session")
     with screenshot_on_failure(session, artifacts, "chapter-07-gradient-flow"):
-        nb = session.open(CHAPTER)
-        check_run(nb, nb.run_all(timeout_ms=150_000))
-        session.focus = ".mg-gradient-flow"
-        widget = nb.panel_locator().locator(".mg-gradient-flow").first
-        widget.scroll_into_view_if_needed()
-        before = state(widget)
+        nb, widget = open_widget(session, CHAPTER, ".mg-gradient-flow")
+        before, after = press_and_watch(widget, state, lambda before, after: (
+            after["readout"] != before["readout"] and after["png"] != before["png"]))
         assert before["png"][2] and before["png"][0] > 1000, f"no plot in the widget: {before}"
-        handle = widget.locator(".noUi-handle").first
-        handle.focus()
-        handle.press("ArrowRight")
-        deadline, after = time.monotonic() + 30, before
-        while time.monotonic() < deadline:
-            after = state(widget)
-            if after["readout"] != before["readout"] and after["png"] != before["png"]:
-                break
-            time.sleep(0.2)
         assert after["slider"] != before["slider"], f"ArrowRight did not move the slider: {before} -> {after}"
         assert after["readout"] != before["readout"], f"the readout did not change: {before['readout']!r}"
         assert after["png"] != before["png"] and after["png"][2], (

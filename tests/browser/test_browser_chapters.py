@@ -34,6 +34,7 @@ import json
 import os
 import re
 import sys
+import time
 from contextlib import contextmanager
 
 import pytest
@@ -112,6 +113,33 @@ def check_run(nb, run):
     assert (run.get("ok") or expected) and not not_run, (
         f"Run All did not run every cell (result {run}); cells never run: {not_run}\n{summary_of(cells)}")
     return cells
+
+
+def open_widget(session, chapter, selector, timeout_ms=150_000):
+    """Open ``chapter``, Run All (checked as every chapter's run), and return ``(nb, widget)``:
+    the first element matching ``selector``, scrolled into view (and the screenshot's focus)."""
+    nb = session.open(chapter)
+    check_run(nb, nb.run_all(timeout_ms=timeout_ms))
+    session.focus = selector
+    widget = nb.panel_locator().locator(selector).first
+    widget.scroll_into_view_if_needed()
+    return nb, widget
+
+
+def press_and_watch(widget, state, done, key="ArrowRight", seconds=30):
+    """Press ``key`` on the widget's first slider handle, then read ``state(widget)`` until
+    ``done(before, after)`` (or ``seconds`` pass); return ``(before, after)``."""
+    before = after = state(widget)
+    handle = widget.locator(".noUi-handle").first
+    handle.focus()
+    handle.press(key)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        after = state(widget)
+        if done(before, after):
+            break
+        time.sleep(0.2)
+    return before, after
 
 
 def strip_ansi(text):

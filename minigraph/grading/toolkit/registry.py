@@ -16,6 +16,7 @@ CHAPTERS = {
     "06": "minigraph.grading.content.ch06",
     "07": "minigraph.grading.content.ch07",
     "08": "minigraph.grading.content.ch08",
+    "09": "minigraph.grading.content.ch09",
 }
 
 

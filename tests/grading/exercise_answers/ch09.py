@@ -1,0 +1,134 @@
+"""Chapter 09 (the character-level language model): typical wrong answers and different right answers."""
+
+import numpy as np
+import scipy.special
+
+import minigraph as mg
+from minigraph.charlm import widgets
+
+from . import wrong
+
+
+# -- answers for 09.temperature -------------------------------------------------------------------
+
+def temperature_shifted(logits, temperature):
+    scaled = logits / temperature
+    e = np.exp(scaled - scaled.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def temperature_log_sum_exp(logits, temperature):
+    scaled = logits / temperature
+    top = scaled.max(axis=-1, keepdims=True)
+    return np.exp(scaled - top - np.log(np.exp(scaled - top).sum(axis=-1, keepdims=True)))
+
+
+def temperature_unshifted(logits, temperature):
+    e = np.exp(logits / temperature)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def temperature_times(logits, temperature):
+    return temperature_shifted(logits * temperature, 1.0)
+
+
+def temperature_axis_0(logits, temperature):
+    scaled = logits / temperature
+    e = np.exp(scaled - scaled.max(axis=0))
+    return e / e.sum(axis=0)
+
+
+def temperature_power_unnormalised(logits, temperature):
+    return temperature_shifted(logits, 1.0) ** (1 / temperature)
+
+
+# -- answers for 09.streams --------------------------------------------------------------------------
+
+def streams_reshape(ids, batch, steps):
+    length = (len(ids) - 1) // (batch * steps) * steps
+    return ids[:batch * length].reshape(batch, length), ids[1:batch * length + 1].reshape(batch, length)
+
+
+def streams_loop(ids, batch, steps):
+    """One stream at a time, in a Python loop."""
+    chunks = (len(ids) - 1) // (batch * steps)
+    length = chunks * steps
+    inputs = np.array([ids[j * length:(j + 1) * length] for j in range(batch)])
+    targets = np.array([ids[j * length + 1:(j + 1) * length + 1] for j in range(batch)])
+    return inputs, targets
+
+
+def streams_split(ids, batch, steps):
+    length = (len(ids) - 1) // (batch * steps) * steps
+    return (np.stack(np.split(ids[:batch * length], batch)),
+            np.stack(np.split(ids[1:batch * length + 1], batch)))
+
+
+def streams_no_shift(ids, batch, steps):
+    inputs, _ = streams_reshape(ids, batch, steps)
+    return inputs, inputs.copy()
+
+
+def streams_interleaved(ids, batch, steps):
+    length = (len(ids) - 1) // (batch * steps) * steps
+    return ids[:batch * length].reshape(length, batch).T, ids[1:batch * length + 1].reshape(length, batch).T
+
+
+def streams_any_length(ids, batch, steps):
+    length = (len(ids) - 1) // batch
+    return ids[:batch * length].reshape(batch, length), ids[1:batch * length + 1].reshape(batch, length)
+
+
+def streams_targets_behind(ids, batch, steps):
+    inputs, targets = streams_reshape(ids, batch, steps)
+    return targets, inputs
+
+
+def streams_last_id_counted(ids, batch, steps):
+    length = len(ids) // (batch * steps) * steps
+    return ids[:batch * length].reshape(batch, length), ids[1:batch * length + 1].reshape(batch, length)
+
+
+WRONG = {
+    "09.temperature": {
+        "multiplied by T": wrong(temperature_times, "multiplied by the temperature"),
+        "temperature forgotten": wrong(lambda z, T: temperature_shifted(z, 1.0), "temperature was left out"),
+        "probabilities divided by T": wrong(lambda z, T: temperature_shifted(z, 1.0) / T,
+                                            "probabilities (not the scores) were divided"),
+        "power 1/T, not normalised": wrong(temperature_power_unnormalised, "not normalised again"),
+        "softmax over axis 0": wrong(temperature_axis_0, "wrong axis"),
+        "log-probabilities": wrong(lambda z, T: np.log(temperature_shifted(z, T)), "log-probabilities"),
+        "no max subtracted: overflows": wrong(temperature_unshifted, "overflow"),
+        "the engine's softmax": wrong(lambda z, T: mg.softmax.opdef.forward(z / T, axis=-1), "engine"),
+        "the chapter's widgets.probabilities": wrong(widgets.probabilities, "engine's own"),
+    },
+    "09.streams": {
+        "targets not shifted": wrong(streams_no_shift, "targets are the inputs themselves"),
+        "interleaved streams": wrong(streams_interleaved, "interleaved"),
+        "not a whole number of chunks": wrong(streams_any_length, "whole number of chunks"),
+        "targets one behind": wrong(streams_targets_behind, "one character behind"),
+        "the last id counted twice": wrong(streams_last_id_counted, "reshape"),
+        "the engine's streams": wrong(mg.charlm.text.streams, "engine's own"),
+        "the engine through the module": wrong(lambda ids, b, s: mg.charlm.text.streams(ids, b, s),
+                                               "engine's own"),
+    },
+    "09.loss_units": {
+        "multiplied by ln 2": wrong(lambda L: (L * np.log(2), np.exp(L)), "multiplied by ln 2"),
+        "2 to the nats": wrong(lambda L: (L / np.log(2), 2 ** L), "2 to the loss in nats"),
+        "e to the bits": wrong(lambda L: (L / np.log(2), np.exp(L / np.log(2))), "e to the bits"),
+        "the probability": wrong(lambda L: (L / np.log(2), np.exp(-L)), "inverse"),
+        "swapped": wrong(lambda L: (np.exp(L), L / np.log(2)), "swapped"),
+        "log2 of the loss": wrong(lambda L: (np.log2(L), np.exp(L)), "already a logarithm"),
+        "the engine's functions": wrong(lambda L: (mg.charlm.text.bits_per_character(L), np.exp(L)),
+                                        "engine's own"),
+    },
+}
+
+RIGHT = {
+    "09.temperature": {"max subtracted": temperature_shifted, "log-sum-exp": temperature_log_sum_exp,
+                       "scipy.special.softmax": lambda z, T: scipy.special.softmax(z / T, axis=-1)},
+    "09.streams": {"reshape": streams_reshape, "a loop over the streams": streams_loop,
+                   "np.split": streams_split},
+    "09.loss_units": {"divide by ln 2, exp": lambda L: (L / np.log(2), np.exp(L)),
+                      "log2(e), 2 to the bits": lambda L: (L * np.log2(np.e), 2 ** (L * np.log2(np.e)))},
+}
