@@ -298,6 +298,32 @@ def test_the_train_and_evaluate_commands(tmp_path, capsys, monkeypatch):
     assert loss == 111_540 + 1 and meta["iteration"] == 2
 
 
+def test_a_run_records_the_commit_it_started_from_even_as_the_tree_changes(tmp_path, monkeypatch):
+    """The commit is read once, when the run starts: the files the run writes (a tracked
+    checkpoint among them) and commits made while it trains do not change its record; a resumed
+    run records both."""
+    commits = iter(["c1", "c2+changes", "c3", "c4"])
+    monkeypatch.setattr("minigraph.charlm.train.git_commit", lambda: next(commits))
+    out = str(tmp_path / "tiny.npz")
+    args = ["--out", out, "--hidden", "4", "--batch", "2", "--steps", "3", "--iterations", "4",
+            "--eval-every", "2", "--eval-chars", "30", "--sample-length", "0",
+            "--best", str(tmp_path / "best.npz")]
+    real_step, stops = Training.step, [3]
+
+    def step_or_ctrl_c(run):                     # Ctrl-C once, as iteration 3 starts
+        if run.iteration in stops:
+            stops.clear()
+            raise KeyboardInterrupt
+        return real_step(run)
+
+    monkeypatch.setattr(Training, "step", step_or_ctrl_c)
+    assert train_main(args) == 130
+    assert checkpoint.read(out)[0]["commit"] == checkpoint.read(tmp_path / "best.npz")[0]["commit"] == "c1"
+    assert train_main(["--out", out, "--resume", "--sample-length", "0"]) == 0
+    meta = checkpoint.read(out)[0]
+    assert meta["iteration"] == 4 and meta["commit"] == "c1; then c2+changes"
+
+
 def test_train_keeps_the_model_of_the_lowest_held_out_loss(small_text, tmp_path, monkeypatch):
     run = Training(Config(**{**SMALL, "iterations": 9}), small_text)
     estimates = iter([3.0, 2.0, 2.5])

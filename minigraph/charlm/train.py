@@ -27,14 +27,16 @@ from . import checkpoint
 from .training import Config, Training
 
 
-def train(run, until=None, out=None, progress=None, command=None, sample_length=200, best=None):
+def train(run, until=None, out=None, progress=None, command=None, sample_length=200, best=None,
+          commit=None):
     """Step ``run`` to iteration ``until`` (the config's ``iterations`` if None).
 
     Every ``eval_every`` iterations (and at the end): score the held-out characters, write the
     loss and a sample above the bar, and save to ``out`` (if given); when that held-out loss is
     the lowest so far, also save the model alone to ``best`` (if given): early stopping, in
-    case the model starts to learn the training text by heart. ``progress`` is a ``Progress``
-    (one is made if None). Returns the run.
+    case the model starts to learn the training text by heart. ``command`` and ``commit`` (the
+    code that runs, read once when the run starts) go into every file saved. ``progress`` is a
+    ``Progress`` (one is made if None). Returns the run.
     """
     cfg = run.config
     until = cfg.iterations if until is None else until
@@ -47,12 +49,12 @@ def train(run, until=None, out=None, progress=None, command=None, sample_length=
             if run.iteration % cfg.eval_every == 0 or run.iteration == until:
                 held_out = report(run, bar, sample_length)
                 if out:
-                    checkpoint.save(run, out, command, git_commit())
+                    checkpoint.save(run, out, command, commit)
                 if best and held_out == min(loss for _, loss in run.history["held_out"]):
-                    checkpoint.save(run, best, command, git_commit(), resumable=False)
+                    checkpoint.save(run, best, command, commit, resumable=False)
     except KeyboardInterrupt:
         if out:
-            checkpoint.save(run, out, command, git_commit())
+            checkpoint.save(run, out, command, commit)
             bar.write(f"stopped at iteration {run.iteration}; saved to {out} (--resume continues)")
         raise
     finally:
@@ -113,11 +115,14 @@ def main(argv=None):
     print(f"{run.model!r}\n{run.config}\n{run.per_epoch} chunks of {run.config.batch}x"
           f"{run.config.steps} characters per epoch; from iteration {run.iteration}", flush=True)
     command = "python -m minigraph.charlm.train " + shlex.join(argv)
+    commit = git_commit()                       # before this run writes any file of the tree
     if args.resume:                             # the record keeps the command that started it
-        command = f"{checkpoint.read(args.out)[0]['command']}; then {command}"
+        started = checkpoint.read(args.out)[0]
+        command, commit = f"{started['command']}; then {command}", f"{started['commit']}; then {commit}"
     try:
         with threadpool_limits(args.threads, user_api="blas"):
-            train(run, out=args.out, command=command, sample_length=args.sample_length, best=args.best)
+            train(run, out=args.out, command=command, sample_length=args.sample_length, best=args.best,
+                  commit=commit)
     except KeyboardInterrupt:
         return 130
     return 0

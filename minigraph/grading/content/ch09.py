@@ -4,54 +4,21 @@ Three exercises on the pieces of ``minigraph.charlm`` a learner can write in a f
 distribution a sample is drawn from at a temperature, the streams of truncated BPTT, and the
 units of a loss. Each knows its typical wrong answers (``*_MISTAKES``: a text and the function
 that makes that mistake). The engine has each of these functions, so while an answer runs the
-engine's own version refuses to work (``_engine_refused``): the exercise is to write it.
+engine's own version refuses to work (``engine=``, the toolkit's engine rule): the exercise is
+to write it.
 """
 
-import contextlib
 import dataclasses
-import sys
 
 import numpy as np
 
 import minigraph as mg
-import minigraph.charlm  # noqa: F401 -- loaded, so that its functions can be refused
 
-from ..toolkit.exercise import Rule, case, function_exercise, unchanged
+from ..toolkit.engine import forward_of, refused
+from ..toolkit.exercise import case, function_exercise, unchanged
 from ..toolkit.values import encode
 
 TITLE = "The unreasonable effectiveness of recurrent networks"
-
-
-@contextlib.contextmanager
-def _engine_refused(name, answer, functions):
-    """While the block runs, each ``(module name, attribute)`` of ``functions`` (the engine's
-    own version of what the exercise asks for) raises ``Rule``; an answer that *is* one of them
-    is refused at once. A module nobody has imported is skipped (``charlm.widgets``)."""
-    own = [(sys.modules[module], attribute, getattr(sys.modules[module], attribute))
-           for module, attribute in functions if module in sys.modules]
-
-    def refuse(*args, **kwargs):
-        used = ", ".join(f"{module.__name__}.{attribute}" for module, attribute, _ in own)
-        raise Rule(f"{name} uses the engine's own version ({used}), which is what this exercise "
-                   f"asks you to write: compute it yourself, with numpy")
-
-    if any(answer is function for _, _, function in own):
-        refuse()
-    for module, attribute, _ in own:
-        setattr(module, attribute, refuse)
-    try:
-        yield
-    finally:
-        for module, attribute, function in own:
-            setattr(module, attribute, function)
-
-
-def _refusing(exercise, functions):
-    """``exercise`` with its ``run`` inside ``_engine_refused``."""
-    def run(answer, case):
-        with _engine_refused(exercise.name, answer, functions):
-            return exercise.run(answer, case)
-    return dataclasses.replace(exercise, run=run)
 
 
 # -- 09.temperature -----------------------------------------------------------------------------
@@ -82,7 +49,7 @@ TEMPERATURE_MISTAKES = {
         lambda z, T: np.log(_temperature(z, T)),
 }
 
-temperature = _refusing(function_exercise(
+temperature = function_exercise(
     "09.temperature", "softmax_with_temperature", _temperature, points=2,
     cases=[
         case(logits=[2.0, 1.0, 0.0, -1.0], temperature=1.0),
@@ -98,8 +65,10 @@ temperature = _refusing(function_exercise(
           "Divide the scores by the temperature, subtract each row's largest scaled score, "
           "exponentiate, and divide by each row's sum."),
     title="softmax_with_temperature(logits, temperature)", raise_on=("over", "invalid"),
-    mistakes=TEMPERATURE_MISTAKES, own_op=mg.softmax),
-    [("minigraph.charlm.sample", "next_character"), ("minigraph.charlm.widgets", "probabilities")])
+    mistakes=TEMPERATURE_MISTAKES,
+    engine=refused({**forward_of(mg.softmax),
+                    "mg.charlm.sample.next_character": "sampling with temperature",
+                    "mg.charlm.widgets.probabilities": "softmax with temperature"}))
 
 
 # -- 09.streams ---------------------------------------------------------------------------------
@@ -140,7 +109,7 @@ def _run_streams(answer, case):
 
 _IDS = [19, 7, 4, 0, 2, 7, 4, 18, 18, 11, 14, 19, 0, 19, 14, 15, 3, 4, 19, 21, 4, 4, 13, 9, 6]
 
-streams = _refusing(dataclasses.replace(function_exercise(
+streams = dataclasses.replace(function_exercise(
     "09.streams", "streams", _streams, points=3,
     cases=[
         case(ids=_IDS, batch=2, steps=4),
@@ -158,9 +127,10 @@ streams = _refusing(dataclasses.replace(function_exercise(
           "A stream holds L characters, L the largest multiple of steps with B·L + 1 ids "
           "available (the last target needs one more). The inputs are the first B·L ids in B "
           "rows; the targets start one id later."),
-    title="streams(ids, batch, steps) -> (inputs, targets)", mistakes=STREAM_MISTAKES),
-    run=_run_streams),
-    [("minigraph.charlm.text", "streams"), ("minigraph.charlm.text", "chunks")])
+    title="streams(ids, batch, steps) -> (inputs, targets)", mistakes=STREAM_MISTAKES,
+    engine=refused({"mg.charlm.text.streams": "cutting a text into streams",
+                    "mg.charlm.text.chunks": "cutting streams into chunks"})),
+    run=_run_streams)
 
 
 # -- 09.loss_units ------------------------------------------------------------------------------
@@ -184,7 +154,7 @@ LOSS_MISTAKES = {
     "change its unit by dividing by ln 2.": lambda L: (np.log2(L), np.exp(L)),
 }
 
-loss_units = _refusing(function_exercise(
+loss_units = function_exercise(
     "09.loss_units", "loss_units", _loss_units, points=2,
     cases=[
         case(nats=1.0),
@@ -195,8 +165,9 @@ loss_units = _refusing(function_exercise(
     hint=("Bits and nats are logarithms in base 2 and base e; perplexity undoes the logarithm.",
           "A logarithm in base e becomes one in base 2 by dividing by ln 2. The perplexity is "
           "the base raised to the loss, in the matching unit."),
-    title="loss_units(nats) -> (bits per character, perplexity)", mistakes=LOSS_MISTAKES),
-    [("minigraph.charlm.text", "bits_per_character"), ("minigraph.charlm.text", "perplexity")])
+    title="loss_units(nats) -> (bits per character, perplexity)", mistakes=LOSS_MISTAKES,
+    engine=refused({"mg.charlm.text.bits_per_character": "nats to bits per character",
+                    "mg.charlm.text.perplexity": "perplexity"}))
 
 
 EXERCISES = [temperature, streams, loss_units]

@@ -89,6 +89,12 @@ def streams_last_id_counted(ids, batch, steps):
     return ids[:batch * length].reshape(batch, length), ids[1:batch * length + 1].reshape(batch, length)
 
 
+def streams_by_chunks(ids, batch, steps):
+    from minigraph.charlm.text import chunks          # another way to reach the engine's own
+    pieces = list(chunks(np.asarray(ids), batch, steps))
+    return (np.concatenate([x for x, _ in pieces], axis=1), np.concatenate([y for _, y in pieces], axis=1))
+
+
 WRONG = {
     "09.temperature": {
         "multiplied by T": wrong(temperature_times, "multiplied by the temperature"),
@@ -109,6 +115,7 @@ WRONG = {
         "targets one behind": wrong(streams_targets_behind, "one character behind"),
         "the last id counted twice": wrong(streams_last_id_counted, "reshape"),
         "the engine's streams": wrong(mg.charlm.text.streams, "engine's own"),
+        "the engine's chunks, imported from their module": wrong(streams_by_chunks, "engine's own"),
         "the engine through the module": wrong(lambda ids, b, s: mg.charlm.text.streams(ids, b, s),
                                                "engine's own"),
     },
@@ -121,6 +128,9 @@ WRONG = {
         "log2 of the loss": wrong(lambda L: (np.log2(L), np.exp(L)), "already a logarithm"),
         "the engine's functions": wrong(lambda L: (mg.charlm.text.bits_per_character(L), np.exp(L)),
                                         "engine's own"),
+        "the engine's function, kept before the check": wrong(
+            lambda L, bits=mg.charlm.text.bits_per_character, ppl=mg.charlm.text.perplexity:
+            (bits(L), ppl(L)), "engine's own"),
     },
 }
 
