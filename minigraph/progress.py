@@ -16,6 +16,7 @@ rest only decides where it goes and how often (at most ``every`` seconds apart, 
 the end). ``bar.write(text)`` prints a message above the bar without breaking it.
 """
 
+import html
 import sys
 import time
 
@@ -83,17 +84,13 @@ class NotebookLine:
         display(ipywidgets.VBox([self.messages, self.line]))
 
     def show(self, text):
-        self.line.value = f"<pre style='margin:0'>{_escaped(text)}</pre>"
+        self.line.value = f"<pre style='margin:0'>{html.escape(text, quote=False)}</pre>"
 
     def write(self, text):
         self.messages.append_stdout(text + "\n")
 
     def close(self):
         pass
-
-
-def _escaped(text):
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class Progress:

@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import (BadValueError, Graph, Input, Parameter, ShapeError, concatenate, linear, nn,
                recurrent, set_default_dtype, softmax_cross_entropy)
+from ..kernels import log_softmax
 
 
 class CharLSTM:
@@ -140,9 +141,7 @@ def one_hot(ids, n, dtype=np.float64):
 
 def character_losses(logits, targets):
     """-log p(target) for each row of ``logits`` (one row per character, in nats)."""
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_p = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    return -log_p[np.arange(len(targets)), targets]
+    return -log_softmax(logits)[np.arange(len(targets)), targets]
 
 
 def mean_loss(model, ids, batch=32, steps=100):

@@ -15,8 +15,9 @@ import numpy as np
 from .. import BadValueError, nn
 
 
-def next_character(logits, rng, temperature=1.0, top_k=None):
-    """Draw one character id from a row of ``logits`` (one score per character)."""
+def probabilities(logits, temperature=1.0, top_k=None):
+    """softmax(logits / temperature) of a row of ``logits`` (one score per character), over the
+    ``top_k`` best-scored characters if given: the distribution a character is drawn from."""
     if not temperature > 0:
         raise BadValueError(f"temperature must be a number > 0 (1 samples the model as it is, "
                             f"smaller is safer); got {temperature!r}.")
@@ -25,7 +26,13 @@ def next_character(logits, rng, temperature=1.0, top_k=None):
         top_k = nn.whole_number(top_k, "top_k")
         scores = np.where(scores >= np.sort(scores)[-min(top_k, scores.size)], scores, -np.inf)
     p = np.exp(scores - scores.max())
-    return int(rng.choice(scores.size, p=p / p.sum()))
+    return p / p.sum()
+
+
+def next_character(logits, rng, temperature=1.0, top_k=None):
+    """Draw one character id from a row of ``logits`` (one score per character)."""
+    p = probabilities(logits, temperature, top_k)
+    return int(rng.choice(p.size, p=p))
 
 
 def sample(model, vocab, prime, length, rng, temperature=1.0, top_k=None):

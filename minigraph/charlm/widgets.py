@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from .. import BadValueError, viz
-from .sample import sample
+from .sample import probabilities, sample
 
 STATE, CUT = viz.KIND_COLOURS["input"][1], viz.GRADIENT
 
@@ -70,13 +70,6 @@ def loss_curve(history, ax=None):
     ax.legend()
     ax.grid(alpha=0.3)
     plt.show()
-
-
-def probabilities(logits, temperature):
-    """softmax(logits / temperature): the distribution a sample is drawn from."""
-    scores = np.asarray(logits, np.float64).ravel() / temperature
-    p = np.exp(scores - scores.max())
-    return p / p.sum()
 
 
 def next_logits(model, vocab, prime):

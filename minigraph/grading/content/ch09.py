@@ -68,7 +68,7 @@ temperature = function_exercise(
     mistakes=TEMPERATURE_MISTAKES,
     engine=refused({**forward_of(mg.softmax),
                     "mg.charlm.sample.next_character": "sampling with temperature",
-                    "mg.charlm.widgets.probabilities": "softmax with temperature"}))
+                    "mg.charlm.sample.probabilities": "softmax with temperature"}))
 
 
 # -- 09.streams ---------------------------------------------------------------------------------
