@@ -13,7 +13,7 @@ any backward code, so it is the referee for every gradient in the course.
 import numpy as np
 
 from .errors import GraphError, shape_text
-from .graph import same_shape
+from .values import same_shape
 
 
 class Report:

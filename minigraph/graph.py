@@ -46,7 +46,6 @@ from . import dtypes, explain
 from .errors import BadValueError, CycleError, GraphError, ShapeError, describe, shape_text
 from .fastpath import FastPath
 from .values import ReadOnlyValue, as_numbers, freeze, parameter_array
-from .values import same_shape  # noqa: F401  (gradcheck imports it from here)
 
 _clock = itertools.count(1)           # stamps: a value changed at tick t has stamp t
 _name_counters = {}                   # "matmul" -> how many automatic names were handed out
