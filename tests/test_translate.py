@@ -113,15 +113,20 @@ def test_attention_rows_sum_to_one_and_give_padding_nothing():
         assert (alpha.value[padding] == 0).all() and (alpha.value[~padding] > 0).all()
 
 
-def test_greedy_decoding_is_the_training_graph_fed_its_own_choices():
-    model = tiny(rng=3)
-    outputs, alignments = model.greedy(TINY_SOURCES)
-    assert outputs.shape == (3, 3) and alignments.shape == (3, 3, 4)
+@pytest.mark.parametrize("seed", range(5))
+def test_greedy_decoding_is_the_training_graph_fed_its_own_choices(seed):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 5, size=20)                           # every length, 1 to 4
+    sources = np.where(np.arange(4) < lengths[:, None], rng.integers(0, 5, size=(20, 4)), -1)
+    model = tiny(rng=seed)
+    outputs, alignments = model.greedy(sources)
+    assert outputs.shape == (20, 3) and alignments.shape == (20, 3, 4)
     net = model.teacher_forced()
-    net.graph.forward(net.feed(TINY_SOURCES, outputs))
-    logits = net.logits.value.reshape(3, 3, -1)                      # (step, batch, characters)
+    net.graph.forward(net.feed(sources, outputs))
+    logits = net.logits.value.reshape(3, 20, -1)                     # (step, batch, characters)
     np.testing.assert_array_equal(np.argmax(logits, axis=-1).T, outputs)
     np.testing.assert_allclose(np.stack([a.value for a in net.alphas], axis=1), alignments, rtol=1e-12)
+    assert (alignments[np.broadcast_to((sources < 0)[:, None], alignments.shape)] == 0).all()
 
 
 def test_the_translator_explains_bad_shapes():
@@ -130,6 +135,13 @@ def test_the_translator_explains_bad_shapes():
         net.feed(np.zeros((2, 5), int), np.zeros((2, 3), int))
     with pytest.raises(mg.ShapeError, match=r"ids of shape \(2, 3\).*encode_targets"):
         net.feed(np.zeros((2, 4), int), np.zeros((2, 2), int))
+    with pytest.raises(mg.BadValueError, match=r"source ids are whole numbers from -1 to 4 \(.*-1 is "
+                                               r"padding\); got int64 ids from -1 to 5"):
+        net.feed([[0, 5, -1, -1]], [[0, 0, 0]])
+    with pytest.raises(mg.BadValueError, match=r"target ids are whole numbers from 0 to 3 .* from -1 to 2"):
+        net.feed([[0, 1, -1, -1]], [[0, 2, -1]])
+    with pytest.raises(mg.BadValueError, match="source ids are whole numbers"):
+        net.feed(np.zeros((1, 4)), [[0, 2, 1]])
     with pytest.raises(mg.BadValueError, match="hidden must be a whole number"):
         Translator(hidden=0)
 
