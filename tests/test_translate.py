@@ -193,6 +193,14 @@ def test_the_train_command_trains_saves_and_repeats_itself(tmp_path, capsys):
     assert json.loads(str(np.load(first)["meta.json"]))["format"] == training.FORMAT
 
 
+def test_the_train_command_refuses_settings_it_cannot_run(tmp_path):
+    with pytest.raises(mg.BadValueError, match="the setting batch must be a whole number >= 1, got 0"):
+        train.main(["--out", str(tmp_path / "x.npz"), "--batch", "0"])
+    with pytest.raises(mg.BadValueError, match="hidden"):
+        training.Config(hidden=-1).model()
+    assert not (tmp_path / "x.npz").exists()
+
+
 def test_evaluate_prints_the_exact_match_and_the_mistakes(tmp_path, capsys):
     path = tmp_path / "tiny.npz"
     train.main(["--out", str(path)] + TINY_RUN)
