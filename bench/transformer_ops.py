@@ -2,6 +2,7 @@
 
   masked softmax   attention weights: softmax of (12, 4, 64, 64) scores under the causal mask
   layer norm       a (768, 128) batch of rows (B*T = 768), with gamma and beta
+  gelu             the MLP's hidden layer, (12, 64, 512)
 
 Each is timed as one forward and one backward (the gradient of every input, for a fixed
 upstream gradient g), three ways, interleaved (each repeat runs all three once, so load on the
@@ -38,6 +39,8 @@ def cases(rng):
          lambda s: torch.softmax(s.masked_fill(forbidden, -torch.inf), dim=-1)),
         ("layer norm (768, 128)", ops.layer_norm_shifted, [x, gamma, beta], {},
          lambda x, gamma, beta: F.layer_norm(x, (128,), gamma, beta)),
+        ("gelu (12, 64, 512)", ops.gelu, [rng.normal(size=(12, 64, 512)).astype(np.float32)], {},
+         lambda h: F.gelu(h, approximate="tanh")),
     ]
 
 
