@@ -2,8 +2,11 @@
 
 A row of ``ops.py`` whose forward and VJPs fit in a line writes them there. The ones that take
 more live here: the shape bookkeeping every gradient needs (``unbroadcast``, ``sum_back``,
-``scatter_add``, ``concat_slice``), matmul and linear with vectors and batches, the numerically
-stable sigmoid and log-softmax, and max's VJP. They work on numpy arrays only (no nodes);
+``scatter_add``, ``concat_slice``), matmul and linear with vectors, matrices and stacks of
+matrices, the numerically stable sigmoid, log-softmax and softmax (with attention's mask), max's
+VJP, and the pieces of a transformer: layer norm, GELU, embedding. Where a kernel is written for
+speed (the GPT of chapter 11 runs these thousands of times), its docstring says how and why.
+They work on numpy arrays only (no nodes);
 ``symbolic.py`` reuses the bookkeeping for the gradient ops it builds. The fused losses' kernels
 are in ``losses.py``.
 
