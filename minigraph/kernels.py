@@ -263,7 +263,7 @@ def _gelu_tanh(x):
     """tanh(√(2/π) x (1 + 0.044715 x²)), the inner part of GELU: one fresh array, every step
     computed in place in it (a new big array costs about as much as a pass over it), with x · x
     for x² (x ** 3 on float32 is fifty times slower)."""
-    inner = np.multiply(x, x, dtype=float_dtype(x))
+    inner = np.asarray(np.multiply(x, x, dtype=float_dtype(x)))   # an array even for a 0-d x
     inner *= 0.044715
     inner += 1
     inner *= x
