@@ -2,8 +2,11 @@
 
 A row of ``ops.py`` whose forward and VJPs fit in a line writes them there. The ones that take
 more live here: the shape bookkeeping every gradient needs (``unbroadcast``, ``sum_back``,
-``scatter_add``, ``concat_slice``), matmul and linear with vectors and batches, the numerically
-stable sigmoid and log-softmax, and max's VJP. They work on numpy arrays only (no nodes);
+``scatter_add``, ``concat_slice``), matmul and linear with vectors, matrices and stacks of
+matrices, the numerically stable sigmoid, log-softmax and softmax (with attention's mask), max's
+VJP, and the pieces of a transformer: layer norm, GELU, embedding. Where a kernel is written for
+speed (the GPT of chapter 11 runs these thousands of times), its docstring says how and why.
+They work on numpy arrays only (no nodes);
 ``symbolic.py`` reuses the bookkeeping for the gradient ops it builds. The fused losses' kernels
 are in ``losses.py``.
 
@@ -12,7 +15,12 @@ an axis in the forward pass, so its gradient must be *summed* along that axis in
 pass. ``unbroadcast`` does that in one place for every op.
 """
 
+import math
+
 import numpy as np
+
+from .dtypes import float_dtype
+from .errors import BadValueError
 
 
 def unbroadcast(g, shape):
@@ -32,33 +40,40 @@ def unbroadcast(g, shape):
 # -- matmul and linear ---------------------------------------------------------------------------
 
 def matmul(x, y):
-    """x @ y, for vectors and matrices only (what the VJPs below are written for)."""
-    if x.ndim > 2 or y.ndim > 2 or x.ndim == 0 or y.ndim == 0:
-        raise ValueError(f"matmul takes vectors and matrices; got shapes {x.shape} and {y.shape}")
+    """x @ y: vectors, matrices, and stacks of matrices over leading axes that broadcast as in
+    numpy, e.g. (B, H, T, d) @ (B, H, d, T), or (B, T, C) @ (C, D)."""
+    if x.ndim == 0 or y.ndim == 0:
+        raise ValueError(f"matmul takes vectors, matrices or stacks of them; got shapes {x.shape} "
+                         f"and {y.shape} (a number times an array is mg.mul)")
     return x @ y
 
 
-def _as_matrices(g, x, y):
-    """View vectors as 1-row (left) / 1-column (right) matrices, and ``g`` to match."""
+def as_matrices(g, x, y):
+    """View vectors as 1-row (left) / 1-column (right) matrices, and ``g`` as their product's
+    gradient: a stack of matrices over the leading axes of x and y broadcast together."""
     X = x.reshape(1, -1) if x.ndim == 1 else x
     Y = y.reshape(-1, 1) if y.ndim == 1 else y
-    return X, Y, np.reshape(g, (X.shape[0], Y.shape[1]))
+    stack = np.broadcast_shapes(X.shape[:-2], Y.shape[:-2])
+    return X, Y, np.reshape(g, stack + (X.shape[-2], Y.shape[-1]))
 
 
 def matmul_vjp_x(g, ans, x, y):
-    """x @ y: the gradient of x is g @ yᵀ."""
-    if x.ndim == y.ndim == 2:
+    """x @ y: the gradient of x is g @ yᵀ (summed over the leading axes that x was broadcast along)."""
+    if x.ndim == y.ndim == 2 or y.ndim == 2 and x.ndim > 2:
         return g @ y.T
-    X, Y, G = _as_matrices(g, x, y)
-    return (G @ Y.T).reshape(x.shape)
+    X, Y, G = as_matrices(g, x, y)
+    return unbroadcast(G @ np.swapaxes(Y, -1, -2), X.shape).reshape(x.shape)
 
 
 def matmul_vjp_y(g, ans, x, y):
-    """x @ y: the gradient of y is xᵀ @ g."""
+    """x @ y: the gradient of y is xᵀ @ g (summed over the leading axes that y was broadcast along:
+    for a stack of rows x times one matrix y, xᵀ @ g of x and g as two tall matrices)."""
     if x.ndim == y.ndim == 2:
         return x.T @ g
-    X, Y, G = _as_matrices(g, x, y)
-    return (X.T @ G).reshape(y.shape)
+    if y.ndim == 2 and x.ndim > 2:
+        return x.reshape(-1, x.shape[-1]).T @ g.reshape(-1, g.shape[-1])
+    X, Y, G = as_matrices(g, x, y)
+    return unbroadcast(np.swapaxes(X, -1, -2) @ G, Y.shape).reshape(y.shape)
 
 
 def linear(x, W, b):
@@ -112,6 +127,174 @@ def log_softmax(x, axis=-1):
     """x - log(sum(exp(x))), shifted by the row maximum so that no exp overflows."""
     shifted = x - x.max(axis=axis, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def softmax(x, axis=-1, mask=None):
+    """exp(x) / sum(exp(x)) along ``axis``, shifted by the row maximum so that no exp overflows.
+    With a boolean ``mask`` (broadcastable to x; True = may attend), the places it forbids are
+    set to -inf first, so their probability is exactly 0 (and so is their gradient: it is
+    ``ans`` times something)."""
+    if mask is not None:
+        x = np.where(_checked_mask(mask, x, axis), x, -np.inf)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    e /= e.sum(axis=axis, keepdims=True)                 # a fresh array: divided in place
+    return e
+
+
+def _checked_mask(mask, x, axis):
+    """``mask`` if it is a boolean array broadcastable to ``x`` that allows something in every
+    row along ``axis``; otherwise an error that says which of these it is not."""
+    mask = np.asarray(mask)
+    if mask.dtype != bool:
+        raise BadValueError(f"softmax's mask must be a boolean array (True = may attend), e.g. "
+                            f"mg.causal_mask(T); got dtype {mask.dtype}, shape {mask.shape}")
+    if mask.ndim > x.ndim or not all(m in (1, n) for m, n in zip(mask.shape[::-1], x.shape[::-1])):
+        raise BadValueError(f"softmax's mask of shape {mask.shape} does not broadcast to the input's "
+                            f"shape {x.shape}: give it the input's last axes (e.g. (T, T) for "
+                            f"(B, H, T, T) scores)")
+    rows = np.reshape(mask, (1,) * (x.ndim - mask.ndim) + mask.shape)   # one row of it per row of x
+    if not np.all(np.any(rows, axis=axis)):
+        raise BadValueError(f"softmax's mask of shape {mask.shape} allows nothing in some row along "
+                            f"axis {axis} of the input {x.shape}: each row needs at least one True "
+                            f"(a probability distribution over nothing does not exist)")
+    return mask
+
+
+def causal_mask(T):
+    """The (T, T) boolean mask of causal attention: position i may attend to j <= i (True on and
+    below the diagonal)."""
+    return np.tri(T, dtype=bool)
+
+
+# -- layer norm, GELU, embedding -----------------------------------------------------------------
+
+def row_means(x):
+    """The mean of each row (the last axis) of ``x``, kept as an axis of size 1: a matrix-vector
+    product with (1/C, ..., 1/C), which BLAS does many times faster than ``np.mean`` over a
+    short last axis (a row of 128 numbers)."""
+    C = np.shape(x)[-1]
+    return np.expand_dims(x @ np.full(C, 1 / C, float_dtype(x)), -1)
+
+
+def _row_dots(a, b):
+    """The dot product of each row of ``a`` with the same row of ``b``, kept as an axis of size 1."""
+    return np.expand_dims(np.einsum("...i,...i->...", a, b), -1)
+
+
+def centered_and_scale(x, eps):
+    """x - mean, and 1 / sqrt(variance + eps), over the last axis (population variance, as
+    PyTorch): x̂ = (x - mean) · scale is the normalized x. The gradients take the two apart, which
+    saves passes over the array."""
+    centered = x - row_means(x)
+    return centered, 1 / np.sqrt(_row_dots(centered, centered) / np.shape(x)[-1] + eps)
+
+
+def layer_norm(x, gamma, beta=None, eps=1e-5):
+    """Normalize each row (the last axis), then scale by gamma and shift by beta."""
+    if np.ndim(x) == 0:
+        raise BadValueError("layer_norm normalizes the last axis of x, and this x is a single number "
+                            "(0-d): give it rows, e.g. shape (B, T, C)")
+    centered, scale = centered_and_scale(x, eps)
+    centered *= scale                                    # a fresh array: x̂, made in place
+    out = centered * gamma
+    return out if beta is None else out + beta
+
+
+def layer_norm_vjp_x(g, ans, x, gamma, beta=None, eps=1e-5):
+    """layer_norm: with h = g·gamma and x̂ the normalized x (computed again: cheaper than kept),
+    the gradient of x is (h - mean(h) - x̂ · mean(h · x̂)) · scale, means over the last axis;
+    with x̂ = centered · scale, the last term is centered · scale³ · mean(h · centered)."""
+    centered, scale = centered_and_scale(x, eps)
+    h = g * gamma
+    grad = h - row_means(h)
+    grad *= scale
+    grad -= centered * (scale ** 3 * _row_dots(h, centered) / np.shape(x)[-1])
+    return grad
+
+
+def layer_norm_vjp_gamma(g, ans, x, gamma, beta=None, eps=1e-5):
+    """layer_norm: the gradient of gamma is g · x̂, summed over the rows: the sum of the rows of
+    g · centered, each weighted by its scale."""
+    centered, scale = centered_and_scale(x, eps)
+    g_centered = g * centered
+    if np.shape(gamma) == np.shape(x)[-1:] and g_centered.shape == np.shape(x):
+        rows = np.reshape(g_centered, (-1, np.shape(x)[-1]))
+        return np.reshape(scale, -1) @ rows              # one vector-matrix product (BLAS)
+    return unbroadcast(g_centered * scale, np.shape(gamma))
+
+
+def layer_norm_vjp_beta(g, ans, x, gamma, beta, eps=1e-5):
+    """layer_norm: the gradient of beta is g, summed over the rows (as a product with ones, which
+    BLAS does faster than a sum over the rows)."""
+    if np.shape(beta) == np.shape(x)[-1:] and g.shape == np.shape(x):
+        rows = np.reshape(g, (-1, np.shape(x)[-1]))
+        return np.ones(len(rows), rows.dtype) @ rows
+    return unbroadcast(g, np.shape(beta))
+
+
+GELU_C = math.sqrt(2 / math.pi)           # a Python number: float32 stays float32
+
+
+def gelu(x):
+    """GELU, the tanh approximation: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))."""
+    out = _gelu_tanh(x)
+    out += 1
+    out *= x
+    out *= 0.5
+    return out
+
+
+def gelu_slope(x):
+    """gelu'(x) = 0.5 (1 + t) + 0.5 √(2/π) x (1 + 3 · 0.044715 x²) (1 - t²), t the tanh above."""
+    t = _gelu_tanh(x)
+    slope = np.multiply(x, x, dtype=float_dtype(x))
+    slope *= 3 * 0.044715
+    slope += 1
+    slope *= x
+    slope *= 0.5 * GELU_C
+    slope *= 1 - t * t
+    t += 1
+    t *= 0.5
+    slope += t
+    return slope
+
+
+def _gelu_tanh(x):
+    """tanh(√(2/π) x (1 + 0.044715 x²)), the inner part of GELU: one fresh array, every step
+    computed in place in it (a new big array costs about as much as a pass over it), with x · x
+    for x² (x ** 3 on float32 is fifty times slower)."""
+    inner = np.asarray(np.multiply(x, x, dtype=float_dtype(x)))   # an array even for a 0-d x
+    inner *= 0.044715
+    inner += 1
+    inner *= x
+    inner *= GELU_C
+    return np.tanh(inner, out=inner)
+
+
+def embedding(table, ids):
+    """The rows of ``table`` (V, C) at the integer ``ids`` (any shape): ids.shape + (C,)."""
+    return table[checked_ids(ids, table)]
+
+
+def checked_ids(ids, table):
+    """``ids`` if they are integers that pick rows of ``table``, else an error naming both shapes."""
+    ids = np.asarray(ids)
+    if ids.dtype.kind not in "iu":
+        raise BadValueError(f"embedding takes integer ids (token numbers), shape {ids.shape}; got dtype "
+                            f"{ids.dtype}. Feed an integer array, or an mg.Input(dtype=int)")
+    if np.ndim(table) != 2:
+        raise BadValueError(f"embedding's table must be a (V, C) matrix, one row per id; got shape "
+                            f"{np.shape(table)}")
+    if ids.size and (ids.min() < 0 or ids.max() >= len(table)):
+        raise BadValueError(f"embedding ids of shape {ids.shape} range over [{ids.min()}, {ids.max()}], "
+                            f"but the table of shape {np.shape(table)} has rows 0 to {len(table) - 1}")
+    return ids
+
+
+def embedding_vjp_table(g, table, ids):
+    """embedding: each row of the table gets the sum of the gradients of the places that picked it
+    (an id used twice adds up), zeros for rows nobody picked."""
+    return scatter_add(g, ids, np.shape(table), np.result_type(g))
 
 
 # -- reductions, indexing, joining ---------------------------------------------------------------
