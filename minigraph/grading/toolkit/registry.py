@@ -18,6 +18,7 @@ CHAPTERS = {
     "08": "minigraph.grading.content.ch08",
     "09": "minigraph.grading.content.ch09",
     "10": "minigraph.grading.content.ch10",
+    "11": "minigraph.grading.content.ch11",
 }
 
 

@@ -1,0 +1,202 @@
+"""Chapter 11, the Transformer (``solutions/11_transformer.ipynb``).
+
+Three exercises on the bookkeeping of multi-head causal self-attention, in numpy:
+
+* ``11.split_heads``: ``(B, T, C) -> (B, H, T, C / H)``, head h taking the h-th block of
+  C / H channels;
+* ``11.merge_heads``: the way back, ``(B, H, T, d) -> (B, T, H·d)``;
+* ``11.causal_mask``: the ``(T, T)`` boolean mask that lets position i attend to 0 .. i.
+
+Each knows its typical wrong answers (``*_MISTAKES``: a text and the function that makes that
+mistake); the cases hold distinct numbers, so every scrambling of the channels shows. The engine
+has a causal mask, which refuses while an answer runs (``engine=``, the toolkit's engine rule);
+it has no function that splits or merges heads (the GPT does it with ``reshape`` and
+``transpose``, the numpy the exercise asks for), so those refuse nothing.
+"""
+
+import dataclasses
+
+import numpy as np
+
+import minigraph as mg
+
+from ..toolkit.engine import refused
+from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, diagnose, function_exercise, unchanged
+from ..toolkit.values import decode, encode
+
+TITLE = "The Transformer"
+
+
+# -- 11.split_heads -------------------------------------------------------------------------------
+
+def _split_heads(x, n_head):
+    B, T, C = x.shape
+    H = int(n_head)
+    return x.reshape(B, T, H, C // H).transpose(0, 2, 1, 3)
+
+
+def _dealt(x, n_head):
+    """Channel c to head c mod H: the heads' channels interleaved, not in blocks."""
+    B, T, C = x.shape
+    H = int(n_head)
+    return x.reshape(B, T, C // H, H).transpose(0, 3, 1, 2)
+
+
+SPLIT_MISTAKES = {
+    "It looks like x was reshaped straight to (B, H, T, d): that cuts the numbers in memory "
+    "order, so a head gets pieces of several positions; reshape to (B, T, H, d) first, then "
+    "swap the T and H axes.": lambda x, H: x.reshape(x.shape[0], int(H), x.shape[1], -1),
+    "It looks like the heads' axis was never moved: the result is (B, T, H, d); swap the T "
+    "and H axes to get (B, H, T, d).": lambda x, H: x.reshape(*x.shape[:2], int(H), -1),
+    "It looks like the channels were dealt out to the heads in turn (channel c to head c mod "
+    "H): head h takes the h-th block of d consecutive channels.": _dealt,
+    "It looks like the heads' axis came first, before the batch: the result is (B, H, T, d), "
+    "the batch axis stays first.":
+        lambda x, H: x.reshape(*x.shape[:2], int(H), -1).transpose(2, 0, 1, 3),
+    "It looks like the wrong axes were swapped (the last two as well): the result is "
+    "(B, H, T, d), each head's positions along the third axis and channels along the last.":
+        lambda x, H: x.reshape(*x.shape[:2], int(H), -1).transpose(0, 2, 3, 1),
+}
+
+
+def _run_split(answer, case):
+    """Call the answer with x as a float array and n_head as an int; a reshape to the wrong
+    number of entries (d taken as C·H, say) is explained in the exercise's words."""
+    x = np.asarray(case["inputs"]["x"], dtype=float)
+    copy = x.copy()
+    try:
+        out = answer(copy, int(case["inputs"]["n_head"]))
+    except ValueError as error:
+        if "cannot reshape" not in str(error):
+            raise
+        raise Rule(f"a reshape asked for a shape that does not hold the B·T·C numbers of x: "
+                   f"(B, T, H, d) holds them when d = C / H, the channels of one head "
+                   f"({error})") from None
+    unchanged("split_heads", ["x"], [x], [copy])
+    return encode(out)
+
+
+def _numbered(*shape):
+    """Distinct numbers 0, 1, 2, ... in ``shape``: any scrambling of the entries shows."""
+    return np.arange(np.prod(shape), dtype=float).reshape(shape).tolist()
+
+
+split_heads = dataclasses.replace(function_exercise(
+    "11.split_heads", "split_heads", _split_heads, points=2,
+    cases=[
+        case(x=_numbered(1, 3, 4), n_head=2),
+        case(x=_numbered(2, 3, 4), n_head=2,
+             hint="Two sequences of three positions, four channels, two heads of two channels: "
+                  "head 0 holds channels 0 and 1 of every position, head 1 channels 2 and 3."),
+        case(x=_numbered(2, 2, 6), n_head=3, hint="Three heads of two channels each."),
+        case(x=_numbered(1, 3, 6), n_head=2, hint="Two heads of three channels each."),
+    ],
+    hint=("Head h of position t is the h-th block of d = C / H consecutive channels of x[b, t]; "
+          "the result orders its axes as (batch, head, position, channel).",
+          "A reshape only regroups the numbers in their memory order: it can cut the last axis "
+          "C into (H, d), keeping (B, T) in front; moving the heads' axis before the positions "
+          "is then a transpose, not another reshape."),
+    title="split_heads(x, n_head): (B, T, C) -> (B, H, T, C / H)", mistakes=SPLIT_MISTAKES),
+    run=_run_split)
+
+
+# -- 11.merge_heads -------------------------------------------------------------------------------
+
+def _merge_heads(x):
+    B, H, T, d = x.shape
+    return x.transpose(0, 2, 1, 3).reshape(B, T, H * d)
+
+
+MERGE_MISTAKES = {
+    "It looks like the heads were reshaped back without moving the heads' axis: (B, H, T, d) "
+    "read in memory order mixes positions; bring the positions next to the batch first, "
+    "(B, T, H, d), then join the last two axes.": lambda x: x.reshape(x.shape[0], x.shape[2], -1),
+    "It looks like the heads' channels were interleaved (head h's channel j landing at j·H + h): "
+    "head h's d channels form the h-th block of the result.":
+        lambda x: x.transpose(0, 2, 3, 1).reshape(x.shape[0], x.shape[2], -1),
+    "It looks like the heads were added up: merging concatenates them, C = H·d channels.":
+        lambda x: x.sum(axis=1),
+    "It looks like the heads were averaged: merging concatenates them, C = H·d channels.":
+        lambda x: x.mean(axis=1),
+    "It looks like the heads were joined along the positions: they are joined along the "
+    "channels, giving (B, T, H·d).": lambda x: x.reshape(x.shape[0], -1, x.shape[3]),
+    "It looks like the last two axes were never joined: the result is (B, T, H, d) and must "
+    "be (B, T, H·d).": lambda x: x.transpose(0, 2, 1, 3),
+}
+
+merge_heads = function_exercise(
+    "11.merge_heads", "merge_heads", _merge_heads, points=1,
+    cases=[
+        case(x=_numbered(1, 2, 2, 2)),
+        case(x=_numbered(2, 2, 3, 2), hint="Two sequences, two heads, three positions: position t "
+                                           "of the result is head 0's channels, then head 1's."),
+        case(x=_numbered(2, 3, 2, 2), hint="Three heads of two channels: six channels per position."),
+    ],
+    hint=("Merging undoes split_heads: position t of the result holds head 0's d channels, then "
+          "head 1's, and so on.",
+          "Move the heads' axis back behind the positions (a transpose), then let a reshape "
+          "join the last two axes into one of H·d channels."),
+    title="merge_heads(x): (B, H, T, d) -> (B, T, H·d)", mistakes=MERGE_MISTAKES)
+
+
+# -- 11.causal_mask -------------------------------------------------------------------------------
+
+def _causal_mask(T):
+    return np.tri(int(T), dtype=bool)
+
+
+MASK_MISTAKES = {
+    "It looks like the diagonal is masked too (a strict lower triangle): a position may attend "
+    "to itself, so the first one has something to attend to.":
+        lambda T: np.tri(int(T), k=-1, dtype=bool),
+    "It looks like the mask lets each position see the future (the upper triangle): position i "
+    "may attend to positions 0 .. i, on and below the diagonal.":
+        lambda T: np.tri(int(T), dtype=bool).T,
+    "It looks like the mask marks the forbidden places (True above the diagonal): True marks "
+    "where a position MAY attend.": lambda T: ~np.tri(int(T), dtype=bool),
+    "It looks like nothing is masked: position i must not see the positions after it.":
+        lambda T: np.ones((int(T), int(T)), dtype=bool),
+    "It looks like each position sees only itself (the diagonal): it may attend to every "
+    "position up to and including itself.": lambda T: np.eye(int(T), dtype=bool),
+    "It looks like an additive mask (0 where allowed, −∞ where not) was returned: this one is "
+    "boolean, True where a position may attend, as mg.softmax's mask= takes.":
+        lambda T: np.where(np.tri(int(T), dtype=bool), 0.0, -np.inf),
+}
+
+FLOAT_MASK = ("the mask holds numbers (1 and 0), not booleans: added to the scores, a 0/1 mask "
+              "only nudges them, and np.where(mask, ...) or mg.softmax's mask= read a boolean "
+              "array; give it dtype=bool")
+
+
+def _run_mask(answer, case):
+    """The mask the answer gives for T (an int), and whether it is boolean."""
+    out = answer(int(case["inputs"]["T"]))
+    try:
+        boolean = np.asarray(out).dtype == bool
+    except ValueError:                       # a ragged list: encode says what it is
+        boolean = False
+    return {"value": encode(out), "boolean": boolean}
+
+
+def _judge_mask(case, got):
+    T, value = case["inputs"]["T"], decode(got["value"])
+    verdict = diagnose(compare(_causal_mask(T), value), value, MASK_MISTAKES,
+                       lambda wrong: wrong(T))
+    if verdict.passed and not got.get("boolean"):
+        return Verdict(False, verdict.expected, verdict.got, FLOAT_MASK)
+    return verdict
+
+
+causal_mask = Exercise(
+    "11.causal_mask", "causal_mask", 1,
+    (case(T=1), case(T=3), case(T=5, hint="Row i is what position i may see: True in columns "
+                                          "0 .. i, False after.")),
+    _run_mask, _judge_mask, "causal_mask(T) -> (T, T) booleans",
+    ("Position i may attend to itself and to every position before it: row i of the mask "
+          "is True up to and including column i.",
+          "That is a lower triangle with its diagonal, as booleans: numpy builds triangles "
+          "(np.tri, np.tril), or compare a column of row numbers with a row of column numbers."),
+    engine=refused({"mg.causal_mask": "causal mask"}))
+
+
+EXERCISES = [split_heads, merge_heads, causal_mask]
