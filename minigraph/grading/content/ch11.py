@@ -5,13 +5,16 @@ Three exercises on the bookkeeping of multi-head causal self-attention, in numpy
 * ``11.split_heads``: ``(B, T, C) -> (B, H, T, C / H)``, head h taking the h-th block of
   C / H channels;
 * ``11.merge_heads``: the way back, ``(B, H, T, d) -> (B, T, H·d)``;
-* ``11.causal_mask``: the ``(T, T)`` boolean mask that lets position i attend to 0 .. i.
+* ``11.causal_mask``: the ``(T, T)`` boolean mask that lets position i attend to 0 .. i;
+* ``11.layer_norm_vjp``: the backward rule of layer norm (no shift), for x and for gamma, built
+  by ``vjp.vjp_exercise``; its graph case uses the rule twice.
 
 Each knows its typical wrong answers (``*_MISTAKES``: a text and the function that makes that
-mistake); the cases hold distinct numbers, so every scrambling of the channels shows. The engine
-has a causal mask, which refuses while an answer runs (``engine=``, the toolkit's engine rule);
-it has no function that splits or merges heads (the GPT does it with ``reshape`` and
-``transpose``, the numpy the exercise asks for), so those refuse nothing.
+mistake); the heads' cases hold distinct numbers, so every scrambling of the channels shows.
+The engine has a causal mask and layer norm's backward rules, which refuse while an answer runs
+(``engine=``, the toolkit's engine rule); it has no function that splits or merges heads (the
+GPT does it with ``reshape`` and ``transpose``, the numpy the exercise asks for), so those
+refuse nothing.
 """
 
 import dataclasses
@@ -23,6 +26,7 @@ import minigraph as mg
 from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, diagnose, function_exercise, unchanged
 from ..toolkit.values import decode, encode
+from ..toolkit.vjp import graph_case, vjp_exercise
 
 TITLE = "The Transformer"
 
@@ -199,4 +203,100 @@ causal_mask = Exercise(
     engine=refused({"mg.causal_mask": "causal mask"}))
 
 
-EXERCISES = [split_heads, merge_heads, causal_mask]
+# -- 11.layer_norm_vjp ----------------------------------------------------------------------------
+
+EPS = 1e-5           # the engine's layer_norm default, as torch.nn.LayerNorm's
+
+
+def _normalized(x, eps=EPS, ddof=0, axis=-1):
+    """(x - mean) / sqrt(variance + eps) along ``axis``, and 1 / sqrt(variance + eps)."""
+    centered = x - x.mean(axis=axis, keepdims=True)
+    inv_std = 1 / np.sqrt(np.sum(centered ** 2, axis=axis, keepdims=True) / (x.shape[axis] - ddof) + eps)
+    return centered * inv_std, inv_std
+
+
+def _layer_norm(x, gamma, eps=EPS):
+    return _normalized(x, eps)[0] * gamma
+
+
+def _layer_norm_vjp(g, ans, x, gamma, eps=EPS, *, through_mean=True, through_variance=True,
+                    by_gamma=True, ddof=0, axis=-1, summed=True, from_output=False):
+    """(grad_x, grad_gamma); the keywords switch on the typical mistakes."""
+    x_hat, inv_std = _normalized(x, eps, ddof, axis)
+    h = g * gamma if by_gamma else g
+    grad_x = h
+    if through_mean:
+        grad_x = grad_x - h.mean(axis=axis, keepdims=True)
+    if through_variance:
+        grad_x = grad_x - x_hat * np.mean(h * x_hat, axis=axis, keepdims=True)
+    per_row = g * (ans if from_output else x_hat)
+    return inv_std * grad_x, per_row.reshape(-1, np.shape(gamma)[-1]).sum(axis=0) if summed else per_row
+
+
+LAYER_NORM_MISTAKES = {
+    "the mean and the variance were treated as constants: both depend on every entry of the "
+    "row, which adds a term for each": lambda *a, **k: _layer_norm_vjp(
+        *a, **k, through_mean=False, through_variance=False),
+    "the path through the mean is missing: every entry moves the row's mean, so subtract the "
+    "row's mean of g·gamma": lambda *a, **k: _layer_norm_vjp(*a, **k, through_mean=False),
+    "the path through the variance is missing: every entry moves the row's variance, which "
+    "subtracts x̂ times the row's mean of g·gamma·x̂":
+        lambda *a, **k: _layer_norm_vjp(*a, **k, through_variance=False),
+    "gamma is missing from the gradient of x: the upstream gradient reaches x̂ as g·gamma":
+        lambda *a, **k: _layer_norm_vjp(*a, **k, by_gamma=False),
+    "the variance divides by C − 1 (numpy's ddof=1, or torch.var's default): layer norm uses "
+    "the population variance, divided by C": lambda *a, **k: _layer_norm_vjp(*a, **k, ddof=1),
+    "the means ran over axis 0: layer norm normalises each row, along the last axis":
+        lambda *a, **k: _layer_norm_vjp(*a, **k, axis=0),
+    "the gradient of gamma was not summed over the rows: every row used gamma, so its gradient "
+    "adds up the rows' contributions, with gamma's shape (C,)":
+        lambda *a, **k: _layer_norm_vjp(*a, **k, summed=False),
+    "the gradient of gamma used the output (x̂·gamma): it is g times the normalised x̂":
+        lambda *a, **k: _layer_norm_vjp(*a, **k, from_output=True),
+}
+
+
+def layer_norm_graph(rules):
+    """loss = sum(LN(tanh(LN(X·w, a))·v, b)·u): the rule twice, X (3, 4)."""
+    layer_norm = mg.defop("layer_norm_exercise", _layer_norm, rules, symbol="LN")
+    X = mg.Input("X")
+    w = mg.Parameter([0.5, -1.0, 2.0, 1.5], name="w")
+    a = mg.Parameter([1.0, 0.5, -2.0, 1.5], name="a")
+    b = mg.Parameter([-0.5, 1.0, 2.0, 0.8], name="b")
+    v = mg.Parameter([[1.0, -0.5, 2.0, 0.3], [0.2, 1.5, -1.0, 0.7], [-1.2, 0.4, 0.9, 2.0]], name="v")
+    u = mg.Parameter([[0.3, 2.0, -1.0, 1.0], [1.5, -0.5, 0.5, 2.5], [-1.0, 1.0, 0.2, 0.4]], name="u")
+    first = mg.tanh(layer_norm(mg.mul(X, w, name="z1"), a, name="n1"), name="t1")
+    second = layer_norm(mg.mul(first, v, name="z2"), b, name="n2")
+    return mg.Graph(mg.sum(mg.mul(second, u, name="z3"), name="loss"))
+
+
+def _rows(seed, *shape):
+    return np.round(np.random.default_rng(seed).normal(size=shape), 1).tolist()
+
+
+layer_norm_vjp = vjp_exercise(
+    "11.layer_norm_vjp", "layer_norm_vjp", 3,
+    "layer_norm_vjp(g, ans, x, gamma, eps=1e-5) -> (grad_x, grad_gamma)", _layer_norm,
+    _layer_norm_vjp, layer_norm_graph, "loss = sum(LN(tanh(LN(X·w, a))·v, b)·u)",
+    cases=[
+        case(g=[[1.0, 1.0, 1.0]], x=[[1.0, 2.0, 4.0]], gamma=[1.0, 1.0, 1.0],
+             hint="g the same everywhere, gamma all ones: shifting x̂ leaves its mean and its "
+                  "scale unchanged, so the gradient of x is 0."),
+        case(g=[[0.5, -1.0, 2.0, 1.0]], x=[[2.0, 0.0, -1.0, 3.0]], gamma=[1.0, 2.0, 0.5, -1.0]),
+        case(g=_rows(20, 3, 4), x=_rows(21, 3, 4), gamma=[1.5, -0.5, 1.0, 2.0],
+             hint="Three rows, each normalised on its own; gamma (4,) served all three."),
+        case(g=_rows(22, 2, 2, 3), x=_rows(23, 2, 2, 3), gamma=[0.5, 1.0, -1.5],
+             hint="A batch of sequences (B, T, C): rows along the last axis, and gamma's gradient "
+                  "adds up over both B and T."),
+        graph_case(X=_rows(24, 3, 4)),
+    ],
+    mistakes=LAYER_NORM_MISTAKES,
+    hint=("With x̂ the normalised x, the output is x̂·gamma: gamma's gradient is g·x̂ added up over "
+          "the rows, and x's goes through x̂, whose mean and variance depend on the whole row.",
+          "Call h = g·gamma the gradient reaching x̂. Besides h itself, the gradient of x has a "
+          "term for the path through the row's mean and one for the path through its variance, "
+          "each a mean over the row; all of it is divided by √(variance + eps)."),
+    engine=refused({"mg.ops.layer_norm_scaled.opdef.vjps": "backward rule of layer_norm"}))
+
+
+EXERCISES = [split_heads, merge_heads, causal_mask, layer_norm_vjp]

@@ -105,6 +105,92 @@ def mask_loops(T):
     return mask
 
 
+# -- answers for 11.layer_norm_vjp ----------------------------------------------------------------
+
+def layer_norm_formula(g, ans, x, gamma, eps=1e-5):
+    mean = x.mean(axis=-1, keepdims=True)
+    std = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    x_hat = (x - mean) / std
+    h = g * gamma
+    grad_x = (h - h.mean(axis=-1, keepdims=True) - x_hat * (h * x_hat).mean(axis=-1, keepdims=True)) / std
+    return grad_x, (g * x_hat).reshape(-1, x.shape[-1]).sum(axis=0)
+
+
+def layer_norm_step_by_step(g, ans, x, gamma, eps=1e-5):
+    """Back through each step of the forward pass: centre, variance, scale, gamma."""
+    C = x.shape[-1]
+    centered = x - x.mean(axis=-1, keepdims=True)
+    variance = (centered ** 2).mean(axis=-1, keepdims=True)
+    inv_std = (variance + eps) ** -0.5
+    x_hat = centered * inv_std
+    d_x_hat = g * gamma
+    d_inv_std = (d_x_hat * centered).sum(axis=-1, keepdims=True)
+    d_variance = d_inv_std * -0.5 * (variance + eps) ** -1.5
+    d_centered = d_x_hat * inv_std + d_variance * 2 * centered / C
+    grad_x = d_centered - d_centered.mean(axis=-1, keepdims=True)
+    grad_gamma = np.sum(g * x_hat, axis=tuple(range(x.ndim - 1)))
+    return grad_x, grad_gamma
+
+
+def layer_norm_jacobian(g, ans, x, gamma, eps=1e-5):
+    """The Jacobian of x̂ for each row, (diag - 1/C - x̂ x̂ᵀ / C) / std, times g·gamma."""
+    C = x.shape[-1]
+    std = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    x_hat = (x - x.mean(axis=-1, keepdims=True)) / std
+    jacobian = (np.eye(C) - 1 / C - x_hat[..., :, None] * x_hat[..., None, :] / C) / std[..., None]
+    grad_x = np.einsum("...i,...ij->...j", g * gamma, jacobian)
+    return grad_x, (g * x_hat).reshape(-1, C).sum(axis=0)
+
+
+def layer_norm_constants(g, ans, x, gamma, eps=1e-5):
+    std = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    x_hat = (x - x.mean(axis=-1, keepdims=True)) / std
+    return g * gamma / std, (g * x_hat).reshape(-1, x.shape[-1]).sum(axis=0)
+
+
+def layer_norm_without_gamma(g, ans, x, gamma, eps=1e-5):
+    std = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    x_hat = (x - x.mean(axis=-1, keepdims=True)) / std
+    grad_x = (g - g.mean(axis=-1, keepdims=True) - x_hat * (g * x_hat).mean(axis=-1, keepdims=True)) / std
+    return grad_x, (g * x_hat).reshape(-1, x.shape[-1]).sum(axis=0)
+
+
+def layer_norm_unbiased(g, ans, x, gamma, eps=1e-5):
+    std = np.sqrt(x.var(axis=-1, ddof=1, keepdims=True) + eps)
+    x_hat = (x - x.mean(axis=-1, keepdims=True)) / std
+    h = g * gamma
+    grad_x = (h - h.mean(axis=-1, keepdims=True) - x_hat * (h * x_hat).mean(axis=-1, keepdims=True)) / std
+    return grad_x, (g * x_hat).reshape(-1, x.shape[-1]).sum(axis=0)
+
+
+def layer_norm_gamma_not_summed(g, ans, x, gamma, eps=1e-5):
+    grad_x, _ = layer_norm_formula(g, ans, x, gamma, eps)
+    std = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    return grad_x, g * (x - x.mean(axis=-1, keepdims=True)) / std
+
+
+def layer_norm_gamma_from_output(g, ans, x, gamma, eps=1e-5):
+    grad_x, _ = layer_norm_formula(g, ans, x, gamma, eps)
+    return grad_x, (g * ans).reshape(-1, x.shape[-1]).sum(axis=0)
+
+
+def layer_norm_no_mean_path(g, ans, x, gamma, eps=1e-5):
+    std = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    x_hat = (x - x.mean(axis=-1, keepdims=True)) / std
+    h = g * gamma
+    return (h - x_hat * (h * x_hat).mean(axis=-1, keepdims=True)) / std, (g * x_hat).reshape(-1, x.shape[-1]).sum(0)
+
+
+def layer_norm_engine(g, ans, x, gamma, eps=1e-5):
+    rule_x, rule_gamma = mg.ops.layer_norm_scaled.opdef.vjps
+    return rule_x(g, ans, x, gamma, eps=eps), rule_gamma(g, ans, x, gamma, eps=eps)
+
+
+def layer_norm_engine_kernels(g, ans, x, gamma, eps=1e-5):
+    from minigraph import kernels                 # the same functions, reached through their module
+    return kernels.layer_norm_vjp_x(g, ans, x, gamma, eps), kernels.layer_norm_vjp_gamma(g, ans, x, gamma, eps)
+
+
 WRONG = {
     "11.split_heads": {
         "reshaped straight to (B, H, T, d)": wrong(split_straight, "reshaped straight"),
@@ -133,6 +219,16 @@ WRONG = {
         "the engine's": wrong(mg.causal_mask, "engine's own"),
         "the engine's, kept before the check": wrong(lambda T, mask=mg.causal_mask: mask(T), "engine's own"),
     },
+    "11.layer_norm_vjp": {
+        "mean and variance as constants": wrong(layer_norm_constants, "constants"),
+        "no path through the mean": wrong(layer_norm_no_mean_path, "through the mean"),
+        "gamma left out of grad_x": wrong(layer_norm_without_gamma, "gamma is missing"),
+        "unbiased variance": wrong(layer_norm_unbiased, "C − 1"),
+        "grad_gamma not summed": wrong(layer_norm_gamma_not_summed, "not summed"),
+        "grad_gamma from the output": wrong(layer_norm_gamma_from_output, "used the output"),
+        "the engine's rules": wrong(layer_norm_engine, "engine's own"),
+        "the engine's rules through kernels": wrong(layer_norm_engine_kernels, "engine's own"),
+    },
 }
 
 RIGHT = {
@@ -142,4 +238,6 @@ RIGHT = {
                        "swapaxes": merge_swapaxes},
     "11.causal_mask": {"np.tri": lambda T: np.tri(T, dtype=bool), "compare indices": mask_compare,
                        "loops": mask_loops},
+    "11.layer_norm_vjp": {"the formula": layer_norm_formula, "step by step": layer_norm_step_by_step,
+                          "the Jacobian of each row": layer_norm_jacobian},
 }
