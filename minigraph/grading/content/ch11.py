@@ -1,6 +1,7 @@
 """Chapter 11, the Transformer (``solutions/11_transformer.ipynb``).
 
-Three exercises on the bookkeeping of multi-head causal self-attention, in numpy:
+Three exercises on the bookkeeping of multi-head causal self-attention, in numpy, and one on
+the backward rule of its layer norm:
 
 * ``11.split_heads``: ``(B, T, C) -> (B, H, T, C / H)``, head h taking the h-th block of
   C / H channels;
