@@ -17,6 +17,8 @@ CHAPTERS = {
     "07": "minigraph.grading.content.ch07",
     "08": "minigraph.grading.content.ch08",
     "09": "minigraph.grading.content.ch09",
+    "10": "minigraph.grading.content.ch10",
+    "11": "minigraph.grading.content.ch11",
 }
 
 

@@ -1,0 +1,191 @@
+"""Chapter 10, attention (``solutions/10_attention.ipynb``).
+
+Two exercises on the heart of the chapter:
+
+* ``10.attention``: scaled dot-product attention ``softmax(Q Kᵀ / √d) V`` in numpy, batched over
+  leading axes, with an optional boolean mask (True: the query may attend to that key). Cases
+  include a causal mask, a padding mask and scores large enough to overflow an unshifted
+  softmax (stability is a case, not a sentence).
+* ``10.softmax_vjp``: the backward rule of softmax along an axis, built by ``vjp.vjp_exercise``;
+  its graph case uses the rule twice, along axis 0 and along the last axis.
+
+Each knows its typical wrong answers (``*_MISTAKES``: a text and the function that makes that
+mistake). The engine has a softmax and a matrix product, so while an answer runs their forward
+functions (or, for the VJP, softmax's own backward rules) refuse to work (``engine=``, the
+toolkit's engine rule): the exercise is to write them.
+"""
+
+import dataclasses
+
+import numpy as np
+
+import minigraph as mg
+
+from ..toolkit.engine import forward_of, refused, vjps_of
+from ..toolkit.exercise import case, function_exercise, unchanged
+from ..toolkit.values import encode
+from ..toolkit.vjp import graph_case, vjp_exercise
+
+TITLE = "Attention"
+
+
+def _softmax(scores, axis=-1):
+    shifted = scores - scores.max(axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+# -- 10.attention -------------------------------------------------------------------------------
+
+def _attention(Q, K, V, mask=None, *, divisor=lambda Q, K: np.sqrt(Q.shape[-1]), axis=-1,
+               fill=-np.inf, inverted=False, after=False, transposed=False):
+    """softmax(Q Kᵀ / √d) V over the keys; the keywords switch on the typical mistakes."""
+    scores = Q @ np.swapaxes(K, -1, -2) / divisor(Q, K)
+    allowed = None if mask is None else np.asarray(mask, dtype=bool) != inverted
+    if allowed is not None and not after:
+        scores = np.where(allowed, scores, fill)
+    weights = _softmax(scores, axis)
+    if allowed is not None and after:
+        weights = weights * allowed
+    return (np.swapaxes(weights, -1, -2) if transposed else weights) @ V
+
+
+ATTENTION_MISTAKES = {
+    "It looks like the scores were not scaled: divide Q Kᵀ by √d, d being the length of a query "
+    "(the last axis of Q).": lambda *a: _attention(*a, divisor=lambda Q, K: 1.0),
+    "It looks like the scores were divided by d: divide them by √d, the square root of a "
+    "query's length.": lambda *a: _attention(*a, divisor=lambda Q, K: Q.shape[-1]),
+    "It looks like the scores were divided by the square root of the number of keys: d is the "
+    "length of a query (the last axis of Q), not how many keys there are.":
+        lambda *a: _attention(*a, divisor=lambda Q, K: np.sqrt(K.shape[-2])),
+    "It looks like the softmax ran over the queries (axis -2): each query's weights over the "
+    "keys (the last axis of the scores) sum to 1.": lambda *a: _attention(*a, axis=-2),
+    "It looks like the mask was applied after the softmax: the weights a query keeps no longer "
+    "sum to 1; mask the scores before the softmax.": lambda *a: _attention(*a, after=True),
+    "It looks like masked scores were set to 0 instead of −∞: e⁰ = 1, so a masked key still "
+    "gets weight; give masked scores −∞ (or a very large negative number).":
+        lambda *a: _attention(*a, fill=0.0),
+    "It looks like the mask was read the wrong way round: True marks the keys a query MAY "
+    "attend to.": lambda *a: _attention(*a, inverted=True),
+    "It looks like the weights were transposed before multiplying V: row i of the output mixes "
+    "the rows of V with query i's weights, (weights) @ V.": lambda *a: _attention(*a, transposed=True),
+    "It looks like the attention weights were returned: the output is the weights times V.":
+        lambda Q, K, V, mask=None: _attention(Q, K, np.eye(K.shape[-2]), mask),
+}
+
+
+def _run_attention(answer, case):
+    """Call the answer with Q, K, V as float arrays and the mask, if the case has one, as booleans."""
+    given = case["inputs"]
+    inputs = [np.asarray(given[name], dtype=float) for name in ("Q", "K", "V")]
+    copies = [x.copy() for x in inputs]
+    masks = [np.asarray(given["mask"], dtype=bool)] if "mask" in given else []
+    with np.errstate(over="raise", invalid="raise"):
+        out = answer(*copies, *[m.copy() for m in masks])
+    unchanged("attention", ["Q", "K", "V"], inputs, copies)
+    return encode(out)
+
+
+def _rounded(rng, *shape):
+    return np.round(rng.normal(size=shape), 1).tolist()
+
+
+_rng = np.random.default_rng(10)
+_BATCHED = dict(Q=_rounded(_rng, 2, 3, 4), K=_rounded(_rng, 2, 3, 4), V=_rounded(_rng, 2, 3, 4))
+_SMALL = dict(Q=_rounded(_rng, 2, 3, 2), K=_rounded(_rng, 2, 3, 2), V=_rounded(_rng, 2, 3, 2))
+_CAUSAL = [[True, False, False], [True, True, False], [True, True, True]]
+_PADDING = [[[True, True, False]], [[True, False, False]]]       # (batch, 1, keys): the last keys are padding
+
+attention = dataclasses.replace(function_exercise(
+    "10.attention", "attention", _attention, points=4,
+    cases=[
+        case(Q=[[1.0, 0.0], [0.0, 2.0]], K=[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
+             V=[[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]]),
+        case(**_BATCHED, hint="A batch of 2 sequences of 3 tokens, d = 4: the same formula for "
+                              "each sequence, along the last two axes."),
+        case(**_SMALL, mask=_CAUSAL,
+             hint=("A causal mask: query i may attend to keys 0..i only.",
+                   "A masked key must get weight exactly 0 and the allowed weights still sum to "
+                   "1: change the scores before the softmax, not the weights after it.")),
+        case(**_SMALL, mask=_PADDING,
+             hint="A padding mask of shape (2, 1, 3): it broadcasts over the queries; in each "
+                  "sequence the last keys are padding that no query may attend to."),
+        case(Q=[[40.0, 0.0], [0.0, 40.0]], K=[[40.0, 0.0], [0.0, 40.0], [39.0, 1.0]],
+             V=[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
+             hint="Scores above 709 overflow exp: subtract each row's largest score first "
+                  "(chapter 05)."),
+    ],
+    hint=("Attention weights are a softmax over the keys of each query's scaled scores; the "
+          "output mixes the values with those weights.",
+          "Scores are the products of each query with each key, divided by the square root of "
+          "the query length. Masked scores become −∞ before a stable softmax over the last axis; "
+          "the weights then multiply V. np.swapaxes or np.einsum handle the batch axes."),
+    title="attention(Q, K, V, mask=None)",
+    mistakes=ATTENTION_MISTAKES,
+    engine=refused({**forward_of(mg.softmax), **forward_of(mg.log_softmax), **forward_of(mg.matmul)})),
+    run=_run_attention)
+
+
+# -- 10.softmax_vjp -------------------------------------------------------------------------------
+
+def _softmax_vjp(g, ans, x, axis=-1):
+    return ans * (g - np.sum(g * ans, axis=axis, keepdims=True))
+
+
+def softmax_graph(rules):
+    """loss = sum(softmax(softmax(X·w, axis=0)·v, axis=-1)·u): the rule along both axes."""
+    softmax = mg.defop("softmax_exercise", _softmax, rules, symbol="softmax")
+    X = mg.Input("X")
+    w = mg.Parameter([[0.5, -1.0], [1.5, 0.3], [-0.7, 1.1]], name="w")
+    v = mg.Parameter([[2.0, -1.0], [0.5, 1.5], [-1.0, 3.0]], name="v")
+    u = mg.Parameter([[1.0, -2.0], [3.0, 0.5], [-1.5, 2.0]], name="u")
+    columns = softmax(mg.mul(X, w, name="z1"), axis=0, name="s1")
+    rows = softmax(mg.mul(columns, v, name="z2"), axis=-1, name="s2")
+    return mg.Graph(mg.sum(mg.mul(rows, u, name="z3"), name="loss"))
+
+
+SOFTMAX_VJP_MISTAKES = {
+    "only the diagonal of the Jacobian was used (g·y·(1 − y), as for sigmoid): every output of a "
+    "softmax depends on every input along its axis, which subtracts a sum over that axis":
+        lambda g, ans, x, axis=-1: g * ans * (1 - ans),
+    "that is exp's rule (g·y): the normalisation by the sum adds a term":
+        lambda g, ans, x, axis=-1: g * ans,
+    "the sum ran over axis 0: it runs along the axis the softmax normalised (axis)":
+        lambda g, ans, x, axis=-1: _softmax_vjp(g, ans, x, axis=0),
+    "the axis was ignored (the sum always ran over the last axis): use the rule's axis, the "
+    "axis the softmax normalised": lambda g, ans, x, axis=-1: _softmax_vjp(g, ans, x),
+    "the sum lost its axis (keepdims): it broadcast along the wrong axis; keep the summed axis "
+    "so that each row subtracts its own sum":
+        lambda g, ans, x, axis=-1: ans * (g - np.sum(g * ans, axis=axis)),
+    "the sum ran over every entry: each slice along the axis is a softmax of its own":
+        lambda g, ans, x, axis=-1: ans * (g - np.sum(g * ans)),
+    "the sum is of g alone: weight g by the softmax's output before summing":
+        lambda g, ans, x, axis=-1: ans * (g - np.sum(g, axis=axis, keepdims=True)),
+    "the sign is flipped": lambda g, ans, x, axis=-1: -_softmax_vjp(g, ans, x, axis),
+}
+
+_G = np.round(np.random.default_rng(11).normal(size=(3, 3)), 1).tolist()
+_X = np.round(np.random.default_rng(12).normal(size=(3, 3)), 1).tolist()
+
+softmax_vjp = vjp_exercise(
+    "10.softmax_vjp", "softmax_vjp", 3, "softmax_vjp(g, ans, x, axis=-1)", _softmax, _softmax_vjp,
+    softmax_graph, "loss = sum(softmax(softmax(X·w, axis=0)·v, axis=-1)·u)",
+    cases=[
+        case(g=[1.0, 0.0, 0.0], x=[0.0, 1.0, 2.0],
+             hint="g picks the first output: the answer is how y₀ changes with each input."),
+        case(g=[0.5, -1.0, 2.0], x=[1.0, -1.0, 0.5]),
+        case(g=_G, x=_X, hint="Three rows, three softmaxes (axis -1): each row subtracts its own sum."),
+        case(g=[[1.0, 2.0, 0.0, -1.0], [0.5, 0.5, 0.5, 0.5]], x=[[0.0, 1.0, -1.0, 2.0], [3.0, 0.0, 1.0, 2.0]],
+             hint="The second row's g is the same everywhere: a softmax's outputs always sum to "
+                  "1, so its gradient there is 0."),
+        graph_case(X=[[1.0, -0.5], [0.2, 2.0], [-1.0, 0.4]]),
+    ],
+    mistakes=SOFTMAX_VJP_MISTAKES,
+    hint=("Each output of a softmax depends on every input along the axis: the Jacobian is "
+          "diag(y) − y yᵀ, and the VJP is g times it, without building the matrix.",
+          "gᵀ(diag(y) − y yᵀ) is y·g minus y times one number per slice: the sum along the axis "
+          "of g·y. Keep that axis so the number broadcasts back over its slice."),
+    engine=refused({**vjps_of(mg.softmax), **vjps_of(mg.log_softmax)}))
+
+
+EXERCISES = [attention, softmax_vjp]
