@@ -9,22 +9,31 @@ A query asks, keys offer, values answer. For queries ``q`` (n, d), keys ``k`` (m
 
 ``attention`` adds these nodes to a graph (so ``mg.draw`` shows them with their values and
 gradients); ``saturation`` measures what happens to the softmax when the scores are *not*
-divided by √d, and ``saturation_plot`` draws it.
+divided by √d, ``saturation_plot`` draws it, and ``scale_view`` is a slider for d.
 
     att = attention(q, k, v)                     # att.scores, att.weights, att.output: nodes
     att = attention(q, k, v, mask=allowed)       # keys where ``allowed`` is False get weight 0
     saturation_plot(dims=(1, 4, 16, 64, 256))    # the largest weight and the softmax's slope
+    scale_view(d=64)                             # a slider for d; one query's weights, both ways
+
+The widget is an ipywidgets box whose slider is a plain attribute (``view.slider.value = 256``),
+so a test drives it as a learner would.
 """
 
+import io
 from collections import namedtuple
 
+import ipywidgets as ipw
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 
 from .errors import BadValueError
 from .graph import Constant
 from .kernels import log_softmax
 from .ops import div, matmul, softmax, transpose
+from .viz import format_number
+from .widgets import WIDE
 
 Attention = namedtuple("Attention", "scores weights output")
 Attention.__doc__ = "The nodes of one attention: the scaled scores, the weights and the output."
@@ -56,6 +65,13 @@ def attention(q, k, v, d=None, mask=None, scaled=True):
     return Attention(scores, weights, matmul(weights, v, name="output"))
 
 
+def softmax_slope(p):
+    """‖diag(p) − p pᵀ‖ (Frobenius norm) for each row p of weights: the size of the softmax's
+    Jacobian, how much of a gradient it passes back to the scores (0 when saturated)."""
+    jacobian = p[..., :, None] * np.eye(p.shape[-1]) - p[..., :, None] * p[..., None, :]
+    return np.linalg.norm(jacobian, axis=(-2, -1))
+
+
 def saturation(dims, keys=8, trials=400, rng=0):
     """How peaked the softmax of dot-product scores gets as the size d of the vectors grows.
 
@@ -65,9 +81,8 @@ def saturation(dims, keys=8, trials=400, rng=0):
 
         largest, largest_scaled   the largest attention weight, of softmax(q·k) and of
                                   softmax(q·k / √d); 1/keys is an even spread, 1 all on one key
-        slope, slope_scaled       the size of the softmax's Jacobian, ‖diag(p) − p pᵀ‖ (Frobenius
-                                  norm): how much gradient the scores can get back. It is 0 when
-                                  the softmax is saturated (all weight on one key)
+        slope, slope_scaled       ``softmax_slope``: how much gradient the scores can get back,
+                                  0 when the softmax is saturated (all weight on one key)
     """
     rng = np.random.default_rng(rng)
     out = {name: [] for name in ("largest", "largest_scaled", "slope", "slope_scaled")}
@@ -77,9 +92,8 @@ def saturation(dims, keys=8, trials=400, rng=0):
         products = (q @ np.swapaxes(k, 1, 2))[:, 0]                 # (trials, keys)
         for suffix, scores in (("", products), ("_scaled", products / np.sqrt(d))):
             p = np.exp(log_softmax(scores))
-            jacobian = p[:, :, None] * np.eye(keys) - p[:, :, None] * p[:, None, :]
             out["largest" + suffix].append(p.max(axis=1).mean())
-            out["slope" + suffix].append(np.linalg.norm(jacobian, axis=(1, 2)).mean())
+            out["slope" + suffix].append(softmax_slope(p).mean())
     return {name: np.array(values) for name, values in out.items()}
 
 
@@ -99,3 +113,54 @@ def saturation_plot(dims=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), keys=8, trials
     fig.tight_layout()
     plt.show()
     return found
+
+
+class ScaleView(ipw.VBox):
+    """A slider for d, and the weights one query gives ``keys`` keys, with scores q·k and q·k/√d.
+
+    The query and the keys are the first d entries of fixed random vectors (standard normal), so
+    moving the slider adds entries to the same vectors. The readout gives the spread of the
+    scores and, both ways, the largest weight and the softmax's slope (``softmax_slope``).
+    """
+
+    DIMS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+
+    def __init__(self, d=64, keys=8, seed=0):
+        rng = np.random.default_rng(seed)
+        self.q, self.k = rng.standard_normal(max(self.DIMS)), rng.standard_normal((keys, max(self.DIMS)))
+        self.slider = ipw.SelectionSlider(options=self.DIMS, value=d, description="d", style=WIDE,
+                                          continuous_update=True)
+        self.readout = ipw.HTML().add_class("mg-readout")
+        self.image = ipw.Image(format="png")
+        self.slider.observe(lambda _: self.update(), names="value")
+        self.update()
+        super().__init__([self.slider, self.readout, self.image])
+        self.add_class("mg-attention-scale")
+
+    def update(self):
+        """Score the keys for the slider's d, both ways; redraw the bars and the readout."""
+        d = self.slider.value
+        products = self.k[:, :d] @ self.q[:d]
+        self.weights = {"q·k": np.exp(log_softmax(products)),
+                        "q·k / √d": np.exp(log_softmax(products / np.sqrt(d)))}
+        parts = [f"{name}: largest weight <b>{format_number(p.max(), 3)}</b>, slope "
+                 f"<b>{format_number(softmax_slope(p), 3)}</b>" for name, p in self.weights.items()]
+        self.readout.value = (f"d = {d}: the scores q·k spread with standard deviation "
+                              f"<b>{format_number(products.std(), 3)}</b> · " + " · ".join(parts))
+        self.image.value = self._plot()
+
+    def _plot(self):
+        fig = Figure(figsize=(7.5, 2.4), dpi=80)
+        fig.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.86, wspace=0.25)
+        for ax, (name, p), colour in zip(fig.subplots(1, 2), self.weights.items(), ("#c0392b", "#2e6fb7")):
+            ax.bar(range(1, len(p) + 1), p, color=colour)
+            ax.set(ylim=(0, 1), title=f"softmax({name})", xlabel="key")
+            ax.set_xticks(range(1, len(p) + 1))
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png")
+        return buffer.getvalue()
+
+
+def scale_view(d=64, keys=8, seed=0):
+    """A slider for d (1 to 512) and one query's weights over ``keys`` keys, unscaled and scaled."""
+    return ScaleView(d, keys, seed)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-from minigraph.attention import attention, saturation, saturation_plot
+from minigraph.attention import attention, saturation, saturation_plot, scale_view, softmax_slope
 
 matplotlib.use("Agg")
 
@@ -101,3 +101,29 @@ def test_saturation_plot_returns_what_it_draws():
     found = saturation_plot(dims=(1, 8, 64), trials=50)
     assert found["largest"].shape == (3,)
     matplotlib.pyplot.close("all")
+
+
+def test_the_scale_view_follows_its_slider():
+    view = scale_view(d=1, keys=8, seed=0)
+    assert view.image.value[1:4] == b"PNG" and "d = 1:" in view.readout.value
+    first = {name: p.copy() for name, p in view.weights.items()}
+    np.testing.assert_allclose(first["q·k"], first["q·k / √d"])      # √1 = 1
+    image = view.image.value
+    view.slider.value = 512
+    assert "d = 512:" in view.readout.value and view.image.value != image
+    unscaled, scaled = view.weights["q·k"], view.weights["q·k / √d"]
+    assert unscaled.max() > 0.99 and scaled.max() < 0.9
+    assert softmax_slope(unscaled) < 1e-3 < softmax_slope(scaled)
+    for p in (unscaled, scaled):
+        np.testing.assert_allclose(p.sum(), 1.0)
+    products = view.k[:, :512] @ view.q[:512]                          # the same vectors, longer
+    np.testing.assert_allclose(scaled, np.exp(products / np.sqrt(512)) / np.exp(products / np.sqrt(512)).sum())
+
+
+def test_softmax_slope_is_the_size_of_the_softmax_jacobian():
+    rng = np.random.default_rng(0)
+    p = np.exp(rng.normal(size=(3, 5)))
+    p /= p.sum(axis=1, keepdims=True)
+    for row, slope in zip(p, softmax_slope(p)):
+        np.testing.assert_allclose(slope, np.linalg.norm(np.diag(row) - np.outer(row, row)))
+    assert softmax_slope(np.array([0.0, 1.0, 0.0])) == 0
