@@ -39,7 +39,7 @@ Attention = namedtuple("Attention", "scores weights output")
 Attention.__doc__ = "The nodes of one attention: the scaled scores, the weights and the output."
 
 
-def attention(q, k, v, d=None, mask=None, scaled=True):
+def attention(q, k, v, d=None, mask=None, scaled=True, name=""):
     """Scaled dot-product attention of queries ``q`` over keys ``k`` and values ``v`` (nodes).
 
     q  (d,) one query or (n, d) queries          d     the size of a key (default: read from
@@ -48,21 +48,25 @@ def attention(q, k, v, d=None, mask=None, scaled=True):
     mask    a boolean array broadcastable to the scores, True where a query may look at a key
             (``mg.softmax``'s ``mask``): the other keys get weight exactly 0
     scaled  divide the scores by √d (True), or not (to see why one does)
+    name    put in front of the nodes' names (``name.scores``, ...): for several attentions in
+            one graph, whose node names must differ (and ``mg.draw`` frames each)
 
     Returns ``Attention(scores, weights, output)``, the nodes named ``scores``, ``weights`` and
-    ``output`` (and ``q·k``, ``√d`` for the parts of the scores).
+    ``output`` (and ``kᵀ``, ``q·k``, ``√d`` for the parts of the scores).
     """
+    prefix = f"{name}." if name else ""
     if d is None:
         if k.value is None:
             raise BadValueError(f"attention needs the size d of a key to scale the scores by √d; "
                                 f"the keys '{k.name}' have no value yet. Pass d=, e.g. "
                                 f"attention(q, k, v, d=64).")
         d = np.shape(k.value)[-1]
-    products = matmul(q, transpose(k, name="kᵀ"), name="q·k")
-    scores = div(products, Constant(np.sqrt(d), name="√d"), name="scores") if scaled else products
-    weights = (softmax(scores, axis=-1, name="weights") if mask is None
-               else softmax(scores, axis=-1, mask=np.asarray(mask, dtype=bool), name="weights"))
-    return Attention(scores, weights, matmul(weights, v, name="output"))
+    products = matmul(q, transpose(k, name=prefix + "kᵀ"), name=prefix + "q·k")
+    scores = (div(products, Constant(np.sqrt(d), name=prefix + "√d"), name=prefix + "scores")
+              if scaled else products)
+    weights = (softmax(scores, axis=-1, name=prefix + "weights") if mask is None
+               else softmax(scores, axis=-1, mask=np.asarray(mask, dtype=bool), name=prefix + "weights"))
+    return Attention(scores, weights, matmul(weights, v, name=prefix + "output"))
 
 
 def softmax_slope(p):

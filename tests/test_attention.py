@@ -71,6 +71,7 @@ def test_a_mask_gives_the_hidden_keys_weight_and_gradient_zero():
     q, k, v = random_attention(rng, 4, 5, 3, 2, one_query=False)
     allowed = rng.random((4, 5)) < 0.6
     allowed[:, 0] = True                                   # every query may look at a key
+    allowed[:, -1] = False                                 # and no query at the last one
     Q, K, V = mg.Input("q"), mg.Input("K"), mg.Input("V")
     att = attention(Q, K, V, mask=allowed, d=3)
     mg.Graph(mg.sum(att.output)).backward({Q: q, K: k, V: v})
@@ -79,7 +80,7 @@ def test_a_mask_gives_the_hidden_keys_weight_and_gradient_zero():
     np.testing.assert_allclose(att.output.value, expected_output, rtol=1e-12, atol=1e-15)
     assert np.all(att.weights.value[~allowed] == 0)
     unseen = ~allowed.any(axis=0)                          # keys no query may look at
-    assert unseen.any()
+    assert unseen[-1]
     assert np.all(K.grad[unseen] == 0) and np.all(V.grad[unseen] == 0)
 
 
@@ -127,3 +128,17 @@ def test_softmax_slope_is_the_size_of_the_softmax_jacobian():
     for row, slope in zip(p, softmax_slope(p)):
         np.testing.assert_allclose(slope, np.linalg.norm(np.diag(row) - np.outer(row, row)))
     assert softmax_slope(np.array([0.0, 1.0, 0.0])) == 0
+
+
+def test_two_attentions_in_one_graph_are_told_apart_by_name():
+    rng = np.random.default_rng(5)
+    q, k, v = random_attention(rng, 2, 3, 4, 2, one_query=False)
+    Q, K, V = mg.Input("q"), mg.Input("K"), mg.Input("V")
+    first, second = attention(Q, K, V, d=4, name="a"), attention(Q, K, V, d=4, name="b", scaled=False)
+    graph = mg.Graph([first.output, second.output])
+    out_a, out_b = graph.forward({Q: q, K: k, V: v})
+    np.testing.assert_allclose(out_a, by_numpy(q, k, v)[1])
+    np.testing.assert_allclose(out_b, by_numpy(q, k, v, scaled=False)[1])
+    assert {"a.kᵀ", "a.q·k", "a.√d", "a.scores", "a.weights", "a.output",
+            "b.weights", "b.output"} <= {n.name for n in graph.nodes}
+    assert first.scores.name == "a.scores" and second.scores.name == "b.q·k"     # no √d: raw scores
