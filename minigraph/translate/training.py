@@ -1,0 +1,128 @@
+"""A training run of the translator, and the file a trained model is shipped in.
+
+    run = Training(Config(iterations=3000))
+    while run.iteration < run.config.iterations:
+        loss = run.step()
+    save(run, "dates.npz", command="...", commit="...")
+    model, meta = load_model("dates.npz")
+
+One step reads ``batch`` training examples (the examples shuffled once per epoch), runs the
+teacher-forced graph forward and backward (``wrt=`` the Parameters), clips the gradients to a
+global norm of ``clip`` and takes one Adam step at the learning rate of a cosine schedule from
+``lr`` to ``lr_min``. The config and its seed decide everything: the same config gives the
+same losses, bit for bit.
+
+The file is an ``.npz`` of numpy arrays only (``np.load(path, allow_pickle=False)`` reads it):
+``param/<name>`` for each Parameter and ``meta.json``, one string of JSON: the format, the
+config, the iteration, the history of losses and exact-match accuracies, the command line and
+the git commit that made it.
+"""
+
+import json
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from .. import BadValueError, optim, recurrent
+from . import data
+from .model import Translator
+
+FORMAT = "minigraph.translate/1"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The choices that define a run: the task (``examples`` training examples from ``seed``),
+    the model's sizes, the optimizer, and how often ``eval_examples`` held-out examples are
+    scored (exact match) while it trains."""
+    examples: int = 20_000
+    embedding: int = 16
+    hidden: int = 32
+    decoder: int = 64
+    attention: int = 32
+    batch: int = 64
+    iterations: int = 3000
+    lr: float = 3e-3
+    lr_min: float = 1e-4
+    clip: float = 5.0
+    seed: int = 0
+    eval_every: int = 500
+    eval_examples: int = 500
+    dtype: str = "float32"
+
+    def model(self):
+        """A new, untrained ``Translator`` of this config's sizes (initialised from its seed)."""
+        return Translator(embedding=self.embedding, hidden=self.hidden, decoder=self.decoder,
+                          attention=self.attention, rng=self.seed, dtype=np.dtype(self.dtype))
+
+
+class Training:
+    """A model, its optimizer and the position in the data: one run, one step at a time."""
+
+    def __init__(self, config):
+        self.config = config
+        self.task = data.dates(config.examples, max(config.eval_examples, 1), seed=config.seed)
+        sources, targets = zip(*self.task.train)
+        self.source_ids, _ = data.encode_sources(sources)
+        self.target_ids = data.encode_targets(targets)
+        self.model = config.model()
+        self.adam = optim.Adam(self.model.parameters, lr=config.lr)
+        self.optimizer = optim.Scheduled(self.adam, lambda t: optim.cosine_decay(
+            t, config.iterations, config.lr, config.lr_min))
+        self.rng = np.random.default_rng(config.seed + 1)         # the order of the examples
+        self.order = np.arange(0)
+        self.iteration = 0
+        self.history = {"train": [], "held_out": []}       # [iteration, loss] and [iteration, accuracy]
+
+    def step(self):
+        """One iteration on the next batch; returns its training loss (nats per character)."""
+        cfg, net, params = self.config, self.model.teacher_forced(), self.model.parameters
+        if len(self.order) < cfg.batch:                     # a new epoch: a new order
+            self.order = self.rng.permutation(len(self.source_ids))
+        rows, self.order = self.order[:cfg.batch], self.order[cfg.batch:]
+        loss = float(net.graph.backward(net.feed(self.source_ids[rows], self.target_ids[rows]),
+                                        wrt=params))
+        clipped, _ = recurrent.clip_by_global_norm([p.grad for p in params], cfg.clip)
+        for p, g in zip(params, clipped):
+            p.grad = g
+        self.optimizer.step()
+        self.iteration += 1
+        self.history["train"].append([self.iteration, loss])
+        return loss
+
+    def evaluate(self):
+        """Exact match on ``eval_examples`` held-out examples, recorded in the history."""
+        sources, targets = zip(*self.task.held_out[:self.config.eval_examples])
+        accuracy = exact_match(self.model.translate(list(sources))[0], targets)
+        self.history["held_out"].append([self.iteration, accuracy])
+        return accuracy
+
+
+def exact_match(translations, targets):
+    """The fraction of the translations equal to their target, every character of it."""
+    return float(np.mean([out == target for out, target in zip(translations, targets, strict=True)]))
+
+
+def save(run, path, command=None, commit=None):
+    """Write the model of ``run`` and its record to ``path`` (``command`` and ``commit`` as given)."""
+    arrays = {f"param/{p.name}": p.value for p in run.model.parameters}
+    meta = {"format": FORMAT, "config": asdict(run.config), "iteration": run.iteration,
+            "history": run.history, "command": command, "commit": commit}
+    arrays["meta.json"] = np.array(json.dumps(meta))
+    with open(path, "wb") as file:
+        np.savez(file, **arrays)
+
+
+def load_model(path):
+    """``(model, meta)``: the trained ``Translator`` saved at ``path`` and its record."""
+    with np.load(path, allow_pickle=False) as saved:
+        arrays = {key: saved[key] for key in saved.files}
+    meta = json.loads(str(arrays.pop("meta.json")))
+    if meta.get("format") != FORMAT:
+        raise BadValueError(f"{path} is not a translator of this version (format "
+                            f"{meta.get('format')!r}, expected {FORMAT!r}): make it again with "
+                            f"python -m minigraph.translate.train.")
+    model = Config(**meta["config"]).model()
+    for p in model.parameters:
+        p.value = arrays[f"param/{p.name}"]
+    return model, meta
