@@ -20,7 +20,6 @@ The widget is an ipywidgets box whose slider is a plain attribute (``view.slider
 so a test drives it as a learner would.
 """
 
-import io
 from collections import namedtuple
 
 import ipywidgets as ipw
@@ -33,7 +32,7 @@ from .graph import Constant
 from .kernels import log_softmax
 from .ops import div, matmul, softmax, transpose
 from .viz import format_number
-from .widgets import WIDE
+from .widgets import WIDE, SliderPlot, png
 
 Attention = namedtuple("Attention", "scores weights output")
 Attention.__doc__ = "The nodes of one attention: the scaled scores, the weights and the output."
@@ -119,7 +118,7 @@ def saturation_plot(dims=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), keys=8, trials
     return found
 
 
-class ScaleView(ipw.VBox):
+class ScaleView(SliderPlot):
     """A slider for d, and the weights one query gives ``keys`` keys, with scores q·k and q·k/√d.
 
     The query and the keys are the first d entries of fixed random vectors (standard normal), so
@@ -132,14 +131,8 @@ class ScaleView(ipw.VBox):
     def __init__(self, d=64, keys=8, seed=0):
         rng = np.random.default_rng(seed)
         self.q, self.k = rng.standard_normal(max(self.DIMS)), rng.standard_normal((keys, max(self.DIMS)))
-        self.slider = ipw.SelectionSlider(options=self.DIMS, value=d, description="d", style=WIDE,
-                                          continuous_update=True)
-        self.readout = ipw.HTML().add_class("mg-readout")
-        self.image = ipw.Image(format="png")
-        self.slider.observe(lambda _: self.update(), names="value")
-        self.update()
-        super().__init__([self.slider, self.readout, self.image])
-        self.add_class("mg-attention-scale")
+        super().__init__(ipw.SelectionSlider(options=self.DIMS, value=d, description="d", style=WIDE,
+                                             continuous_update=True), "mg-attention-scale")
 
     def update(self):
         """Score the keys for the slider's d, both ways; redraw the bars and the readout."""
@@ -160,9 +153,7 @@ class ScaleView(ipw.VBox):
             ax.bar(range(1, len(p) + 1), p, color=colour)
             ax.set(ylim=(0, 1), title=f"softmax({name})", xlabel="key")
             ax.set_xticks(range(1, len(p) + 1))
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        return png(fig)
 
 
 def scale_view(d=64, keys=8, seed=0):
