@@ -72,14 +72,15 @@ def iso(date):
 
 
 def all_dates():
-    """Every date the task uses, in order: 1950-01-01 .. 2049-12-31 (36,524 days)."""
+    """Every date the task uses, in order: 1950-01-01 .. 2049-12-31 (36,525 days)."""
     return [FIRST + datetime.timedelta(days=k) for k in range((LAST - FIRST).days + 1)]
 
 
 def source_alphabet():
-    """Every character a format can write: the vocabulary of the source side."""
-    names = "".join(MONTHS + DAYS)
-    return "".join(sorted(set(names + names.upper() + names.lower() + "0123456789 ,./-")))
+    """Every character a format can write: what the formats write in one leap year (all the
+    months, weekdays, ordinal suffixes and digits) is all they ever write."""
+    year = [datetime.date(2000, 1, 1) + datetime.timedelta(days=k) for k in range(366)]
+    return "".join(sorted({ch for day in year for form in FORMATS for ch in write(day, form)}))
 
 
 SOURCE = Vocabulary(source_alphabet())

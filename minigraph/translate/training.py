@@ -1,6 +1,6 @@
 """A training run of the translator, and the file a trained model is shipped in.
 
-    run = Training(Config(iterations=3000))
+    run = Training(Config())
     while run.iteration < run.config.iterations:
         loss = run.step()
     save(run, "dates.npz", command="...", commit="...")
@@ -41,12 +41,12 @@ class Config:
     decoder: int = 64
     attention: int = 32
     batch: int = 64
-    iterations: int = 3000
+    iterations: int = 2000
     lr: float = 3e-3
     lr_min: float = 1e-4
     clip: float = 5.0
     seed: int = 0
-    eval_every: int = 500
+    eval_every: int = 250
     eval_examples: int = 500
     dtype: str = "float32"
 
