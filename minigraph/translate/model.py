@@ -51,7 +51,8 @@ class Translator:
                  embedding=16, hidden=32, decoder=64, attention=32, rng=None, dtype=np.float32):
         rng = np.random.default_rng(rng)
         whole = nn.whole_number
-        self.source_size, self.target_size = whole(source_size, "source_size"), whole(target_size, "target_size")
+        self.source_size = whole(source_size, "source_size")
+        self.target_size = whole(target_size, "target_size")
         self.source_length = whole(source_length, "source_length")
         self.target_length = whole(target_length, "target_length")
         self.sizes = dict(embedding=whole(embedding, "embedding"), hidden=whole(hidden, "hidden"),
@@ -65,7 +66,8 @@ class Translator:
             self.source_embedding = weights("source_embedding", self.source_size, e)
             self.forward_cell = recurrent.LSTMCell(e, h, rng=rng)
             self.backward_cell = recurrent.LSTMCell(e, h, rng=rng)
-            self.W_init, self.b_init = weights("W_init", h, d), Parameter(np.zeros(d), name="b_init", dtype=dtype)
+            self.W_init = weights("W_init", h, d)
+            self.b_init = Parameter(np.zeros(d), name="b_init", dtype=dtype)
             self.W_k, self.W_q = weights("W_k", 2 * h, a), weights("W_q", d, a)
             self.v = weights("v", a, 1)
             self.target_embedding = weights("target_embedding", self.target_size, e)
