@@ -112,6 +112,8 @@ def saturation_plot(dims=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), keys=8, trials
         ax.set(xscale="log", xlabel="d, the size of a query and a key", ylabel=label)
         ax.set_xticks(dims, [str(d) for d in dims], fontsize=7)
     axes[0].axhline(1 / keys, color="gray", lw=0.5)
+    axes[0].set_ylim(0, 1)
+    axes[1].set_ylim(bottom=0)
     axes[0].legend()
     fig.tight_layout()
     plt.show()
