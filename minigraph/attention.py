@@ -34,6 +34,9 @@ from .ops import div, matmul, softmax, transpose
 from .viz import format_number
 from .widgets import WIDE, SliderPlot, png
 
+DIMS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)       # the sizes d the experiment and the slider try
+UNSCALED, SCALED = "#c0392b", "#2e6fb7"              # the colours of q·k and of q·k / √d
+
 Attention = namedtuple("Attention", "scores weights output")
 Attention.__doc__ = "The nodes of one attention: the scaled scores, the weights and the output."
 
@@ -42,7 +45,7 @@ def attention(q, k, v, d=None, mask=None, scaled=True, name=""):
     """Scaled dot-product attention of queries ``q`` over keys ``k`` and values ``v`` (nodes).
 
     q  (d,) one query or (n, d) queries          d     the size of a key (default: read from
-    k  (m, d) keys                                     ``k``'s value, so give it when ``k`` is
+    k  (m, d) keys (2-D: ``kᵀ`` swaps its axes)        ``k``'s value, so give it when ``k`` is
     v  (m, d_v) values, one row per key                an Input not yet fed)
     mask    a boolean array broadcastable to the scores, True where a query may look at a key
             (``mg.softmax``'s ``mask``): the other keys get weight exactly 0
@@ -100,15 +103,15 @@ def saturation(dims, keys=8, trials=400, rng=0):
     return {name: np.array(values) for name, values in out.items()}
 
 
-def saturation_plot(dims=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), keys=8, trials=400, rng=0):
+def saturation_plot(dims=DIMS, keys=8, trials=400, rng=0):
     """Two panels from ``saturation``: the largest weight, and the softmax's slope, against d,
     for scores divided by √d and not. Returns the measurements."""
     found = saturation(dims, keys, trials, rng)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3))
     for ax, name, label in ((axes[0], "largest", "largest weight (mean)"),
                             (axes[1], "slope", "softmax slope ‖diag(p) − ppᵀ‖ (mean)")):
-        ax.plot(dims, found[name], "o-", color="#c0392b", label="q·k")
-        ax.plot(dims, found[name + "_scaled"], "o-", color="#2e6fb7", label="q·k / √d")
+        ax.plot(dims, found[name], "o-", color=UNSCALED, label="q·k")
+        ax.plot(dims, found[name + "_scaled"], "o-", color=SCALED, label="q·k / √d")
         ax.set(xscale="log", xlabel="d, the size of a query and a key", ylabel=label)
         ax.set_xticks(dims, [str(d) for d in dims], fontsize=7)
     axes[0].axhline(1 / keys, color="gray", lw=0.5)
@@ -128,12 +131,10 @@ class ScaleView(SliderPlot):
     scores and, both ways, the largest weight and the softmax's slope (``softmax_slope``).
     """
 
-    DIMS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
-
     def __init__(self, d=64, keys=8, seed=0):
         rng = np.random.default_rng(seed)
-        self.q, self.k = rng.standard_normal(max(self.DIMS)), rng.standard_normal((keys, max(self.DIMS)))
-        super().__init__(ipw.SelectionSlider(options=self.DIMS, value=d, description="d", style=WIDE,
+        self.q, self.k = rng.standard_normal(max(DIMS)), rng.standard_normal((keys, max(DIMS)))
+        super().__init__(ipw.SelectionSlider(options=DIMS, value=d, description="d", style=WIDE,
                                              continuous_update=True), "mg-attention-scale")
 
     def update(self):
@@ -151,7 +152,7 @@ class ScaleView(SliderPlot):
     def _plot(self):
         fig = Figure(figsize=(7.5, 2.4), dpi=80)
         fig.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.86, wspace=0.25)
-        for ax, (name, p), colour in zip(fig.subplots(1, 2), self.weights.items(), ("#c0392b", "#2e6fb7")):
+        for ax, (name, p), colour in zip(fig.subplots(1, 2), self.weights.items(), (UNSCALED, SCALED)):
             ax.bar(range(1, len(p) + 1), p, color=colour)
             ax.set(ylim=(0, 1), title=f"softmax({name})", xlabel="key")
             ax.set_xticks(range(1, len(p) + 1))
