@@ -31,7 +31,7 @@ graph of one decoder step, run ten times.
 
 import numpy as np
 
-from .. import (Graph, Input, Parameter, ShapeError, concatenate, linear, matmul, mul, nn,
+from .. import (BadValueError, Graph, Input, Parameter, ShapeError, concatenate, linear, matmul, mul, nn,
                 ops, recurrent, reshape, set_default_dtype, softmax, softmax_cross_entropy, tanh)
 from . import data
 
@@ -228,6 +228,7 @@ class TeacherForced:
             raise ShapeError(f"the translator reads sources padded to {model.source_length} "
                              f"characters: ids of shape (batch, {model.source_length}); got shape "
                              f"{source_ids.shape}. Make them with data.encode_sources(texts).")
+        check_ids(source_ids, model.source_size, "source", -1)
         feed = dict(zip(self.xs, one_hot(source_ids.T, model.source_size, model.dtype)))
         if target_ids is None:
             return feed
@@ -236,6 +237,7 @@ class TeacherForced:
             raise ShapeError(f"the targets of {len(source_ids)} sources are ids of shape "
                              f"({len(source_ids)}, {model.target_length}); got shape "
                              f"{target_ids.shape}. Make them with data.encode_targets(texts).")
+        check_ids(target_ids, model.target_size, "target", 0)
         previous = np.concatenate([np.full((len(target_ids), 1), -1), target_ids[:, :-1]], axis=1)
         feed.update(zip(self.ys, one_hot(previous.T, model.target_size, model.dtype)))
         feed[self.mask] = source_mask(source_ids, model.dtype)
@@ -263,6 +265,17 @@ def initial_state(cell, prefix):
     for node in state:
         node.name = f"{prefix}.{node.name}"
     return state
+
+
+def check_ids(ids, size, side, lowest):
+    """A BadValueError unless every id is a character of the vocabulary (or -1, padding, if
+    ``lowest`` is -1)."""
+    outside = ids.size > 0 and not lowest <= ids.min() <= ids.max() < size
+    if not np.issubdtype(ids.dtype, np.integer) or outside:
+        raise BadValueError(f"{side} ids are whole numbers from {lowest} to {size - 1} (the {side} "
+                            f"vocabulary has {size} characters{', -1 is padding' * (lowest < 0)}); got "
+                            f"{ids.dtype} ids from {ids.min()} to {ids.max()}. Make them with "
+                            f"data.encode_{side}s(texts).")
 
 
 def one_hot(ids, n, dtype=np.float64):

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .. import BadValueError, optim, recurrent
+from .. import BadValueError, nn, optim, recurrent
 from . import data
 from .model import Translator
 
@@ -50,6 +50,10 @@ class Config:
     eval_examples: int = 500
     dtype: str = "float32"
 
+    def __post_init__(self):
+        for name in ("examples", "batch", "iterations", "eval_every", "eval_examples"):
+            nn.whole_number(getattr(self, name), f"the setting {name}")
+
     def model(self):
         """A new, untrained ``Translator`` of this config's sizes (initialised from its seed)."""
         return Translator(embedding=self.embedding, hidden=self.hidden, decoder=self.decoder,
@@ -61,7 +65,7 @@ class Training:
 
     def __init__(self, config):
         self.config = config
-        self.task = data.dates(config.examples, max(config.eval_examples, 1), seed=config.seed)
+        self.task = data.dates(config.examples, config.eval_examples, seed=config.seed)
         sources, targets = zip(*self.task.train)
         self.source_ids, _ = data.encode_sources(sources)
         self.target_ids = data.encode_targets(targets)

@@ -69,6 +69,9 @@ class Explorer(ipw.VBox):
         self.model = model
         self.targets = dict(examples)                    # source -> its true ISO date
         sources = list(self.targets)
+        if not (sources or value):
+            raise BadValueError("the explorer needs a date to show first: give it examples for its "
+                                "dropdown (e.g. data.dates(1, 20).held_out) or value='3 mar 1997'.")
         self.menu = ipw.Dropdown(options=["(type below)"] + sources, description="example",
                                  style=WIDE)
         self.text = ipw.Text(value=value or sources[0], description="date", style=WIDE,
