@@ -10,7 +10,6 @@ ipywidgets and matplotlib; ``import minigraph`` does not import it.
 """
 
 import html
-import io
 
 import ipywidgets as ipw
 import numpy as np
@@ -18,7 +17,7 @@ import numpy as np
 from . import data, viz
 from .recurrent import (LSTMCell, RNNCell, SequenceModel, clip_by_global_norm, last_step_gradients,
                         set_spectral_radius)
-from .widgets import WIDE, svg_view
+from .widgets import WIDE, SliderPlot, png, svg_view
 
 
 # -- the unrolled graph, for a T you choose -----------------------------------------------------
@@ -67,7 +66,7 @@ def unrolled_view(model, X, targets, T=2, **draw_options):
 
 # -- gradients through time ------------------------------------------------------------------------
 
-class GradientFlow(ipw.VBox):
+class GradientFlow(SliderPlot):
     """How much gradient reaches each time step, as W_hh's spectral radius moves.
 
     A simple RNN and an LSTM (both ``n_hidden`` units) read the same ``T`` random inputs; only
@@ -83,15 +82,9 @@ class GradientFlow(ipw.VBox):
         self.lstm = SequenceModel(LSTMCell(7, n_hidden, rng), 7, rng)
         _, self.lstm_norms = last_step_gradients(self.lstm, self.X)
         self.max_norm = max_norm
-        self.slider = ipw.FloatSlider(value=radius, min=0.5, max=2.5, step=0.05, readout_format=".2f",
-                                    description="spectral radius of W_hh", style=WIDE,
-                                    continuous_update=True)
-        self.readout = ipw.HTML().add_class("mg-readout")
-        self.image = ipw.Image(format="png")
-        self.slider.observe(lambda _: self.update(), names="value")
-        self.update()
-        super().__init__([self.slider, self.readout, self.image])
-        self.add_class("mg-gradient-flow")
+        super().__init__(ipw.FloatSlider(value=radius, min=0.5, max=2.5, step=0.05, readout_format=".2f",
+                                         description="spectral radius of W_hh", style=WIDE,
+                                         continuous_update=True), "mg-gradient-flow")
 
     def update(self):
         """Rescale W_hh to the slider's radius, backpropagate, redraw."""
@@ -119,9 +112,7 @@ class GradientFlow(ipw.VBox):
         ax.set(xlabel="time step t (the loss is at the last step)", ylim=(1e-14, 1e3),
                title="gradient reaching each time step")
         ax.legend(loc="lower right", fontsize=9)
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        return png(fig)
 
 
 def gradient_flow(radius=1.0, T=40, n_hidden=16, max_norm=1.0, seed=0):

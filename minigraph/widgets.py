@@ -49,6 +49,35 @@ def svg_view(svg):
     return f'<div class="mg-graph" style="overflow-x:auto">{svg}</div>'
 
 
+def png(fig):
+    """The PNG bytes of a matplotlib Figure: what an ``ipw.Image`` shows."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+class SliderPlot(ipw.VBox):
+    """A slider, a readout line and a plot, redrawn whenever the slider moves.
+
+    A subclass sets up its numbers, then calls ``super().__init__(slider, css_class)``, and
+    defines ``update()``, which fills ``self.readout.value`` (HTML) and ``self.image.value``
+    (PNG bytes, see ``png``). Tests set ``.slider.value`` as a learner moves it.
+    """
+
+    def __init__(self, slider, css_class):
+        self.slider = slider
+        self.readout = ipw.HTML().add_class("mg-readout")
+        self.image = ipw.Image(format="png")
+        self.slider.observe(lambda _: self.update(), names="value")
+        self.update()
+        super().__init__([self.slider, self.readout, self.image])
+        self.add_class(css_class)
+
+    def update(self):
+        raise NotImplementedError(f"{type(self).__name__} defines update(): fill self.readout "
+                                  f"and self.image for the slider's value")
+
+
 # -- explore ---------------------------------------------------------------------------------------
 
 class Explorer(ipw.VBox):
@@ -441,9 +470,7 @@ class Trainer(ipw.VBox):
         field.contour(self.gx, self.gy, p, levels=[0.5], colors="black", linewidths=1)
         field.scatter(*self.X.T, c=self.Y.ravel(), cmap="PuOr_r", vmin=0, vmax=1, s=60 if len(self.X) < 50 else 14, edgecolors="black", linewidths=0.5)
         field.set(title="decision boundary (p = 0.5)", xticks=[], yticks=[])
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        return png(fig)
 
 
 def train(task="xor", hidden=None, activation="tanh", optimizer="adam", lr=0.03, seed=0,
