@@ -1,0 +1,169 @@
+"""The memory plan of ``mg.function``: values in buffers allocated once, reused at every call.
+
+A numpy expression such as ``np.tanh(z)`` allocates its result; in a training step that is a
+fresh array for every value, at every call, and for large layers the allocation (and the page
+faults of touching new memory) costs as much as the arithmetic. Most numpy functions can write
+into an array they are given instead: ``np.tanh(z, out=buffer)``. ``mg.function`` knows its
+whole step, so it can plan, once for each set of shapes:
+
+* which ops write into a buffer: those of ``OUT_FORMS`` (the only table of speed tricks: an
+  op of minigraph's table and the same computation in an ``out=`` form), when the form gives
+  exactly the value the op computed at the call the plan was made from. Every other op
+  allocates its result, as before;
+* which buffer each one gets: a value *lives* from the op that computes it to its last reader
+  (in the straight-line order of the program), and two values whose lives do not overlap may
+  share a buffer of their shape and dtype. A value that an op without an ``out=`` form turns
+  into something else may still be inside it (``reshape`` and ``x.T`` return views), so such a
+  result keeps the buffers it may come from alive (``roots``);
+* what must be copied: a value returned to the caller lives in a buffer the next call
+  overwrites (or in a Parameter's array that the update writes into), so it is returned as a
+  copy; an update whose new value comes from a Parameter updated in place (``a <- b, b <- a``)
+  is copied before any Parameter is written.
+
+Only values read by minigraph's own ops get buffers: a learner's op (``mg.defop``) might keep
+the array it was given, and would see it change. ``softmax_cross_entropy`` remembers its
+logits by identity (``losses._LastResult``: the same read-only array means the same numbers),
+so what it reads is a fresh array at each call (``REMEMBERS_INPUTS``).
+"""
+
+import numpy as np
+
+from . import ops, symbolic
+from .rewrite import own_op
+
+
+def _relu_into(x, out):
+    return np.maximum(x, 0, out=out)
+
+
+def _linear_into(x, W, b, out):
+    return np.add(np.matmul(x, W, out=out), b, out=out)   # kernels.linear: x @ W, then += b
+
+
+def _sum_into(x, axis=None, keepdims=False, out=None):
+    return np.sum(x, axis=axis, keepdims=keepdims, out=out)
+
+
+def _broadcast_into(g, x, out):
+    np.copyto(out, g)                                     # broadcast_like: g copied to x's shape
+    return out
+
+
+# op of the table -> the same computation writing into ``out=``
+OUT_FORMS = {
+    ops.add.opdef: np.add, ops.sub.opdef: np.subtract, ops.mul.opdef: np.multiply,
+    ops.div.opdef: np.divide, ops.power.opdef: np.power, ops.neg.opdef: np.negative,
+    ops.exp.opdef: np.exp, ops.log.opdef: np.log, ops.tanh.opdef: np.tanh,
+    ops.relu.opdef: _relu_into, ops.matmul.opdef: np.matmul, ops.linear.opdef: _linear_into,
+    ops.sum_.opdef: _sum_into, symbolic.broadcast_like.opdef: _broadcast_into,
+}
+REMEMBERS_INPUTS = {ops.softmax_cross_entropy.opdef}
+# ops whose result is always a new array (never a view of an input), with or without out=
+NEW_ARRAYS = set(OUT_FORMS) | {op.opdef for op in (
+    ops.sigmoid, ops.leaky_relu, ops.mean, ops.max, ops.softmax, ops.log_softmax, ops.mse,
+    ops.bce_with_logits, ops.softmax_cross_entropy)}
+
+
+class MemoryPlan:
+    """``into``: term -> (its out= form, its buffer's number); ``buffers``: (shape, dtype) of
+    each; ``copied``: the results returned (or written) as copies; ``fresh``: Input terms
+    copied at each call, and ``in_place``: the Parameters whose new values are written into their
+    own arrays (all of them, unless an op that may keep arrays reads them)."""
+
+    def __init__(self, into, buffers, copied, fresh, in_place):
+        self.into, self.buffers, self.copied, self.fresh = into, buffers, copied, fresh
+        self.in_place = in_place
+
+    @property
+    def nbytes(self):
+        return sum(int(np.prod(shape)) * dtype.itemsize for shape, dtype in self.buffers)
+
+    def table(self):
+        """One line per buffer: its shape, dtype and the values that take turns in it."""
+        holders = {b: [] for b in range(len(self.buffers))}
+        for term, (_, b) in self.into.items():
+            holders[b].append(term.name)
+        return [f"buffer {b}: {shape} {dtype.name:<8} holds {', '.join(holders[b])}"
+                for b, (shape, dtype) in enumerate(self.buffers)]
+
+
+def plan_memory(program, values, n_outputs, updated):
+    """The ``MemoryPlan`` of ``program`` (a ``rewrite.Program``) for the ``values`` of one call:
+    its first ``n_outputs`` results are returned, the others written into the Parameters
+    ``updated`` (nodes), in place."""
+    terms, end = program.terms, len(program.terms)
+    position = {t: i for i, t in enumerate(terms)}
+    last = {t: i for i, t in enumerate(terms)}              # the last step that reads each value
+    readers = {t: [] for t in terms}
+    for t in terms:
+        for a in t.args:
+            last[a] = position[t]
+            readers[a].append(t)
+    for t in program.results:
+        last[t] = end
+    forms = {t: _out_form(t, values) for t in terms if t.kind == "op"}
+    forms = {t: form for t, form in forms.items() if form is not None}
+    while True:                       # no array an op may keep (or remember) is ever reused
+        roots = _roots(terms, forms)
+        kept = set().union(*(roots[t] for t in terms if not all(map(reads_only_during_call, readers[t]))))
+        if not kept & forms.keys():
+            break
+        forms = {t: form for t, form in forms.items() if t not in kept}
+    life = {t: last[t] for t in forms}
+    for t in terms:
+        for root in roots[t] & forms.keys():
+            life[root] = max(life[root], last[t])
+
+    into, buffers, free, dying = {}, [], {}, {}
+    for i, t in enumerate(terms):
+        if t in forms:
+            key = (values[t].shape, values[t].dtype)
+            spare = free.setdefault(key, [])
+            b = spare.pop() if spare else len(buffers)
+            if b == len(buffers):
+                buffers.append(key)
+            into[t] = (forms[t], b)
+            dying.setdefault(life[t], []).append((key, b))
+        for key, b in dying.pop(i, []):                 # after step i: its buffer is free again
+            free[key].append(b)
+
+    in_place = {t for t in terms if t.kind == "parameter" and t.node in updated} - kept
+    copied = {k for k, t in enumerate(program.results)
+              if (roots[t] if k < n_outputs else roots[t] & in_place)}
+    fresh = {t for t in kept if t.kind == "input"}
+    return MemoryPlan(into, buffers, copied, fresh, {t.node for t in in_place})
+
+
+def _roots(terms, forms):
+    """The buffers (and the leaves' arrays) each value may be inside: its own buffer, none for a
+    new array, else those of the values it was made from (it may be a view of them)."""
+    roots = {}
+    for t in terms:
+        if t in forms or t.kind in ("input", "parameter"):
+            roots[t] = {t}
+        elif t.kind == "constant" or getattr(t.op, "plain", t.op) in NEW_ARRAYS:
+            roots[t] = set()
+        else:
+            roots[t] = set().union(*(roots[a] for a in t.args))
+    return roots
+
+
+def reads_only_during_call(term):
+    """Does this op read its inputs only while it runs (minigraph's or numpy's own op, and not
+    one that remembers them)?"""
+    return own_op(term.op) and getattr(term.op, "plain", term.op) not in REMEMBERS_INPUTS
+
+
+def _out_form(t, values):
+    """The out= form of ``t``'s op, if it gives exactly the value the op computed, in the same
+    layout."""
+    form, value = OUT_FORMS.get(t.op), values[t]
+    if form is None or type(value) is not np.ndarray or not value.flags.c_contiguous:
+        return None                   # (a buffer is in C order: a sum of it adds in that order)
+    trial = np.empty(value.shape, value.dtype)
+    try:
+        got = form(*[values[a] for a in t.args], **t.attrs, out=trial)
+    except Exception:
+        return None
+    same = got is trial and np.array_equal(trial, value, equal_nan=True)
+    return form if same else None
