@@ -18,10 +18,11 @@ graph in three steps, each of which ``print(train.source)`` shows:
    every call, two values whose lives do not overlap sharing one.
 3. **code** (``codegen.py``): one line of straight-line Python per op.
 
-Steps 1 and 2 depend on the shapes and dtypes of the Inputs fed and of the Parameters: a call
-with others writes the code again for them (both versions are kept; ``source`` shows the last
-one written). ``mg.function(..., optimize=False)`` skips steps 1 and 2: the graph's ops, one
-line each, each allocating its result.
+Steps 1 and 2 depend on the shapes and dtypes of the Inputs fed and of the Parameters: the first
+call with new ones computes the program op by op (``rewrite.evaluate``), which tells its shapes,
+and writes the code for them, which the next calls with those shapes run (each set of shapes
+keeps its code; ``source`` shows the last one written). ``mg.function(..., optimize=False)``
+skips steps 1 and 2: the graph's ops, one line each, each allocating its result.
 
 A call takes the arrays it is given as they are (the Inputs are not fed: ``node.value`` of an
 Input, and of an op, is what the interpreter, ``Graph.forward``, last computed), runs the code,
@@ -100,7 +101,11 @@ class Function:
         arrays = [_as_fed(node, value) for node, value in zip(self.inputs, values)]
         key = tuple((a.shape, a.dtype) for a in arrays) + tuple(
             (p._value.shape, p._value.strides) for p in self.parameters)   # (a layout: see _plan)
-        plan = self.plans.get(key) or self._plan(arrays, key)
+        plan = self.plans.get(key)
+        if plan is None:
+            plan, values = self._plan(arrays, key)
+            results = [values[t] for t in self.program.results]     # (some are leaves' arrays)
+            return [v.copy() if type(v) is np.ndarray else v for v in results], plan.in_place
         return plan.run(arrays), plan.in_place
 
     def _returned(self, results, in_place, single=None):
@@ -110,7 +115,8 @@ class Function:
         return results[0] if (self.single if single is None else single) else results[:n]
 
     def _plan(self, arrays, key):
-        """Rewrite the program for the shapes of this call, plan its memory and write its code.
+        """Rewrite the program for the shapes of this call, plan its memory and write its code;
+        returns the plan and the values of this call, computed op by op to learn their shapes.
         What the plan decides holds for every call with the same ``key``: the shapes and dtypes
         of the Inputs (fed in C order) and the shapes and layouts of the Parameters (a value's
         layout decides its ops' results' layouts, and the order in which a sum adds numbers)."""
@@ -130,7 +136,7 @@ class Function:
         self.source, run = self._written(program, memory, [f"for {shapes or 'no inputs'}{again}"])
         in_place = memory.in_place if memory else set()
         self.plans[key] = plan = _Plan(run, self.source, in_place)
-        return plan
+        return plan, values
 
     def _written(self, program, memory, about):
         """The source of ``program`` with ``memory``, its header saying what the passes did, and
