@@ -115,6 +115,8 @@ def _rewrite(program, values, visit):
         if values is not None and current is not t:
             values[current] = values[t]
         replaced = visit(current, t)
+        for a in replaced.args:               # a constant the pass made comes before its op
+            terms.setdefault(a, a)
         if values is not None and replaced not in values:
             values[replaced] = values[t]
         new[t] = terms[replaced] = replaced
