@@ -33,6 +33,8 @@ the caller's, never overwritten by the next call. If anything fails, the interpr
 same graph again and explains the error.
 """
 
+import math
+
 import numpy as np
 
 from . import codegen, memoryplan, rewrite
@@ -192,8 +194,8 @@ def _write(parameters, news, in_place):
     """Give each Parameter its new value, all checked first (finite numbers, as a Parameter
     holds): into its own array for those ``in_place``, by assignment for the others."""
     for parameter, new in zip(parameters, news):
-        if not np.isfinite(np.sum(new)):       # a sum is finite only if every number is
-            parameter_array(new, f"the new value of Parameter '{parameter.name}'")   # says which
+        if not math.isfinite(new.sum()):       # a sum is finite only if every number is (or
+            parameter_array(new, f"the new value of Parameter '{parameter.name}'")   # overflows)
     for parameter, new in zip(parameters, news):
         own = parameter._value
         if parameter in in_place and own.flags.owndata:

@@ -267,20 +267,32 @@ IDENTITY_WHEN_SAME_SHAPE = {symbolic.sum_to.opdef, symbolic.sum_to_product.opdef
 
 
 def drop_identities(program, values):
-    """sum_to, broadcast_like and reshapes that shapes prove to be identities removed
+    """sum_to, broadcast_like, reshapes and products by 1 that shapes prove to be identities removed
 
     ``sum_to(g, b)`` sums ``g`` back to ``b``'s shape: if ``g`` has that shape already, the
-    value is ``g`` itself, and every use of the term becomes a use of ``g``."""
+    value is ``g`` itself, and every use of the term becomes a use of ``g``. So is ``1 * g``
+    (the seed 1 of a backward times the first gradient) if ``g`` has the product's shape and
+    dtype: x * 1 is x for every float, NaN, infinity and -0.0 included."""
     fixed = shapes_follow(program)
 
     def visit(t, old):
-        if t.kind == "op" and t.op in IDENTITY_WHEN_SAME_SHAPE and old in fixed:
-            before, after = values[t.args[0]], values[t]
-            if type(before) is type(after) is np.ndarray and (
-                    before.shape, before.dtype) == (after.shape, after.dtype):
-                return t.args[0]
-        return t
+        if t.kind != "op" or old not in fixed:
+            return t
+        if t.op in IDENTITY_WHEN_SAME_SHAPE:
+            kept = t.args[0]
+        elif t.op is ops.mul.opdef and any(_all_ones(a) for a in t.args):
+            kept = t.args[1] if _all_ones(t.args[0]) else t.args[0]
+        else:
+            return t
+        before, after = values[kept], values[t]
+        same = type(before) is type(after) is np.ndarray and (
+            before.shape, before.dtype) == (after.shape, after.dtype)
+        return kept if same else t
     return _rewrite(program, values, visit)
+
+
+def _all_ones(t):
+    return t.kind == "constant" and isinstance(t.value, np.ndarray) and bool(np.all(t.value == 1))
 
 
 FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, merge_common, drop_dead]

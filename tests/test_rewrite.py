@@ -135,6 +135,19 @@ def test_drop_identities_removes_sum_to_of_the_right_shape_only():
     assert_same_results(p, dropped, values)
 
 
+def test_drop_identities_removes_a_product_by_one_of_the_same_dtype_only():
+    x = mg.Input("x")
+    one64, one32 = mg.Constant(np.ones(2)), mg.Constant(np.ones((), np.float32))
+    p, values = program([one64 * mg.exp(x), mg.exp(x) * one32, mg.exp(x) * mg.Constant(2.0)],
+                        {x: np.array([1.0, -0.0])})
+    dropped = rewrite.drop_identities(p, values)
+    assert ops_of(dropped) == ["exp", "exp", "exp", "mul"]     # the products by 1 go, not by 2
+    assert_same_results(p, dropped, values)
+    x32 = {x: np.array([1.0, -0.0], np.float32)}
+    p, values = program([mg.exp(x) * one64], x32)      # float64: the product is not exp(x) itself
+    assert ops_of(rewrite.drop_identities(p, values)) == ["exp", "mul"]
+
+
 def test_drop_identities_keeps_a_reshape_that_changes_the_shape_or_a_learners_output():
     x = mg.Input("x")
     copy = mg.defop("copy", lambda v: v.copy(), [lambda g, ans, v: g])
