@@ -158,14 +158,16 @@ def identifiers(nodes):
 
 # -- the step of mg.function ----------------------------------------------------------------------
 
-def step_source(program, inputs, value_of, memory=None, header=()):
+def step_source(program, inputs, value_of, memory=None, header=(), write=None):
     """The source of ``_run(arrays)`` for ``mg.function`` and the names it uses: one line per op
     term of ``program`` (a ``rewrite.Program``), named as in the backward's code (``x_`` is the
     value of ``x``, ``f_h`` the forward of op ``h``); ``arrays`` are the values of the Input
     nodes ``inputs``, in order; Parameters are read with ``value_of``, constants are names of
     the code. With a ``memory`` plan (``memoryplan.py``), an op that has a buffer writes into it
-    (``into_h(..., out=_buffer3)``) and what the plan says is copied, is. It returns the values
-    of ``program.results``, in a list; ``header`` lines open the source, as comments."""
+    (``into_h(..., out=_buffer3)``), what the plan says is copied, is, and an update the plan
+    writes early is written with ``write(parameter, value)`` (its result is then None). It
+    returns the values of ``program.results``, in a list; ``header`` lines open the source, as
+    comments."""
     terms = program.terms
     name = identifiers(terms)
     value = {t: f"{name[t]}_" for t in terms}
@@ -177,7 +179,10 @@ def step_source(program, inputs, value_of, memory=None, header=()):
     for b, (shape, dtype) in enumerate(memory.buffers if memory else []):
         env[f"_buffer{b}"] = np.empty(shape, dtype)
     slot = {node: k for k, node in enumerate(inputs)}
-    for t in terms:
+    writes = memory.writes if memory else {}
+    env["_write"] = write
+    for i, t in enumerate(terms):
+        lines += _writes(writes.get(i - 1, []), program, name)
         me = name[t]
         if t.kind == "constant":
             env[value[t]] = t.value
@@ -202,9 +207,18 @@ def step_source(program, inputs, value_of, memory=None, header=()):
             call, where = f"{value[t]} = f_{me}({args})", ""
         lines.append(f"    {call:<40} # {t.name} = {t.op.name}"
                      f"({', '.join(a.name for a in t.args)}){where}")
-    returned = [value[t] + (".copy()" if k in copied else "") for k, t in enumerate(program.results)]
+    lines += _writes(writes.get(len(terms) - 1, []), program, name)
+    written = {k for pairs in writes.values() for _, k in pairs}
+    returned = ["None" if k in written else value[t] + (".copy()" if k in copied else "")
+                for k, t in enumerate(program.results)]
     lines.append(f"    return [{', '.join(returned)}]")
     return "\n".join(lines) + "\n", env
+
+
+def _writes(pairs, program, name):
+    """The lines that write updates into their Parameters: (Parameter's term, result number)."""
+    return [f"    {f'_write({name[p]}, {name[program.results[k]]}_)':<40} # {p.name} <- "
+            f"{program.results[k].name}, in place" for p, k in pairs]
 
 
 def _arguments(node, value, attrs):

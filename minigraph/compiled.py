@@ -132,7 +132,7 @@ class Function:
         if self.optimize:
             program = rewrite.run_passes(rewrite.Program(program.terms, program.results, program.notes),
                                          rewrite.FOR_SHAPES, values)
-            memory = memoryplan.plan_memory(program, values, n, set(self.updated))
+            memory = memoryplan.plan_memory(program, values, n, self.updated)
         shapes = ", ".join(f"{node.name} {a.shape} {a.dtype}" for node, a in zip(self.inputs, arrays))
         again = f" (plan {len(self.plans) + 1}: new shapes, planned again)" if self.plans else ""
         self.source, run = self._written(program, memory, [f"for {shapes or 'no inputs'}{again}"])
@@ -154,7 +154,7 @@ class Function:
                        f"allocated at each call; updates written in place into: "
                        f"{', '.join(sorted(p.name for p in memory.in_place)) or 'none'}"]
             header += [f"  {line}" for line in memory.table()]
-        text, env = codegen.step_source(program, self.inputs, value_of, memory, header)
+        text, env = codegen.step_source(program, self.inputs, value_of, memory, header, write_into)
         return text, codegen.compile_function(text, env, "mg.function")
 
     def _interpret(self, values):
@@ -191,19 +191,29 @@ def _as_fed(node, value):
 
 
 def _write(parameters, news, in_place):
-    """Give each Parameter its new value, all checked first (finite numbers, as a Parameter
-    holds): into its own array for those ``in_place``, by assignment for the others."""
+    """Give each Parameter its new value (None: the code wrote it already): into its own array
+    for those ``in_place``, by assignment for the others."""
     for parameter, new in zip(parameters, news):
-        if not math.isfinite(new.sum()):       # a sum is finite only if every number is (or
-            parameter_array(new, f"the new value of Parameter '{parameter.name}'")   # overflows)
-    for parameter, new in zip(parameters, news):
-        own = parameter._value
-        if parameter in in_place and own.flags.owndata:
-            own.setflags(write=True)
-            np.copyto(own, new)
-            parameter._set(own)                    # read-only again, with a new stamp
+        if new is None:
+            continue
+        if parameter in in_place:
+            write_into(parameter, new)
         else:
             parameter.value = new
+
+
+def write_into(parameter, new):
+    """Write ``new`` into the Parameter's own array (stamped, so what depends on it recomputes),
+    if its numbers are finite, as a Parameter's are; else the error of an assignment of them."""
+    if not math.isfinite(new.sum()):            # a sum is finite only if every number is (or
+        parameter_array(new, f"the new value of Parameter '{parameter.name}'")   # it overflows)
+    own = parameter._value
+    if not own.flags.owndata:                   # (a Parameter's array is its own, unless
+        parameter.value = new                   # someone gave it another)
+        return
+    own.setflags(write=True)
+    np.copyto(own, new)
+    parameter._set(own)                         # read-only again, with a new stamp
 
 
 def function(inputs, outputs, updates=None, optimize=True):

@@ -67,12 +67,13 @@ NEW_ARRAYS = set(OUT_FORMS) | {op.opdef for op in (
 class MemoryPlan:
     """``into``: term -> (its out= form, its buffer's number); ``buffers``: (shape, dtype) of
     each; ``copied``: the results returned (or written) as copies; ``fresh``: Input terms
-    copied at each call, and ``in_place``: the Parameters whose new values are written into their
-    own arrays (all of them, unless an op that may keep arrays reads them)."""
+    copied at each call; ``in_place``: the Parameters whose new values are written into their
+    own arrays (all of them, unless an op that may keep arrays reads them); ``writes``: step ->
+    the (Parameter's term, result number) pairs written right after it (the others: at the end)."""
 
-    def __init__(self, into, buffers, copied, fresh, in_place):
+    def __init__(self, into, buffers, copied, fresh, in_place, writes):
         self.into, self.buffers, self.copied, self.fresh = into, buffers, copied, fresh
-        self.in_place = in_place
+        self.in_place, self.writes = in_place, writes
 
     @property
     def nbytes(self):
@@ -89,8 +90,8 @@ class MemoryPlan:
 
 def plan_memory(program, values, n_outputs, updated):
     """The ``MemoryPlan`` of ``program`` (a ``rewrite.Program``) for the ``values`` of one call:
-    its first ``n_outputs`` results are returned, the others written into the Parameters
-    ``updated`` (nodes), in place."""
+    its first ``n_outputs`` results are returned, the others are the new values of the
+    Parameters ``updated`` (nodes, in order), written into their arrays."""
     terms, end = program.terms, len(program.terms)
     position = {t: i for i, t in enumerate(terms)}
     last = {t: i for i, t in enumerate(terms)}              # the last step that reads each value
@@ -109,6 +110,12 @@ def plan_memory(program, values, n_outputs, updated):
         if not kept & forms.keys():
             break
         forms = {t: form for t, form in forms.items() if t not in kept}
+    in_place = {t for t in terms if t.kind == "parameter" and t.node in updated} - kept
+    early = _early_writes(program, n_outputs, updated, in_place, forms, roots, last)
+    for k, t in enumerate(program.results):
+        last[t] = end if k not in early else max(position[r] for r in [t] + readers[t])
+    for k, step in early.items():
+        last[program.results[k]] = max(last[program.results[k]], step)
     life = {t: last[t] for t in forms}
     for t in terms:
         for root in roots[t] & forms.keys():
@@ -127,11 +134,33 @@ def plan_memory(program, values, n_outputs, updated):
         for key, b in dying.pop(i, []):                 # after step i: its buffer is free again
             free[key].append(b)
 
-    in_place = {t for t in terms if t.kind == "parameter" and t.node in updated} - kept
     copied = {k for k, t in enumerate(program.results)
-              if (roots[t] if k < n_outputs else roots[t] & in_place)}
+              if k not in early and (roots[t] if k < n_outputs else roots[t] & in_place)}
     fresh = {t for t in kept if t.kind == "input"}
-    return MemoryPlan(into, buffers, copied, fresh, {t.node for t in in_place})
+    parameter, writes = {t.node: t for t in in_place}, {}
+    for k, step in early.items():
+        writes.setdefault(step, []).append((parameter[updated[k - n_outputs]], k))
+    return MemoryPlan(into, buffers, copied, fresh, {t.node for t in in_place}, writes)
+
+
+def _early_writes(program, n_outputs, updated, in_place, forms, roots, last):
+    """{result number: step after which it is written into its Parameter}, for the updates that
+    need not wait for the end: once nothing reads the Parameter's old value any more (nor a
+    view of it), and only ``out=`` forms follow (which raise on no value: after a write, an
+    error could no longer be explained by running the call again). Its buffer is then free for
+    the rest of the step: a step holds no second copy of all its weights."""
+    terms, end = program.terms, len(program.terms)
+    parameter = {t.node: t for t in in_place}
+    may_fail = max((i for i, t in enumerate(terms) if t.kind == "op" and t not in forms), default=-1)
+    early = {}
+    for k, new in enumerate(program.results[n_outputs:], n_outputs):
+        old = parameter.get(updated[k - n_outputs])
+        if old is None or roots[new] & in_place:
+            continue
+        step = max([terms.index(new), may_fail] + [last[t] for t in terms if old in roots[t]])
+        if step < end:
+            early[k] = step
+    return early
 
 
 def _roots(terms, forms):
