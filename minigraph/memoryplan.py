@@ -44,6 +44,13 @@ def _sum_into(x, axis=None, keepdims=False, out=None):
     return np.sum(x, axis=axis, keepdims=keepdims, out=out)
 
 
+def _sum_to_into(g, x, out):
+    added = g.ndim - np.ndim(x)                           # sum_to (kernels.unbroadcast): its
+    if added < 1 or g.shape[added:] != np.shape(x):       # usual case, leading axes summed away
+        raise ValueError("not the usual case of sum_to")
+    return np.sum(g, axis=0 if added == 1 else tuple(range(added)), out=out)
+
+
 def _broadcast_into(g, x, out):
     np.copyto(out, g)                                     # broadcast_like: g copied to x's shape
     return out
@@ -56,12 +63,20 @@ OUT_FORMS = {
     ops.exp.opdef: np.exp, ops.log.opdef: np.log, ops.tanh.opdef: np.tanh,
     ops.relu.opdef: _relu_into, ops.matmul.opdef: np.matmul, ops.linear.opdef: _linear_into,
     ops.sum_.opdef: _sum_into, symbolic.broadcast_like.opdef: _broadcast_into,
+    symbolic.sum_to.opdef: _sum_to_into,
 }
 REMEMBERS_INPUTS = {ops.softmax_cross_entropy.opdef}
 # ops whose result is always a new array (never a view of an input), with or without out=
-NEW_ARRAYS = set(OUT_FORMS) | {op.opdef for op in (
+NEW_ARRAYS = set(OUT_FORMS) - {symbolic.sum_to.opdef} | {op.opdef for op in (
     ops.sigmoid, ops.leaky_relu, ops.mean, ops.max, ops.softmax, ops.log_softmax, ops.mse,
     ops.bce_with_logits, ops.softmax_cross_entropy)}
+# ops that raise on wrong shapes only, never on the numbers (unlike class labels out of range,
+# or integers to a negative integer power):
+# with the shapes of a plan, they do not fail
+FAIL_ON_SHAPES_ONLY = NEW_ARRAYS - {ops.softmax_cross_entropy.opdef, ops.power.opdef} | {op.opdef for op in (
+    ops.reshape, ops.transpose, symbolic.sum_to, symbolic.sum_to_product, symbolic.reshape_like,
+    symbolic.as_matrix, symbolic.product_matrix, symbolic.expand_dims, symbolic.step,
+    symbolic.is_zero)}
 
 
 class MemoryPlan:
@@ -146,12 +161,13 @@ def plan_memory(program, values, n_outputs, updated):
 def _early_writes(program, n_outputs, updated, in_place, forms, roots, last):
     """{result number: step after which it is written into its Parameter}, for the updates that
     need not wait for the end: once nothing reads the Parameter's old value any more (nor a
-    view of it), and only ``out=`` forms follow (which raise on no value: after a write, an
-    error could no longer be explained by running the call again). Its buffer is then free for
+    view of it), and no op that may fail on the numbers follows (after a write, an error could
+    no longer be explained by running the call again: ``FAIL_ON_SHAPES_ONLY``). Its buffer is then free for
     the rest of the step: a step holds no second copy of all its weights."""
     terms, end = program.terms, len(program.terms)
     parameter = {t.node: t for t in in_place}
-    may_fail = max((i for i, t in enumerate(terms) if t.kind == "op" and t not in forms), default=-1)
+    may_fail = max((i for i, t in enumerate(terms) if t.kind == "op" and t not in forms and
+                    getattr(t.op, "plain", t.op) not in FAIL_ON_SHAPES_ONLY), default=-1)
     early = {}
     for k, new in enumerate(program.results[n_outputs:], n_outputs):
         old = parameter.get(updated[k - n_outputs])
