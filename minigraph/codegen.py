@@ -147,7 +147,8 @@ def identifiers(nodes):
     numbers (``n0``, ``n1``, ...) if those names could clash with each other or with keywords."""
     names = {node: re.sub(r"\W", "_", node.name) for node in nodes}
     derived = [f"{prefix}{names[n]}{suffix}" for n in nodes
-               for prefix, suffix in [("", ""), ("", "_"), ("g_", ""), ("f_", ""), ("attrs_", ""), ("into_", "")]]
+               for prefix, suffix in [("", ""), ("", "_"), ("g_", ""), ("f_", ""), ("attrs_", ""), ("into_", ""),
+                                           ("out_", "")]]
     derived += [f"vjp_{names[n]}_{k}" for n in nodes for k in range(len(n.inputs))]
     usable = all(b.isidentifier() and not b.startswith("_") and not keyword.iskeyword(b)
                  for b in names.values())
@@ -164,7 +165,7 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None):
     value of ``x``, ``f_h`` the forward of op ``h``); ``arrays`` are the values of the Input
     nodes ``inputs``, in order; Parameters are read with ``value_of``, constants are names of
     the code. With a ``memory`` plan (``memoryplan.py``), an op that has a buffer writes into it
-    (``into_h(..., out=_buffer3)``), what the plan says is copied, is, and an update the plan
+    (``into_h(..., out=out_h)``, ``out_h`` a view of its buffer), what the plan says is copied, is, and an update the plan
     writes early is written with ``write(parameter, value)`` (its result is then None). It
     returns the values of ``program.results``, in a list; ``header`` lines open the source, as
     comments."""
@@ -176,8 +177,7 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None):
     fresh = memory.fresh if memory else set()
     env = {"_value": value_of}
     lines = [f"# {line}" for line in header] + ["def _run(_arrays):"]
-    for b, (shape, dtype) in enumerate(memory.buffers if memory else []):
-        env[f"_buffer{b}"] = np.empty(shape, dtype)
+    buffers = [np.empty(size, np.uint8) for size in (memory.buffers if memory else [])]
     slot = {node: k for k, node in enumerate(inputs)}
     writes = memory.writes if memory else {}
     env["_write"] = write
@@ -198,9 +198,9 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None):
         args = _arguments(t, value, f"attrs_{me}")
         env[f"attrs_{me}"] = t.attrs
         if t in into:
-            form, b = into[t]
-            env[f"into_{me}"] = form
-            call = f"{value[t]} = into_{me}({args}, out=_buffer{b})"
+            form, b, shape, dtype = into[t]
+            env[f"into_{me}"], env[f"out_{me}"] = form, _view(buffers[b], shape, dtype)
+            call = f"{value[t]} = into_{me}({args}, out=out_{me})"
             where = f"  -> buffer {b}"
         else:
             env[f"f_{me}"] = t.op.forward
@@ -213,6 +213,11 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None):
                 for k, t in enumerate(program.results)]
     lines.append(f"    return [{', '.join(returned)}]")
     return "\n".join(lines) + "\n", env
+
+
+def _view(buffer, shape, dtype):
+    """The start of ``buffer`` (bytes) seen as an array of ``shape`` and ``dtype``, in C order."""
+    return buffer[:int(np.prod(shape, dtype=int)) * dtype.itemsize].view(dtype).reshape(shape)
 
 
 def _writes(pairs, program, name):

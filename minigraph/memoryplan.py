@@ -12,7 +12,7 @@ whole step, so it can plan, once for each set of shapes:
   allocates its result, as before;
 * which buffer each one gets: a value *lives* from the op that computes it to its last reader
   (in the straight-line order of the program), and two values whose lives do not overlap may
-  share a buffer of their shape and dtype. A value that an op without an ``out=`` form turns
+  share a buffer, whatever their shapes (a value is a view of the start of its buffer). A value that an op without an ``out=`` form turns
   into something else may still be inside it (``reshape`` and ``x.T`` return views), so such a
   result keeps the buffers it may come from alive (``roots``);
 * what must be copied: a value returned to the caller lives in a buffer the next call
@@ -80,11 +80,13 @@ FAIL_ON_SHAPES_ONLY = NEW_ARRAYS - {ops.softmax_cross_entropy.opdef, ops.power.o
 
 
 class MemoryPlan:
-    """``into``: term -> (its out= form, its buffer's number); ``buffers``: (shape, dtype) of
-    each; ``copied``: the results returned (or written) as copies; ``fresh``: Input terms
-    copied at each call; ``in_place``: the Parameters whose new values are written into their
-    own arrays (all of them, unless an op that may keep arrays reads them); ``writes``: step ->
-    the (Parameter's term, result number) pairs written right after it (the others: at the end)."""
+    """``into``: term -> (its out= form, its buffer's number, its shape, its dtype); ``buffers``:
+    the size in bytes of each buffer (a value is a view of the start of its buffer, so values of
+    any shapes may take turns in one); ``copied``: the results returned (or written) as copies;
+    ``fresh``: Input terms copied at each call; ``in_place``: the Parameters whose new values are
+    written into their own arrays (all of them, unless an op that may keep arrays reads them);
+    ``writes``: step -> the (Parameter's term, result number) pairs written right after it (the
+    others: at the end)."""
 
     def __init__(self, into, buffers, copied, fresh, in_place, writes):
         self.into, self.buffers, self.copied, self.fresh = into, buffers, copied, fresh
@@ -92,15 +94,15 @@ class MemoryPlan:
 
     @property
     def nbytes(self):
-        return sum(int(np.prod(shape)) * dtype.itemsize for shape, dtype in self.buffers)
+        return sum(self.buffers)
 
     def table(self):
-        """One line per buffer: its shape, dtype and the values that take turns in it."""
+        """One line per buffer: its size and the values that take turns in it."""
         holders = {b: [] for b in range(len(self.buffers))}
-        for term, (_, b) in self.into.items():
-            holders[b].append(term.name)
-        return [f"buffer {b}: {shape} {dtype.name:<8} holds {', '.join(holders[b])}"
-                for b, (shape, dtype) in enumerate(self.buffers)]
+        for term, (_, b, shape, dtype) in self.into.items():
+            holders[b].append(f"{term.name} {shape} {dtype.name}")
+        return [f"buffer {b}: {size:>9,} bytes, holds {', '.join(holders[b])}"
+                for b, size in enumerate(self.buffers)]
 
 
 def plan_memory(program, values, n_outputs, updated):
@@ -136,18 +138,13 @@ def plan_memory(program, values, n_outputs, updated):
         for root in roots[t] & forms.keys():
             life[root] = max(life[root], last[t])
 
-    into, buffers, free, dying = {}, [], {}, {}
+    into, buffers, free, dying = {}, [], [], {}
     for i, t in enumerate(terms):
         if t in forms:
-            key = (values[t].shape, values[t].dtype)
-            spare = free.setdefault(key, [])
-            b = spare.pop() if spare else len(buffers)
-            if b == len(buffers):
-                buffers.append(key)
-            into[t] = (forms[t], b)
-            dying.setdefault(life[t], []).append((key, b))
-        for key, b in dying.pop(i, []):                 # after step i: its buffer is free again
-            free[key].append(b)
+            b = _buffer_for(values[t].nbytes, buffers, free)
+            into[t] = (forms[t], b, values[t].shape, values[t].dtype)
+            dying.setdefault(life[t], []).append(b)
+        free += dying.pop(i, [])                       # after step i: its buffers are free again
 
     copied = {k for k, t in enumerate(program.results)
               if k not in early and (roots[t] if k < n_outputs else roots[t] & in_place)}
@@ -156,6 +153,19 @@ def plan_memory(program, values, n_outputs, updated):
     for k, step in early.items():
         writes.setdefault(step, []).append((parameter[updated[k - n_outputs]], k))
     return MemoryPlan(into, buffers, copied, fresh, {t.node for t in in_place}, writes)
+
+
+def _buffer_for(nbytes, buffers, free):
+    """A free buffer for ``nbytes`` (``buffers``: the size of each; ``free``: those free now):
+    the smallest that is big enough, else the biggest, made bigger, else a new one."""
+    if not free:
+        buffers.append(nbytes)
+        return len(buffers) - 1
+    fits = [b for b in free if buffers[b] >= nbytes]
+    b = min(fits, key=buffers.__getitem__) if fits else max(free, key=buffers.__getitem__)
+    buffers[b] = max(buffers[b], nbytes)
+    free.remove(b)
+    return b
 
 
 def _early_writes(program, n_outputs, updated, in_place, forms, roots, last):

@@ -181,9 +181,20 @@ def test_values_whose_lives_do_not_overlap_share_a_buffer():
     a = mg.tanh(x * mg.Constant(2.0))        # x*2 dies when tanh has read it ...
     b = mg.exp(a) + mg.Constant(1.0)         # ... so exp(a) may take its buffer
     p, memory = plan([mg.sum(b)], {x: np.ones((3, 4))})
-    buffer = {t.name: number for t, (_, number) in memory.into.items()}
+    buffer = {t.name: into[1] for t, into in memory.into.items()}
     assert buffer[a.inputs[0].name] == buffer[b.inputs[0].name] != buffer[a.name]
     assert len(memory.buffers) == 2
+
+
+def test_values_of_other_shapes_share_a_buffer_too():
+    x = mg.Input("x")
+    h = mg.exp(x * mg.Constant(2.0))                        # (3, 4): dies when summed
+    e = mg.exp(mg.sum(h, axis=0, keepdims=True))            # (1, 4): takes h's buffer
+    p, memory = plan([mg.sum(e)], {x: np.ones((3, 4))})
+    buffer = {t.name: into[1] for t, into in memory.into.items()}
+    assert buffer[e.name] == buffer[h.name] and memory.buffers[buffer[h.name]] == 3 * 4 * 8
+    f = mg.function([x], mg.sum(e))
+    assert f(np.ones((3, 4))) == f.run_compiled(np.ones((3, 4)))[0] == 4 * np.exp(3 * np.exp(2.0))
 
 
 def test_a_view_keeps_its_buffer_alive():
@@ -194,7 +205,7 @@ def test_a_view_keeps_its_buffer_alive():
     view = mg.reshape(a, (-1,))
     c = mg.exp(mg.sum(x) * x)                # would take a's buffer, were the view not read later
     p, memory = plan([mg.sum(mg.reshape(c, (-1,)) * view)], {x: np.ones((2, 3))})
-    buffer = {t.name: number for t, (_, number) in memory.into.items()}
+    buffer = {t.name: into[1] for t, into in memory.into.items()}
     assert buffer[a.name] != buffer[c.name]
 
 
