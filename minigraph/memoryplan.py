@@ -44,6 +44,10 @@ def _sum_into(x, axis=None, keepdims=False, out=None):
     return np.sum(x, axis=axis, keepdims=keepdims, out=out)
 
 
+def _step_into(x, out):
+    return np.greater(x, 0, out=out)                      # step: (x > 0) as 1.0 and 0.0
+
+
 def _sum_to_into(g, x, out):
     added = g.ndim - np.ndim(x)                           # sum_to (kernels.unbroadcast): its
     if added < 1 or g.shape[added:] != np.shape(x):       # usual case, leading axes summed away
@@ -63,7 +67,7 @@ OUT_FORMS = {
     ops.exp.opdef: np.exp, ops.log.opdef: np.log, ops.tanh.opdef: np.tanh,
     ops.relu.opdef: _relu_into, ops.matmul.opdef: np.matmul, ops.linear.opdef: _linear_into,
     ops.sum_.opdef: _sum_into, symbolic.broadcast_like.opdef: _broadcast_into,
-    symbolic.sum_to.opdef: _sum_to_into,
+    symbolic.sum_to.opdef: _sum_to_into, symbolic.step.opdef: _step_into,
 }
 REMEMBERS_INPUTS = {ops.softmax_cross_entropy.opdef}
 # ops whose result is always a new array (never a view of an input), with or without out=
