@@ -147,8 +147,8 @@ def identifiers(nodes):
     numbers (``n0``, ``n1``, ...) if those names could clash with each other or with keywords."""
     names = {node: re.sub(r"\W", "_", node.name) for node in nodes}
     derived = [f"{prefix}{names[n]}{suffix}" for n in nodes
-               for prefix, suffix in [("", ""), ("", "_"), ("g_", ""), ("f_", ""), ("attrs_", ""), ("into_", ""),
-                                           ("out_", "")]]
+               for prefix, suffix in [("", ""), ("", "_"), ("g_", ""), ("f_", ""), ("attrs_", ""),
+                                      ("into_", ""), ("out_", "")]]
     derived += [f"vjp_{names[n]}_{k}" for n in nodes for k in range(len(n.inputs))]
     usable = all(b.isidentifier() and not b.startswith("_") and not keyword.iskeyword(b)
                  for b in names.values())
@@ -165,10 +165,10 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None):
     value of ``x``, ``f_h`` the forward of op ``h``); ``arrays`` are the values of the Input
     nodes ``inputs``, in order; Parameters are read with ``value_of``, constants are names of
     the code. With a ``memory`` plan (``memoryplan.py``), an op that has a buffer writes into it
-    (``into_h(..., out=out_h)``, ``out_h`` a view of its buffer), what the plan says is copied, is, and an update the plan
-    writes early is written with ``write(parameter, value)`` (its result is then None). It
-    returns the values of ``program.results``, in a list; ``header`` lines open the source, as
-    comments."""
+    (``into_h(..., out=out_h)``, ``out_h`` a view of its buffer), what the plan says is copied,
+    is, and an update the plan writes early is written with ``write(parameter, value)`` (its
+    result is then None). It returns the values of ``program.results``, in a list; ``header``
+    lines open the source, as comments."""
     terms = program.terms
     name = identifiers(terms)
     value = {t: f"{name[t]}_" for t in terms}

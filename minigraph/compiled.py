@@ -25,12 +25,14 @@ keeps its code; ``source`` shows the last one written). ``mg.function(..., optim
 skips steps 1 and 2: the graph's ops, one line each, each allocating its result.
 
 A call takes the arrays it is given as they are (the Inputs are not fed: ``node.value`` of an
-Input, and of an op, is what the interpreter, ``Graph.forward``, last computed), runs the code,
-then writes every update at once, so each update sees the old values of all Parameters: into
-the Parameter's own array, in place (an array you took from ``W.value`` before the call changes
-with it), or with ``optimize=False`` by assignment (``W.value = new``). What a call returns is
-the caller's, never overwritten by the next call. If anything fails, the interpreter runs the
-same graph again and explains the error.
+Input, and of an op, is what the interpreter, ``Graph.forward``, last computed) and runs the
+code. Each update sees the old values of all Parameters: it is written into the Parameter's own
+array, in place (an array you took from ``W.value`` before the call changes with it), once
+nothing reads the old value any more (the memory plan says when: at the end, or earlier), or
+with ``optimize=False`` by assignment (``W.value = new``) after the code. An update to NaN or
+infinity is refused as its assignment would be (those written before it have moved). What a
+call returns is the caller's, never overwritten by the next call. If a line fails, the
+interpreter runs the same graph again and explains the error.
 """
 
 import math
@@ -123,7 +125,8 @@ class Function:
         of the Inputs (fed in C order) and the shapes and layouts of the Parameters (a value's
         layout decides its ops' results' layouts, and the order in which a sum adds numbers)."""
         leaf = dict(zip(self.inputs, arrays))
-        values = rewrite.evaluate(self.program, lambda t: leaf[t.node] if t.kind == "input" else t.node._value)
+        values = rewrite.evaluate(self.program,
+                                  lambda t: leaf[t.node] if t.kind == "input" else t.node._value)
         n = len(self.outputs)
         for parameter, t in zip(self.updated, self.program.results[n:]):
             if np.shape(values[t]) != parameter.shape:
@@ -146,11 +149,12 @@ class Function:
         header = [f"mg.function, {about[0]}"]
         if program.notes:
             header += ["rewrites (ops before -> after):"] + [
-                f"  {name:<16} {before:>4} -> {after:<4} {what}" for name, before, after, what in program.notes]
+                f"  {name:<16} {before:>4} -> {after:<4} {what}"
+                for name, before, after, what in program.notes]
         if memory:
             allocated = program.n_ops - len(memory.into)
             header += [f"memory plan: {len(memory.into)} values in {len(memory.buffers)} buffers "
-                       f"({memory.nbytes / 2**20:.3g} MB) allocated once; {allocated} values "
+                       f"({memory.nbytes:,} bytes) allocated once; {allocated} values "
                        f"allocated at each call; updates written in place into: "
                        f"{', '.join(sorted(p.name for p in memory.in_place)) or 'none'}"]
             header += [f"  {line}" for line in memory.table()]

@@ -6,15 +6,20 @@ faults of touching new memory) costs as much as the arithmetic. Most numpy funct
 into an array they are given instead: ``np.tanh(z, out=buffer)``. ``mg.function`` knows its
 whole step, so it can plan, once for each set of shapes:
 
-* which ops write into a buffer: those of ``OUT_FORMS`` (the only table of speed tricks: an
-  op of minigraph's table and the same computation in an ``out=`` form), when the form gives
-  exactly the value the op computed at the call the plan was made from. Every other op
-  allocates its result, as before;
+* which ops write into a buffer: those of ``OUT_FORMS`` (the one table of speed tricks: an
+  op of minigraph's table and the same computation in an ``out=`` form; a new op of the
+  table gets a line here if it has one), when the form gives exactly the value, in the same
+  layout, that the op computed at the call the plan was made from. Every other op allocates
+  its result, as before;
 * which buffer each one gets: a value *lives* from the op that computes it to its last reader
   (in the straight-line order of the program), and two values whose lives do not overlap may
-  share a buffer, whatever their shapes (a value is a view of the start of its buffer). A value that an op without an ``out=`` form turns
-  into something else may still be inside it (``reshape`` and ``x.T`` return views), so such a
-  result keeps the buffers it may come from alive (``roots``);
+  share a buffer, whatever their shapes (a value is a view of the start of its buffer). A
+  value that an op without an ``out=`` form turns into something else may still be inside it
+  (``reshape`` and ``x.T`` return views), so such a result keeps the buffers it may come from
+  alive (``roots``);
+* when each update is written into its Parameter's own array: as soon as nothing reads the
+  old value any more and no op that may fail on the numbers follows (``_early_writes``), so
+  that its buffer is free for the rest of the step; else at the end;
 * what must be copied: a value returned to the caller lives in a buffer the next call
   overwrites (or in a Parameter's array that the update writes into), so it is returned as a
   copy; an update whose new value comes from a Parameter updated in place (``a <- b, b <- a``)
@@ -41,7 +46,7 @@ def _linear_into(x, W, b, out):
 
 
 def _sum_into(x, axis=None, keepdims=False, out=None):
-    return np.sum(x, axis=axis, keepdims=keepdims, out=out)
+    return x.sum(axis=axis, keepdims=keepdims, out=out)   # np.sum's reduction, without its wrapper
 
 
 def _step_into(x, out):
@@ -52,7 +57,7 @@ def _sum_to_into(g, x, out):
     added = g.ndim - np.ndim(x)                           # sum_to (kernels.unbroadcast): its
     if added < 1 or g.shape[added:] != np.shape(x):       # usual case, leading axes summed away
         raise ValueError("not the usual case of sum_to")
-    return np.sum(g, axis=0 if added == 1 else tuple(range(added)), out=out)
+    return g.sum(axis=0 if added == 1 else tuple(range(added)), out=out)
 
 
 def _broadcast_into(g, x, out):
