@@ -149,7 +149,7 @@ class Function:
         header = [f"mg.function, {about[0]}"]
         if program.notes:
             header += ["rewrites (ops before -> after):"] + [
-                f"  {name:<16} {before:>4} -> {after:<4} {what}"
+                f"  {name:<28} {before:>4} -> {after:<4} {what}"
                 for name, before, after, what in program.notes]
         if memory:
             allocated = program.n_ops - len(memory.into)

@@ -19,9 +19,10 @@ notes how many ops each one removed (``f.source`` prints the notes):
 * when ``mg.function`` is made (no value known yet): ``merge_common``, ``fold_constants``,
   ``drop_dead``;
 * at the first call with new shapes (the values of that call known, see ``evaluate``):
-  ``settle_numbers``, ``fold_shapes``, ``drop_identities``, then ``merge_common`` and
-  ``drop_dead`` again. What these decide from shapes holds for every call with the same shapes
-  and dtypes of Inputs and Parameters; a call with others writes the program again.
+  ``settle_numbers``, ``fold_shapes``, ``drop_identities``, ``fuse_cross_entropy_gradient``,
+  then ``merge_common`` and ``drop_dead`` again. What these decide from shapes holds for
+  every call with the same shapes and dtypes of Inputs and Parameters; a call with others
+  writes the program again.
 
 Shapes decide the value of a term only if every op above it computes shapes from shapes
 (``shapes_follow``): the ops of minigraph's table do; a learner's own op (``mg.defop``) might
@@ -30,8 +31,9 @@ return, say, ``x[x > 0]``, so nothing below one is rewritten by shape.
 
 import numpy as np
 
-from . import ops, symbolic
+from . import losses, ops, symbolic
 from .dtypes import number_dtype
+from .opdef import OpDef
 from .values import freeze
 
 
@@ -295,4 +297,44 @@ def _all_ones(t):
     return t.kind == "constant" and isinstance(t.value, np.ndarray) and bool(np.all(t.value == 1))
 
 
-FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, merge_common, drop_dead]
+def fuse_cross_entropy_gradient(program, values):
+    """softmax cross-entropy's gradient graph replaced by its fused VJP (the same numbers)
+
+    For class labels ``y``, ``mg.grad`` builds the gradient of ``softmax_cross_entropy(z, y)``
+    as ``(softmax(z) * sum(one_hot(y, z)) - one_hot(y, z)) / examples(z)``: six ops, one of
+    them the softmax the loss has computed already. The op table's VJP computes it in one:
+    exp(log-softmax), 1 taken off at each label, divided by n; each number is rounded as in
+    the graph (times 1, and minus 0 off the labels, change nothing)."""
+    fixed = shapes_follow(program)
+
+    def visit(t, old):
+        pair = _cross_entropy_gradient(t, values) if old in fixed else None
+        return t if pair is None else Term(t.name, "op", t.node, CROSS_ENTROPY_GRADIENT, pair)
+    return _rewrite(program, values, visit)
+
+
+def _cross_entropy_gradient(t, values):
+    """(logits, labels) if ``t`` is the end of that gradient graph, else None."""
+    def op(term, table_op, **attrs):
+        return term.kind == "op" and term.op is table_op.opdef and term.attrs == attrs
+    if not (op(t, ops.div) and op(t.args[0], ops.sub) and t.args[1].kind == "constant"):
+        return None
+    (scaled, one_hot), n = t.args[0].args, t.args[1].value
+    if not (op(one_hot, symbolic.targets) and op(scaled, ops.mul)):
+        return None
+    (soft, mass), (labels, logits) = scaled.args, one_hot.args
+    if not (op(soft, ops.softmax, axis=-1) and soft.args[0] is logits
+            and op(mass, ops.sum_, axis=-1, keepdims=True) and mass.args[0] is one_hot):
+        return None
+    z, y = values[logits], values[labels]
+    fits = (z.ndim == 2 and y.dtype.kind in "iu" and y.shape == z.shape[:1] and np.shape(n) == ()
+            and getattr(n, "dtype", None) == z.dtype and n == len(z))
+    return (logits, labels) if fits else None
+
+
+CROSS_ENTROPY_GRADIENT = OpDef("softmax_ce_grad", lambda z, y: losses.softmax_ce_vjp_logits(
+    1, None, z, y), [], "dCE")
+
+
+FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, fuse_cross_entropy_gradient,
+              merge_common, drop_dead]

@@ -155,6 +155,18 @@ def test_drop_identities_keeps_a_reshape_that_changes_the_shape_or_a_learners_ou
     assert ops_of(rewrite.drop_identities(p, values)) == ops_of(p)
 
 
+def test_the_cross_entropy_gradient_is_fused_for_class_labels_only():
+    z, t, soft = mg.Input("z"), mg.Input("t", dtype=int), mg.Input("soft")
+    logits, labels = np.array([[1.0, -2.0, 0.5], [0.0, 3.0, -1.0]], np.float32), np.array([2, 0])
+    p, values = program(mg.grad(mg.softmax_cross_entropy(z, t), z), {z: logits, t: labels})
+    fused = rewrite.run_passes(p, rewrite.FOR_SHAPES, dict(values))
+    assert "one_hot" in ops_of(p) and ops_of(fused) == ["softmax_ce_grad"]
+    assert same(fused.results[0].op.forward(logits, labels), values[p.results[0]])    # bit for bit
+    p, values = program(mg.grad(mg.softmax_cross_entropy(z, mg.softmax(soft)), z),
+                        {z: logits, soft: np.ones((2, 3))})
+    assert "softmax_ce_grad" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))
+
+
 def test_the_passes_shrink_a_training_step_and_say_so():
     x, t = mg.Input("x"), mg.Input("t", dtype=int)
     net = mg.nn.MLP([3, 4, 2], activation="tanh", rng=0)
