@@ -28,13 +28,14 @@ whole step, so it can plan, once for each set of shapes:
 Only values read by minigraph's own ops get buffers: a learner's op (``mg.defop``) might keep
 the array it was given, and would see it change. ``softmax_cross_entropy`` remembers its
 logits by identity (``losses._LastResult``: the same read-only array means the same numbers),
-so what it reads is a fresh array at each call (``REMEMBERS_INPUTS``).
+so what it reads is a fresh array at each call (``REMEMBERS_INPUTS``), and so does its
+gradient's fused op.
 """
 
 import numpy as np
 
 from . import ops, symbolic
-from .rewrite import own_op
+from .rewrite import CROSS_ENTROPY_GRADIENT, own_op
 
 
 def _relu_into(x, out):
@@ -74,7 +75,7 @@ OUT_FORMS = {
     ops.sum_.opdef: _sum_into, symbolic.broadcast_like.opdef: _broadcast_into,
     symbolic.sum_to.opdef: _sum_to_into, symbolic.step.opdef: _step_into,
 }
-REMEMBERS_INPUTS = {ops.softmax_cross_entropy.opdef}
+REMEMBERS_INPUTS = {ops.softmax_cross_entropy.opdef, CROSS_ENTROPY_GRADIENT}   # (and its VJP)
 # ops whose result is always a new array (never a view of an input), with or without out=
 NEW_ARRAYS = set(OUT_FORMS) - {symbolic.sum_to.opdef} | {op.opdef for op in (
     ops.sigmoid, ops.leaky_relu, ops.mean, ops.max, ops.softmax, ops.log_softmax, ops.mse,

@@ -205,6 +205,21 @@ def test_updates_are_written_into_the_parameters_own_arrays():
         W.value[0] = 3.0                            # still read-only after the write
 
 
+def test_a_cross_entropy_gradient_alone_sees_new_logits_at_each_call():
+    """The fused gradient of softmax cross-entropy reads the loss's log-softmax, remembered for
+    the logits array it last saw: without the loss in the function, its logits must still be
+    a fresh array at each call, not a buffer whose numbers change."""
+    z, t = mg.Input("z"), mg.Input("t", dtype=int)
+    logits = z * mg.Constant(2.0)
+    f = mg.function([z, t], mg.grad(mg.softmax_cross_entropy(logits, t), z))
+    rng = np.random.default_rng(0)
+    feeds = [{z: rng.normal(size=(4, 3)), t: rng.integers(0, 3, 4)} for _ in range(4)]
+    expected = [mg.Graph(f.outputs[0]).forward(feed) for feed in feeds]   # (the loss computed:
+    got = [f.run_compiled(feed[z], feed[t])[0] for feed in feeds]         # not between calls)
+    assert all(map(np.array_equal, got, expected))
+    assert "softmax_ce_grad" in f.source
+
+
 def test_a_feed_of_a_new_shape_is_planned_again():
     x = mg.Input("x")
     W = mg.Parameter(np.ones((3, 2)), name="W")
