@@ -1,68 +1,126 @@
-"""One training step three ways: mg.function (compiled), Graph.forward of the same step graph
-(interpreted), and Graph.backward with the update by hand (the engine's usual path, generated code
-from its second call). Times are the best of several runs, as ratios to the compiled step.
+"""One training step, four ways, next to the fastest numpy: is mg.function's compiled step as fast?
 
-    python bench/compiled_step.py
+  numpy      the step written by hand by a numpy expert (bench/engine_speed.py's numpy_step:
+             fused loss gradient, updates in place, nothing copied)
+  compiled   mg.function of the loss, its mg.grad nodes and the updates W - lr * dW: rewritten,
+             given a memory plan, written out as straight-line code (minigraph/compiled.py)
+  plain      the same mg.function with optimize=False: no rewrites, no buffers
+  backward   Graph.backward + mg.optim.GD, the engine's usual path (interpreter, then its
+             generated code)
 
-The step graph is the loss, its mg.grad nodes and the updates W - lr * dW, for Koehn's 2-2-1
-sigmoid network on XOR (tiny arrays: the engine's per-op bookkeeping dominates) and for a
-64-128-10 tanh MLP on a batch of 256 (numpy's work dominates).
+on the tasks of bench/engine_speed.py, T1 2-4-4-1 tanh MLP + BCE on the 4 XOR points, T2
+64-128-10 ReLU MLP + softmax-CE on a batch of 256, T3 784-512-512-10 ReLU MLP + softmax-CE on a
+batch of 256, each in float32 and float64, every contender from the same initial weights. Repeats
+are interleaved (numpy, compiled, plain, backward, numpy, ...) so that a slow moment of the
+machine hits every contender; the figures are medians of the per-repeat ratios to numpy. The
+final losses must be identical (same math, same numbers: asserted). The last column is the peak
+memory of one step (tracemalloc, traced from before the contender is built, so its buffers and
+copies count), compiled's next to numpy's.
+
+    python bench/compiled_step.py [--quick]
+
+On a machine shared with other work, OPENBLAS_NUM_THREADS=1 keeps BLAS from waiting for a busy
+second core (every contender calls the same BLAS).
 """
 
-import timeit
+import argparse
+import time
+import tracemalloc
 
 import numpy as np
 
 import minigraph as mg
+from engine_speed import LR, MinigraphNet, init_params, numpy_step
+
+TASKS = {"T1": ([2, 4, 4, 1], "tanh", "bce", 200, 30),          # sizes, activation, loss,
+         "T2": ([64, 128, 10], "relu", "ce", 20, 30),           # steps per repeat, repeats
+         "T3": ([784, 512, 512, 10], "relu", "ce", 2, 15)}
+TARGET = 1.00                                                    # compiled / numpy, at most
 
 
-def xor_step():
-    x, t = mg.Input("x"), mg.Input("t")
-    W = mg.Parameter([[3.0, 4.0], [2.0, 3.0]], name="W")
-    b = mg.Parameter([-2.0, -4.0], name="b")
-    W2 = mg.Parameter([5.0, -5.0], name="W2")
-    b2 = mg.Parameter([-2.0], name="b2")
-    y = mg.sigmoid(mg.sigmoid(x @ W.T + b) @ W2 + b2)
-    loss = mg.sum(0.5 * (t - y) ** mg.Constant(2.0))
-    X, T = mg.data.xor()
-    return (x, t), [W, b, W2, b2], loss, (X, T.ravel())
+def batch(task, dtype):
+    """(X, targets): XOR's 4 points for T1 (0/1 targets, float), else 256 random examples with
+    integer classes."""
+    if task == "T1":
+        X, Y = mg.data.xor()
+        return X.astype(dtype), Y.reshape(-1, 1).astype(dtype)
+    sizes, rng = TASKS[task][0], np.random.default_rng(1)
+    return rng.normal(size=(256, sizes[0])).astype(dtype), rng.integers(0, sizes[-1], 256)
 
 
-def mlp_step():
-    rng = np.random.default_rng(0)
-    x, t = mg.Input("x"), mg.Input("t", dtype=int)
-    net = mg.nn.MLP([64, 128, 10], activation="tanh", rng=0)
-    loss = mg.softmax_cross_entropy(net(x), t)
-    return (x, t), net.parameters, loss, (rng.normal(size=(256, 64)), rng.integers(0, 10, 256))
+def compiled_step(params, activation, loss, optimize=True):
+    """mg.function of one training step of the MLP with these initial ``params``."""
+    net = MinigraphNet(params, activation, loss)
+    out, weights = net.graph.outputs[0], net.graph.parameters
+    grads = mg.grad(out, weights)
+    step = mg.function([net.x, net.y], out, updates={p: p - LR * g for p, g in zip(weights, grads)},
+                       optimize=optimize)
+    return step
 
 
-def measure(build, lr=0.1, number=20, repeat=7):
-    inputs, params, loss, data = build()
-    grads = mg.grad(loss, params)
-    updates = [p - lr * g for p, g in zip(params, grads)]
-    compiled = mg.function(list(inputs), loss, updates=dict(zip(params, updates)))
-    step_graph, loss_graph = mg.Graph([loss] + updates), mg.Graph(loss)
-    feed = dict(zip(inputs, data))
+def contenders(task, dtype, only=None):
+    """Step functions ``step(X, y)`` from the same initial weights (each its own copy)."""
+    sizes, activation, loss = TASKS[task][:3]
+    params = init_params(sizes, np.random.default_rng(0), dtype)
+    make = {"numpy": lambda: (lambda X, y, P=[p.copy() for p in params]: numpy_step(P, X, y, activation, loss)),
+            "compiled": lambda: compiled_step(params, activation, loss),
+            "plain": lambda: compiled_step(params, activation, loss, optimize=False),
+            "backward": lambda: MinigraphNet(params, activation, loss).step}
+    return {who: build() for who, build in make.items() if only is None or who in only}
 
-    def interpreted():
-        values = step_graph.forward(feed)
-        for p, new in zip(params, values[1:]):
-            p.value = new
 
-    def backward():
-        loss_graph.backward(feed, wrt=params)
-        for p in params:
-            p.value = p.value - lr * p.grad
+def run(task, dtype, quick):
+    """Median time ratios to numpy of each contender, and the final loss (the same for all)."""
+    X, y = batch(task, dtype)
+    steps, repeats = TASKS[task][3:]
+    repeats = 3 if quick else repeats
+    ways = contenders(task, dtype)
+    times, last = {who: [] for who in ways}, {}
+    for _ in range(repeats):
+        for who, step in ways.items():
+            start = time.perf_counter()
+            for _ in range(steps):
+                last[who] = step(X, y)
+            times[who].append(time.perf_counter() - start)
+    losses = {who: float(value) for who, value in last.items()}
+    assert len(set(losses.values())) == 1, (task, losses)          # same math, same numbers
+    numpy_times = np.array(times["numpy"])
+    ratios = {who: float(np.median(np.array(t) / numpy_times)) for who, t in times.items() if who != "numpy"}
+    return losses["numpy"], float(np.median(numpy_times)) / steps, ratios
 
-    ways = {"mg.function (compiled)": lambda: compiled(*data), "Graph.forward of the step graph": interpreted,
-            "Graph.backward + update": backward}
-    best = {name: min(timeit.repeat(way, number=number, repeat=repeat)) / number for name, way in ways.items()}
-    base = best["mg.function (compiled)"]
-    print(f"{build.__name__}: {len(step_graph.nodes)} nodes in the step graph, {len(loss_graph.nodes)} in the loss graph")
-    for name, seconds in best.items():
-        print(f"  {name:<34} {seconds * 1e6:9.0f} µs   {seconds / base:5.2f}x")
+
+def peak_memory(task, dtype):
+    """Peak bytes of one step (after two warm-up steps), numpy's and the compiled step's."""
+    X, y = batch(task, dtype)
+    peaks = {}
+    for who in ("numpy", "compiled"):
+        tracemalloc.start()
+        step = contenders(task, dtype, only=[who])[who]
+        step(X, y)
+        step(X, y)
+        tracemalloc.reset_peak()
+        step(X, y)
+        peaks[who] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    return peaks
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="3 repeats (a smoke run)")
+    args = parser.parse_args()
+    print(f"{'task':<5}{'dtype':>8}{'final loss':>12}{'numpy/step':>12}{'compiled':>10}{'plain':>8}"
+          f"{'backward':>10}   (x numpy, median; target: compiled <= {TARGET:.2f}x)")
+    for task in TASKS:
+        for dtype in (np.float32, np.float64):
+            loss, seconds, r = run(task, dtype, args.quick)
+            print(f"{task:<5}{np.dtype(dtype).name:>8}{loss:>12.6f}{seconds * 1e6:>10.0f}µs"
+                  f"{r['compiled']:>9.2f}x{r['plain']:>7.2f}x{r['backward']:>9.2f}x", flush=True)
+    for dtype in (np.float32, np.float64):
+        peaks = peak_memory("T3", dtype)
+        print(f"T3 {np.dtype(dtype).name} peak memory of a step: compiled {peaks['compiled'] / 2**20:.3g} MB, "
+              f"numpy {peaks['numpy'] / 2**20:.3g} MB ({peaks['compiled'] / peaks['numpy']:.2f}x)")
 
 
 if __name__ == "__main__":
-    measure(xor_step)
-    measure(mlp_step)
+    main()

@@ -9,8 +9,9 @@ minigraph do this:
 * ``backward_function(plan)``: a whole ``graph.backward`` as one function, which
   ``Graph.backward`` runs from its second call on (``fastpath.py`` says when);
   ``print(mg.codegen.source(graph, wrt))`` shows it;
-* ``forward_source(...)``: the forward pass of ``mg.function`` (``compiled.py``), a training step
-  fixed once; ``print(train.source)`` shows it;
+* ``step_source(...)``: the training step of ``mg.function`` (``compiled.py``), a graph fixed
+  once, rewritten (``rewrite.py``) and given buffers (``memoryplan.py``) before it is written;
+  ``print(train.source)`` shows it;
 * ``raising_code(...)``: the code of a function that only raises, for the exercise checks'
   engine rule (``grading/toolkit/engine.py``), which swaps it into the engine's own functions
   while an answer runs.
@@ -146,7 +147,8 @@ def identifiers(nodes):
     numbers (``n0``, ``n1``, ...) if those names could clash with each other or with keywords."""
     names = {node: re.sub(r"\W", "_", node.name) for node in nodes}
     derived = [f"{prefix}{names[n]}{suffix}" for n in nodes
-               for prefix, suffix in [("", ""), ("", "_"), ("g_", ""), ("f_", ""), ("attrs_", "")]]
+               for prefix, suffix in [("", ""), ("", "_"), ("g_", ""), ("f_", ""), ("attrs_", ""),
+                                      ("into_", ""), ("out_", "")]]
     derived += [f"vjp_{names[n]}_{k}" for n in nodes for k in range(len(n.inputs))]
     usable = all(b.isidentifier() and not b.startswith("_") and not keyword.iskeyword(b)
                  for b in names.values())
@@ -155,29 +157,73 @@ def identifiers(nodes):
     return {node: f"n{i}" for i, node in enumerate(nodes)}
 
 
-# -- the forward of mg.function -----------------------------------------------------------------
+# -- the step of mg.function ----------------------------------------------------------------------
 
-def forward_source(nodes, outputs, value_of):
-    """The source of ``_run()`` for ``mg.function`` and the names it uses: the values of
-    ``nodes`` (in topological order) as local variables named as in the backward's code (``x_``
-    is the value of node ``x``, ``f_h`` the forward of op ``h``), the leaves' read with
-    ``value_of``; it returns the values of ``outputs``, in a list."""
-    name = identifiers(nodes)
-    value = {node: f"{name[node]}_" for node in nodes}
+def step_source(program, inputs, value_of, memory=None, header=(), write=None):
+    """The source of ``_run(arrays)`` for ``mg.function`` and the names it uses: one line per op
+    term of ``program`` (a ``rewrite.Program``), named as in the backward's code (``x_`` is the
+    value of ``x``, ``f_h`` the forward of op ``h``); ``arrays`` are the values of the Input
+    nodes ``inputs``, in order; Parameters are read with ``value_of``, constants are names of
+    the code. With a ``memory`` plan (``memoryplan.py``), an op that has a buffer writes into it
+    (``into_h(..., out=out_h)``, ``out_h`` a view of its buffer), what the plan says is copied,
+    is, and an update the plan writes early is written with ``write(parameter, value)`` (its
+    result is then None). It returns the values of ``program.results``, in a list; ``header``
+    lines open the source, as comments."""
+    terms = program.terms
+    name = identifiers(terms)
+    value = {t: f"{name[t]}_" for t in terms}
+    into = memory.into if memory else {}
+    copied = memory.copied if memory else set()
+    fresh = memory.fresh if memory else set()
     env = {"_value": value_of}
-    lines = ["def _run():"]
-    for node in nodes:
-        me = name[node]
-        env[me] = node
-        if node.op is None:
-            lines.append(f"    {f'{value[node]} = _value({me})':<40} # {node.kind} {node.name}")
+    lines = [f"# {line}" for line in header] + ["def _run(_arrays):"]
+    buffers = [np.empty(size, np.uint8) for size in (memory.buffers if memory else [])]
+    slot = {node: k for k, node in enumerate(inputs)}
+    writes = memory.writes if memory else {}
+    env["_write"] = write
+    for i, t in enumerate(terms):
+        lines += _writes(writes.get(i - 1, []), program, name)
+        me = name[t]
+        if t.kind == "constant":
+            env[value[t]] = t.value
             continue
-        env[f"f_{me}"], env[f"attrs_{me}"] = node.op.forward, node.attrs
-        call = f"{value[node]} = f_{me}({_arguments(node, value, f'attrs_{me}')})"
-        lines.append(f"    {call:<40} # {node.name} = {node.op.name}"
-                     f"({', '.join(p.name for p in node.inputs)})")
-    lines.append(f"    return [{', '.join(value[n] for n in outputs)}]")
+        if t.kind == "input":
+            read = f"_arrays[{slot[t.node]}]" + (".copy()" if t in fresh else "")
+            lines.append(f"    {f'{value[t]} = {read}':<40} # input {t.name}")
+            continue
+        if t.kind == "parameter":
+            env[me] = t.node
+            lines.append(f"    {f'{value[t]} = _value({me})':<40} # parameter {t.name}")
+            continue
+        args = _arguments(t, value, f"attrs_{me}")
+        env[f"attrs_{me}"] = t.attrs
+        if t in into:
+            form, b, shape, dtype = into[t]
+            env[f"into_{me}"], env[f"out_{me}"] = form, _view(buffers[b], shape, dtype)
+            call = f"{value[t]} = into_{me}({args}, out=out_{me})"
+            where = f"  -> buffer {b}"
+        else:
+            env[f"f_{me}"] = t.op.forward
+            call, where = f"{value[t]} = f_{me}({args})", ""
+        lines.append(f"    {call:<40} # {t.name} = {t.op.name}"
+                     f"({', '.join(a.name for a in t.args)}){where}")
+    lines += _writes(writes.get(len(terms) - 1, []), program, name)
+    written = {k for pairs in writes.values() for _, k in pairs}
+    returned = ["None" if k in written else value[t] + (".copy()" if k in copied else "")
+                for k, t in enumerate(program.results)]
+    lines.append(f"    return [{', '.join(returned)}]")
     return "\n".join(lines) + "\n", env
+
+
+def _view(buffer, shape, dtype):
+    """The start of ``buffer`` (bytes) seen as an array of ``shape`` and ``dtype``, in C order."""
+    return buffer[:int(np.prod(shape, dtype=int)) * dtype.itemsize].view(dtype).reshape(shape)
+
+
+def _writes(pairs, program, name):
+    """The lines that write updates into their Parameters: (Parameter's term, result number)."""
+    return [f"    {f'_write({name[p]}, {name[program.results[k]]}_)':<40} # {p.name} <- "
+            f"{program.results[k].name}, in place" for p, k in pairs]
 
 
 def _arguments(node, value, attrs):

@@ -6,26 +6,50 @@
     train = mg.function([x, t], loss, updates={W: W - 0.1 * dW, b: b - 0.1 * db})
     train(x_values, t_values)                              # one step: returns the loss
 
-All the work of a training step (forward, backward, the update) is one graph, fixed once, so
-it is written out once as straight-line Python by ``codegen.py`` (which also writes the
-backward's fast path): one line per op, calling the op's forward from the op table
-(``print(train.source)`` shows it, and so does a traceback through it). A call feeds the
-Inputs, runs those lines (no stamps, hooks or stored values: the interpreter's bookkeeping is
-gone) and then assigns every update at once, so each update sees the old values of all
-Parameters. The op values stay local to the call: ``node.value`` of an op is what the
-interpreter (``Graph.forward``) last computed. If a line raises, the interpreter runs the same
-graph again and explains the error.
+All the work of a training step (forward, backward, the update) is one graph, fixed once and
+watched by no hook, so ``mg.function`` may do what the interpreter may not. It compiles the
+graph in three steps, each of which ``print(train.source)`` shows:
+
+1. **rewrites** (``rewrite.py``): identical subexpressions merged, ops of constants computed
+   once, then, at the first call, what shapes decide (the seed 1, ``sum_to`` and reshapes that
+   change nothing, the dtype of the formulas' numbers) and what no result needs removed. The
+   numbers stay exactly the same.
+2. **a memory plan** (``memoryplan.py``): values live in buffers allocated once and reused at
+   every call, two values whose lives do not overlap sharing one.
+3. **code** (``codegen.py``): one line of straight-line Python per op.
+
+Steps 1 and 2 depend on the shapes and dtypes of the Inputs fed and of the Parameters: the first
+call with new ones computes the program op by op (``rewrite.evaluate``), which tells its shapes,
+and writes the code for them, which the next calls with those shapes run (each set of shapes
+keeps its code; ``source`` shows the last one written). ``mg.function(..., optimize=False)``
+skips steps 1 and 2: the graph's ops, one line each, each allocating its result.
+
+A call takes the arrays it is given as they are (the Inputs are not fed: ``node.value`` of an
+Input, and of an op, is what the interpreter, ``Graph.forward``, last computed) and runs the
+code. Each update sees the old values of all Parameters: it is written into the Parameter's own
+array, in place (an array you took from ``W.value`` before the call changes with it), once
+nothing reads the old value any more (the memory plan says when: at the end, or earlier), or
+with ``optimize=False`` by assignment (``W.value = new``) after the code. An update to NaN or
+infinity is refused as its assignment would be (those written before it have moved). What a
+call returns is the caller's, never overwritten by the next call. If a line fails, the
+interpreter runs the same graph again and explains the error.
 """
 
-from . import codegen
+import math
+
+import numpy as np
+
+from . import codegen, memoryplan, rewrite
+from .dtypes import float_dtype
 from .errors import BadValueError, GraphError, ShapeError, describe
 from .graph import Graph, Node, as_node, first_repeat, value_of
+from .values import as_numbers, parameter_array
 
 
 class Function:
     """A compiled graph: ``f(*values)`` feeds ``inputs`` in order and returns ``outputs``' values."""
 
-    def __init__(self, inputs, outputs, updates=None):
+    def __init__(self, inputs, outputs, updates=None, optimize=True):
         self.inputs = [inputs] if isinstance(inputs, Node) else list(inputs)
         self.single = not isinstance(outputs, (list, tuple))     # one node (or a mistake: Graph says)
         self.outputs = [outputs] if self.single else list(outputs)
@@ -52,21 +76,96 @@ class Function:
         if missing:
             raise GraphError(f"the outputs and updates need the Input(s) {', '.join(missing)}, which "
                              f"are not among the function's inputs: add them to the list of inputs.")
-        self.source, env = codegen.forward_source(self.graph.nodes, self.graph.outputs, value_of)
-        self._run = codegen.compile_function(self.source, env, "mg.function")
+        self.optimize = optimize
+        program = rewrite.program_of(self.graph.nodes, self.graph.outputs)
+        self.program = rewrite.run_passes(program, rewrite.AT_CREATION) if optimize else program
+        self.parameters = [t.node for t in self.program.terms if t.kind == "parameter"]
+        self.plans = {}                   # shapes and dtypes of a call -> its _Plan
+        self.source = self._written(self.program, None, ["not called yet: no shapes known, "
+                                                         "no memory plan"])[0]
 
     def __call__(self, *values):
         if len(values) != len(self.inputs):
             raise BadValueError(f"this function takes {len(self.inputs)} value(s), one per input "
                                 f"({', '.join(n.name for n in self.inputs)}); it was given {len(values)}.")
-        feed = dict(zip(self.inputs, values))
         try:
-            for node, value in feed.items():
-                node.feed(value)
-            results = self._run()
+            results, in_place = self._compiled(values)
         except Exception:                # the interpreter runs the call again and explains
-            results = self.graph.forward(feed)
-            results = results if len(self.graph.outputs) > 1 else [results]
+            return self._interpret(values)
+        return self._returned(results, in_place)
+
+    def run_compiled(self, *values):
+        """A call without the interpreter to fall back on: the generated code's error, if any
+        (for tests: no fallback can hide a bug of the code). Returns the list of outputs."""
+        return list(self._returned(*self._compiled(values), single=False))
+
+    def _compiled(self, values):
+        """The generated code's results for ``values`` (planned first, for new shapes), and the
+        Parameters its updates write in place."""
+        arrays = [_as_fed(node, value) for node, value in zip(self.inputs, values)]
+        key = tuple((a.shape, a.dtype) for a in arrays) + tuple(
+            (p._value.shape, p._value.strides) for p in self.parameters)   # (a layout: see _plan)
+        plan = self.plans.get(key)
+        if plan is None:
+            plan, values = self._plan(arrays, key)
+            results = [values[t] for t in self.program.results]     # (some are leaves' arrays)
+            return [v.copy() if type(v) is np.ndarray else v for v in results], plan.in_place
+        return plan.run(arrays), plan.in_place
+
+    def _returned(self, results, in_place, single=None):
+        """Write the updates, return the outputs."""
+        n = len(self.outputs)
+        _write(self.updated, results[n:], in_place)
+        return results[0] if (self.single if single is None else single) else results[:n]
+
+    def _plan(self, arrays, key):
+        """Rewrite the program for the shapes of this call, plan its memory and write its code;
+        returns the plan and the values of this call, computed op by op to learn their shapes.
+        What the plan decides holds for every call with the same ``key``: the shapes and dtypes
+        of the Inputs (fed in C order) and the shapes and layouts of the Parameters (a value's
+        layout decides its ops' results' layouts, and the order in which a sum adds numbers)."""
+        leaf = dict(zip(self.inputs, arrays))
+        values = rewrite.evaluate(self.program,
+                                  lambda t: leaf[t.node] if t.kind == "input" else t.node._value)
+        n = len(self.outputs)
+        for parameter, t in zip(self.updated, self.program.results[n:]):
+            if np.shape(values[t]) != parameter.shape:
+                raise ShapeError(f"the update of {describe(parameter)} computes {np.shape(values[t])}")
+        program, memory = self.program, None
+        if self.optimize:
+            program = rewrite.run_passes(rewrite.Program(program.terms, program.results, program.notes),
+                                         rewrite.FOR_SHAPES, values)
+            memory = memoryplan.plan_memory(program, values, n, self.updated)
+        shapes = ", ".join(f"{node.name} {a.shape} {a.dtype}" for node, a in zip(self.inputs, arrays))
+        again = f" (plan {len(self.plans) + 1}: new shapes, planned again)" if self.plans else ""
+        self.source, run = self._written(program, memory, [f"for {shapes or 'no inputs'}{again}"])
+        in_place = memory.in_place if memory else set()
+        self.plans[key] = plan = _Plan(run, self.source, in_place)
+        return plan, values
+
+    def _written(self, program, memory, about):
+        """The source of ``program`` with ``memory``, its header saying what the passes did, and
+        the compiled function."""
+        header = [f"mg.function, {about[0]}"]
+        if program.notes:
+            header += ["rewrites (ops before -> after):"] + [
+                f"  {name:<28} {before:>4} -> {after:<4} {what}"
+                for name, before, after, what in program.notes]
+        if memory:
+            allocated = program.n_ops - len(memory.into)
+            header += [f"memory plan: {len(memory.into)} values in {len(memory.buffers)} buffers "
+                       f"({memory.nbytes:,} bytes) allocated once; {allocated} values "
+                       f"allocated at each call; updates written in place into: "
+                       f"{', '.join(sorted(p.name for p in memory.in_place)) or 'none'}"]
+            header += [f"  {line}" for line in memory.table()]
+        text, env = codegen.step_source(program, self.inputs, value_of, memory, header, write_into)
+        return text, codegen.compile_function(text, env, "mg.function")
+
+    def _interpret(self, values):
+        """The call, by the interpreter: its result, or its explanation of what went wrong."""
+        feed = dict(zip(self.inputs, values))
+        results = self.graph.forward(feed)
+        results = results if len(self.graph.outputs) > 1 else [results]
         n = len(self.outputs)
         for parameter, new in zip(self.updated, results[n:]):
             if new.shape != parameter.shape:
@@ -77,7 +176,52 @@ class Function:
         return results[0] if self.single else results[:n]
 
 
-def function(inputs, outputs, updates=None):
+class _Plan:
+    """The code written for one set of shapes: ``run(arrays)``, its ``source``, and the
+    Parameters its updates write ``in_place``."""
+
+    def __init__(self, run, source, in_place):
+        self.run, self.source, self.in_place = run, source, in_place
+
+
+def _as_fed(node, value):
+    """``value`` as the array an Input holds when fed it (``Input.feed``), copied only if it is
+    not one already: of the Input's dtype, its numbers in C order (the order of a fed copy,
+    in which numpy's sums add them up)."""
+    dtype = float_dtype(value, node.dtype)
+    if not (type(value) is np.ndarray and value.dtype == dtype):
+        value = as_numbers(value, f"the value fed to Input '{node.name}'", dtype)
+    return value if value.flags.c_contiguous else np.ascontiguousarray(value)
+
+
+def _write(parameters, news, in_place):
+    """Give each Parameter its new value (None: the code wrote it already): into its own array
+    for those ``in_place``, by assignment for the others."""
+    for parameter, new in zip(parameters, news):
+        if new is None:
+            continue
+        if parameter in in_place:
+            write_into(parameter, new)
+        else:
+            parameter.value = new
+
+
+def write_into(parameter, new):
+    """Write ``new`` into the Parameter's own array (stamped, so what depends on it recomputes),
+    if its numbers are finite, as a Parameter's are; else the error of an assignment of them."""
+    if not math.isfinite(new.sum()):            # a sum is finite only if every number is (or
+        parameter_array(new, f"the new value of Parameter '{parameter.name}'")   # it overflows)
+    own = parameter._value
+    if not own.flags.owndata:                   # (a Parameter's array is its own, unless
+        parameter.value = new                   # someone gave it another)
+        return
+    own.setflags(write=True)
+    np.copyto(own, new)
+    parameter._set(own)                         # read-only again, with a new stamp
+
+
+def function(inputs, outputs, updates=None, optimize=True):
     """Compile ``outputs`` (a node or a list) into a callable taking one value per node of
-    ``inputs``; ``updates`` ({Parameter: node}, or a list of pairs) are assigned after each call."""
-    return Function(inputs, outputs, updates)
+    ``inputs``; ``updates`` ({Parameter: node}, or a list of pairs) are written after each call.
+    ``optimize=False``: the graph's ops as they are, no rewrites, no memory plan."""
+    return Function(inputs, outputs, updates, optimize)

@@ -1,0 +1,234 @@
+"""The memory plan of ``mg.function``: values in buffers allocated once, reused at every call.
+
+A numpy expression such as ``np.tanh(z)`` allocates its result; in a training step that is a
+fresh array for every value, at every call, and for large layers the allocation (and the page
+faults of touching new memory) costs as much as the arithmetic. Most numpy functions can write
+into an array they are given instead: ``np.tanh(z, out=buffer)``. ``mg.function`` knows its
+whole step, so it can plan, once for each set of shapes:
+
+* which ops write into a buffer: those of ``OUT_FORMS`` (the one table of speed tricks: an
+  op of minigraph's table and the same computation in an ``out=`` form; a new op of the
+  table gets a line here if it has one), when the form gives exactly the value, in the same
+  layout, that the op computed at the call the plan was made from. Every other op allocates
+  its result, as before;
+* which buffer each one gets: a value *lives* from the op that computes it to its last reader
+  (in the straight-line order of the program), and two values whose lives do not overlap may
+  share a buffer, whatever their shapes (a value is a view of the start of its buffer). A
+  value that an op without an ``out=`` form turns into something else may still be inside it
+  (``reshape`` and ``x.T`` return views), so such a result keeps the buffers it may come from
+  alive (``roots``);
+* when each update is written into its Parameter's own array: as soon as nothing reads the
+  old value any more and no op that may fail on the numbers follows (``_early_writes``), so
+  that its buffer is free for the rest of the step; else at the end;
+* what must be copied: a value returned to the caller lives in a buffer the next call
+  overwrites (or in a Parameter's array that the update writes into), so it is returned as a
+  copy; an update whose new value comes from a Parameter updated in place (``a <- b, b <- a``)
+  is copied before any Parameter is written.
+
+Only values read by minigraph's own ops get buffers: a learner's op (``mg.defop``) might keep
+the array it was given, and would see it change. ``softmax_cross_entropy`` remembers its
+logits by identity (``losses._LastResult``: the same read-only array means the same numbers),
+so what it reads is a fresh array at each call (``REMEMBERS_INPUTS``), and so does its
+gradient's fused op.
+"""
+
+import numpy as np
+
+from . import ops, symbolic
+from .rewrite import CROSS_ENTROPY_GRADIENT, own_op
+
+
+def _relu_into(x, out):
+    return np.maximum(x, 0, out=out)
+
+
+def _linear_into(x, W, b, out):
+    return np.add(np.matmul(x, W, out=out), b, out=out)   # kernels.linear: x @ W, then += b
+
+
+def _sum_into(x, axis=None, keepdims=False, out=None):
+    return x.sum(axis=axis, keepdims=keepdims, out=out)   # np.sum's reduction, without its wrapper
+
+
+def _step_into(x, out):
+    return np.greater(x, 0, out=out)                      # step: (x > 0) as 1.0 and 0.0
+
+
+def _sum_to_into(g, x, out):
+    added = g.ndim - np.ndim(x)                           # sum_to (kernels.unbroadcast): its
+    if added < 1 or g.shape[added:] != np.shape(x):       # usual case, leading axes summed away
+        raise ValueError("not the usual case of sum_to")
+    return g.sum(axis=0 if added == 1 else tuple(range(added)), out=out)
+
+
+def _broadcast_into(g, x, out):
+    np.copyto(out, g)                                     # broadcast_like: g copied to x's shape
+    return out
+
+
+# op of the table -> the same computation writing into ``out=``
+OUT_FORMS = {
+    ops.add.opdef: np.add, ops.sub.opdef: np.subtract, ops.mul.opdef: np.multiply,
+    ops.div.opdef: np.divide, ops.power.opdef: np.power, ops.neg.opdef: np.negative,
+    ops.exp.opdef: np.exp, ops.log.opdef: np.log, ops.tanh.opdef: np.tanh,
+    ops.relu.opdef: _relu_into, ops.matmul.opdef: np.matmul, ops.linear.opdef: _linear_into,
+    ops.sum_.opdef: _sum_into, symbolic.broadcast_like.opdef: _broadcast_into,
+    symbolic.sum_to.opdef: _sum_to_into, symbolic.step.opdef: _step_into,
+}
+REMEMBERS_INPUTS = {ops.softmax_cross_entropy.opdef, CROSS_ENTROPY_GRADIENT}   # (and its VJP)
+# ops whose result is always a new array (never a view of an input), with or without out=
+NEW_ARRAYS = set(OUT_FORMS) - {symbolic.sum_to.opdef} | {op.opdef for op in (
+    ops.sigmoid, ops.leaky_relu, ops.mean, ops.max, ops.softmax, ops.log_softmax, ops.mse,
+    ops.bce_with_logits, ops.softmax_cross_entropy)}
+# ops that raise on wrong shapes only, never on the numbers (unlike class labels out of range,
+# or integers to a negative integer power):
+# with the shapes of a plan, they do not fail
+FAIL_ON_SHAPES_ONLY = NEW_ARRAYS - {ops.softmax_cross_entropy.opdef, ops.power.opdef} | {op.opdef for op in (
+    ops.reshape, ops.transpose, symbolic.sum_to, symbolic.sum_to_product, symbolic.reshape_like,
+    symbolic.as_matrix, symbolic.product_matrix, symbolic.expand_dims, symbolic.step,
+    symbolic.is_zero)}
+
+
+class MemoryPlan:
+    """``into``: term -> (its out= form, its buffer's number, its shape, its dtype); ``buffers``:
+    the size in bytes of each buffer (a value is a view of the start of its buffer, so values of
+    any shapes may take turns in one); ``copied``: the results returned (or written) as copies;
+    ``fresh``: Input terms copied at each call; ``in_place``: the Parameters whose new values are
+    written into their own arrays (all of them, unless an op that may keep arrays reads them);
+    ``writes``: step -> the (Parameter's term, result number) pairs written right after it (the
+    others: at the end)."""
+
+    def __init__(self, into, buffers, copied, fresh, in_place, writes):
+        self.into, self.buffers, self.copied, self.fresh = into, buffers, copied, fresh
+        self.in_place, self.writes = in_place, writes
+
+    @property
+    def nbytes(self):
+        return sum(self.buffers)
+
+    def table(self):
+        """One line per buffer: its size and the values that take turns in it."""
+        holders = {b: [] for b in range(len(self.buffers))}
+        for term, (_, b, shape, dtype) in self.into.items():
+            holders[b].append(f"{term.name} {shape} {dtype.name}")
+        return [f"buffer {b}: {size:>9,} bytes, holds {', '.join(holders[b])}"
+                for b, size in enumerate(self.buffers)]
+
+
+def plan_memory(program, values, n_outputs, updated):
+    """The ``MemoryPlan`` of ``program`` (a ``rewrite.Program``) for the ``values`` of one call:
+    its first ``n_outputs`` results are returned, the others are the new values of the
+    Parameters ``updated`` (nodes, in order), written into their arrays."""
+    terms, end = program.terms, len(program.terms)
+    position = {t: i for i, t in enumerate(terms)}
+    last = {t: i for i, t in enumerate(terms)}              # the last step that reads each value
+    readers = {t: [] for t in terms}
+    for t in terms:
+        for a in t.args:
+            last[a] = position[t]
+            readers[a].append(t)
+    for t in program.results:
+        last[t] = end
+    forms = {t: _out_form(t, values) for t in terms if t.kind == "op"}
+    forms = {t: form for t, form in forms.items() if form is not None}
+    while True:                       # no array an op may keep (or remember) is ever reused
+        roots = _roots(terms, forms)
+        kept = set().union(*(roots[t] for t in terms if not all(map(reads_only_during_call, readers[t]))))
+        if not kept & forms.keys():
+            break
+        forms = {t: form for t, form in forms.items() if t not in kept}
+    in_place = {t for t in terms if t.kind == "parameter" and t.node in updated} - kept
+    early = _early_writes(program, n_outputs, updated, in_place, forms, roots, last)
+    for k, t in enumerate(program.results):
+        last[t] = end if k not in early else max(position[r] for r in [t] + readers[t])
+    for k, step in early.items():
+        last[program.results[k]] = max(last[program.results[k]], step)
+    life = {t: last[t] for t in forms}
+    for t in terms:
+        for root in roots[t] & forms.keys():
+            life[root] = max(life[root], last[t])
+
+    into, buffers, free, dying = {}, [], [], {}
+    for i, t in enumerate(terms):
+        if t in forms:
+            b = _buffer_for(values[t].nbytes, buffers, free)
+            into[t] = (forms[t], b, values[t].shape, values[t].dtype)
+            dying.setdefault(life[t], []).append(b)
+        free += dying.pop(i, [])                       # after step i: its buffers are free again
+
+    copied = {k for k, t in enumerate(program.results)
+              if k not in early and (roots[t] if k < n_outputs else roots[t] & in_place)}
+    fresh = {t for t in kept if t.kind == "input"}
+    parameter, writes = {t.node: t for t in in_place}, {}
+    for k, step in early.items():
+        writes.setdefault(step, []).append((parameter[updated[k - n_outputs]], k))
+    return MemoryPlan(into, buffers, copied, fresh, {t.node for t in in_place}, writes)
+
+
+def _buffer_for(nbytes, buffers, free):
+    """A free buffer for ``nbytes`` (``buffers``: the size of each; ``free``: those free now):
+    the smallest that is big enough, else the biggest, made bigger, else a new one."""
+    if not free:
+        buffers.append(nbytes)
+        return len(buffers) - 1
+    fits = [b for b in free if buffers[b] >= nbytes]
+    b = min(fits, key=buffers.__getitem__) if fits else max(free, key=buffers.__getitem__)
+    buffers[b] = max(buffers[b], nbytes)
+    free.remove(b)
+    return b
+
+
+def _early_writes(program, n_outputs, updated, in_place, forms, roots, last):
+    """{result number: step after which it is written into its Parameter}, for the updates that
+    need not wait for the end: once nothing reads the Parameter's old value any more (nor a
+    view of it), and no op that may fail on the numbers follows (after a write, an error could
+    no longer be explained by running the call again: ``FAIL_ON_SHAPES_ONLY``). Its buffer is then free for
+    the rest of the step: a step holds no second copy of all its weights."""
+    terms, end = program.terms, len(program.terms)
+    parameter = {t.node: t for t in in_place}
+    may_fail = max((i for i, t in enumerate(terms) if t.kind == "op" and t not in forms and
+                    getattr(t.op, "plain", t.op) not in FAIL_ON_SHAPES_ONLY), default=-1)
+    early = {}
+    for k, new in enumerate(program.results[n_outputs:], n_outputs):
+        old = parameter.get(updated[k - n_outputs])
+        if old is None or roots[new] & in_place:
+            continue
+        step = max([terms.index(new), may_fail] + [last[t] for t in terms if old in roots[t]])
+        if step < end:
+            early[k] = step
+    return early
+
+
+def _roots(terms, forms):
+    """The buffers (and the leaves' arrays) each value may be inside: its own buffer, none for a
+    new array, else those of the values it was made from (it may be a view of them)."""
+    roots = {}
+    for t in terms:
+        if t in forms or t.kind in ("input", "parameter"):
+            roots[t] = {t}
+        elif t.kind == "constant" or getattr(t.op, "plain", t.op) in NEW_ARRAYS:
+            roots[t] = set()
+        else:
+            roots[t] = set().union(*(roots[a] for a in t.args))
+    return roots
+
+
+def reads_only_during_call(term):
+    """Does this op read its inputs only while it runs (minigraph's or numpy's own op, and not
+    one that remembers them)?"""
+    return own_op(term.op) and getattr(term.op, "plain", term.op) not in REMEMBERS_INPUTS
+
+
+def _out_form(t, values):
+    """The out= form of ``t``'s op, if it gives exactly the value the op computed, in the same
+    layout."""
+    form, value = OUT_FORMS.get(t.op), values[t]
+    if form is None or type(value) is not np.ndarray or not value.flags.c_contiguous:
+        return None                   # (a buffer is in C order: a sum of it adds in that order)
+    trial = np.empty(value.shape, value.dtype)
+    try:
+        got = form(*[values[a] for a in t.args], **t.attrs, out=trial)
+    except Exception:
+        return None
+    same = got is trial and np.array_equal(trial, value, equal_nan=True)
+    return form if same else None

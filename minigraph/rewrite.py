@@ -1,0 +1,340 @@
+"""Rewrites: what ``mg.function`` does to a step graph before ``codegen.py`` writes it out.
+
+A training step built with ``mg.grad`` is a graph of a few dozen ops, and many of them are
+there only because the gradient rules are written for every case: ``sum_to(g, b)`` undoes a
+broadcast that, in this network, never happened; ``ones_like(loss)`` is the seed 1; the same
+``softmax(z)`` may be built twice. ``mg.function`` owns its whole graph (no hook watches it, no
+one reads its intermediate values), so it may rewrite it, as Theano did, provided that the
+numbers stay *exactly* the same: each pass below replaces a value by one that is equal bit for
+bit (the tests check this on random graphs).
+
+The rewritten graph is a ``Program``: a list of ``Term``s in topological order, each a leaf
+(an Input or a Parameter, read at each call), a constant (an array fixed when the program was
+written) or an op applied to earlier terms; ``results`` are the terms whose values a call
+returns (the outputs, then the updates' new values). The user's nodes are never changed.
+
+Two groups of passes, each a function ``Program -> Program``, run by ``run_passes`` which
+notes how many ops each one removed (``f.source`` prints the notes):
+
+* when ``mg.function`` is made (no value known yet): ``merge_common``, ``fold_constants``,
+  ``drop_dead``;
+* at the first call with new shapes (the values of that call known, see ``evaluate``):
+  ``settle_numbers``, ``fold_shapes``, ``drop_identities``, ``fuse_cross_entropy_gradient``,
+  then ``merge_common`` and ``drop_dead`` again. What these decide from shapes holds for
+  every call with the same shapes and dtypes of Inputs and Parameters; a call with others
+  writes the program again.
+
+Shapes decide the value of a term only if every op above it computes shapes from shapes
+(``shapes_follow``): the ops of minigraph's table do; a learner's own op (``mg.defop``) might
+return, say, ``x[x > 0]``, so nothing below one is rewritten by shape.
+"""
+
+import numpy as np
+
+from . import losses, ops, symbolic
+from .dtypes import number_dtype
+from .opdef import OpDef
+from .values import freeze
+
+
+class Term:
+    """One value of a ``Program``: ``kind`` is "input", "parameter", "constant" or "op". ``node``
+    is the user's node it stands for (None for a constant a pass made); a constant holds its
+    ``value``; an op term has ``op``, ``args`` (terms) and ``attrs``."""
+
+    __slots__ = ("name", "kind", "node", "op", "args", "attrs", "value")
+
+    def __init__(self, name, kind, node=None, op=None, args=(), attrs=None, value=None):
+        self.name, self.kind, self.node, self.op = name, kind, node, op
+        self.args, self.attrs, self.value = tuple(args), dict(attrs or {}), value
+
+    @property
+    def inputs(self):                     # what codegen.identifiers reads of a node
+        return self.args
+
+    def but(self, **changes):
+        """A copy of this term with some fields changed."""
+        fields = {k: getattr(self, k) for k in self.__slots__}
+        return Term(**{**fields, **changes})
+
+    def __repr__(self):
+        what = f"{self.op.name}({', '.join(a.name for a in self.args)})" if self.op else self.kind
+        return f"Term('{self.name}' = {what})"
+
+
+class Program:
+    """Terms in topological order, the ``results`` a call returns, and the passes' ``notes``."""
+
+    def __init__(self, terms, results, notes=()):
+        self.terms, self.results, self.notes = list(terms), list(results), list(notes)
+
+    @property
+    def n_ops(self):
+        return sum(t.kind == "op" for t in self.terms)
+
+
+def program_of(nodes, results):
+    """The ``Program`` of a graph's ``nodes`` (topological order) computing ``results``."""
+    term = {}
+    for node in nodes:
+        if node.op is None:
+            value = node._value if node.kind == "constant" else None
+            term[node] = Term(node.name, node.kind, node, value=value)
+        else:
+            term[node] = Term(node.name, "op", node, node.op, [term[p] for p in node.inputs], node.attrs)
+    return Program(term.values(), [term[n] for n in results])
+
+
+def evaluate(program, leaf_value):
+    """Every term's value, computed in order (``leaf_value(term)`` for Inputs and Parameters):
+    the values the shape passes and the memory plan look at."""
+    values = {}
+    for t in program.terms:
+        if t.kind == "op":
+            values[t] = t.op.forward(*[values[a] for a in t.args], **t.attrs)
+        else:
+            values[t] = t.value if t.kind == "constant" else leaf_value(t)
+    return values
+
+
+def run_passes(program, passes, values=None):
+    """Run ``passes`` in order, each noting ``(name, ops before, ops after, what it does)``."""
+    for rewrite in passes:
+        before = program.n_ops
+        program = rewrite(program, values)
+        program.notes.append((rewrite.__name__, before, program.n_ops, rewrite.__doc__.split("\n")[0]))
+    return program
+
+
+def _rewrite(program, values, visit):
+    """The program with each term replaced by ``visit(term, old)``, which sees the term with its
+    arguments already replaced (``old``: as it was) and returns it, a new term or an earlier
+    one. ``values`` (if known) follow: a new term has its old term's value."""
+    new, terms = {}, {}
+    for t in program.terms:
+        args = tuple(new[a] for a in t.args)
+        current = t if all(a is b for a, b in zip(args, t.args)) else t.but(args=args)
+        if values is not None and current is not t:
+            values[current] = values[t]
+        replaced = visit(current, t)
+        for a in replaced.args:               # a constant the pass made comes before its op
+            terms.setdefault(a, a)
+        if values is not None and replaced not in values:
+            values[replaced] = values[t]
+        new[t] = terms[replaced] = replaced
+    return Program(terms, [new[t] for t in program.results], program.notes)
+
+
+# -- passes when the function is made ----------------------------------------------------------
+
+def merge_common(program, values=None):
+    """identical subexpressions (same op, same inputs, equal attributes) computed once
+
+    Two ``softmax(z)``, or the ``2`` of ``2 * x`` and of ``2 * y`` (equal constants), become
+    one term: the second is replaced by the first wherever it is used."""
+    seen = {}
+
+    def visit(t, old):
+        key = _key(t)
+        return t if key is None else seen.setdefault(key, t)
+    return _rewrite(program, values, visit)
+
+
+def _key(t):
+    """What makes two terms equal: a constant's dtype, shape and bytes; an op's op, arguments and
+    attributes. Inputs and Parameters are themselves (None: never merged)."""
+    if t.kind == "constant":
+        v = t.value
+        return ("constant", v.dtype.str, v.shape, v.tobytes()) if hasattr(v, "tobytes") else None
+    if t.kind != "op":
+        return None
+    op = t.op
+    return (getattr(op, "plain", op), getattr(op, "numbers", None), t.args, _frozen(t.attrs))
+
+
+def _frozen(v):
+    """An attribute as something hashable that equal attributes share (1 and 1.0 and True do
+    not: their types differ; nor do 0.0 and -0.0: their reprs differ)."""
+    if isinstance(v, dict):
+        return ("dict", tuple(sorted((k, _frozen(x)) for k, x in v.items())))
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(_frozen(x) for x in v))
+    if isinstance(v, np.ndarray):
+        return ("array", v.dtype.str, v.shape, v.tobytes())
+    if isinstance(v, slice):
+        return ("slice", _frozen(v.start), _frozen(v.stop), _frozen(v.step))
+    return (type(v).__name__, repr(v))
+
+
+def fold_constants(program, values=None):
+    """ops of constants alone computed once, when the function is made
+
+    ``2 * Constant(3.0)`` becomes the constant 6.0. Only Constants count: a Parameter changes
+    between calls (its updates), an Input at each call. An op that fails is left to fail when
+    the function runs, where the interpreter explains it."""
+    def visit(t, old):
+        if t.kind != "op" or not all(a.kind == "constant" for a in t.args):
+            return t
+        try:
+            value = t.op.forward(*[a.value for a in t.args], **t.attrs)
+        except Exception:
+            return t
+        return Term(t.name, "constant", t.node, value=_frozen_value(value))
+    return _rewrite(program, values, visit)
+
+
+def _frozen_value(value):
+    return freeze(value) if type(value) is np.ndarray else value
+
+
+def drop_dead(program, values=None):
+    """what no output or update needs removed
+
+    After the other passes, a term may be used by no one (the second of two merged terms, the
+    ``x`` of a ``sum_to(g, x)`` that became ``g``)."""
+    needed = set(program.results)
+    for t in reversed(program.terms):
+        if t in needed:
+            needed.update(t.args)
+    return Program([t for t in program.terms if t in needed], program.results, program.notes)
+
+
+AT_CREATION = [merge_common, fold_constants, drop_dead]
+
+
+# -- passes at the first call with new shapes --------------------------------------------------
+
+def shapes_follow(program):
+    """The terms whose shape and dtype follow from the shapes and dtypes of the leaves: all of
+    them, but those below an op that is not minigraph's or numpy's own."""
+    fixed = set()
+    for t in program.terms:
+        if t.kind != "op" or (own_op(t.op) and all(a in fixed for a in t.args)):
+            fixed.add(t)
+    return fixed
+
+
+def own_op(op):
+    """Is this op minigraph's or numpy's own (not a learner's ``mg.defop``)?"""
+    forward = getattr(op, "plain", op).forward
+    return isinstance(forward, np.ufunc) or getattr(forward, "__module__", "").split(".")[0] in (
+        "minigraph", "numpy")
+
+
+def settle_numbers(program, values):
+    """the Python numbers of formulas converted to their dtype once
+
+    ``0.1 * g`` with a float32 ``g`` converts the number 0.1 to float32 at every call
+    (``dtypes.WithNumbers``); with the dtypes known, the converted number becomes a constant
+    and the op is the table's own ``mul``."""
+    fixed = shapes_follow(program)
+
+    def visit(t, old):
+        if t.kind != "op" or not hasattr(t.op, "plain") or old not in fixed:
+            return t
+        dtype = number_dtype([values[t.args[k]] for k in t.op.others])
+        args = list(t.args)
+        for k in t.op.numbers:
+            number = values[args[k]]
+            if dtype is not None and number.dtype != dtype:
+                args[k] = Term(f"{args[k].name}_{dtype}", "constant", value=freeze(number.astype(dtype)))
+                values[args[k]] = args[k].value
+        return t.but(op=t.op.plain, args=args)
+    return _rewrite(program, values, visit)
+
+
+SHAPE_DECIDED = {symbolic.ones_like.opdef, symbolic.zeros_like.opdef, symbolic.size.opdef,
+                 symbolic.size_ratio.opdef, symbolic.examples.opdef}
+
+
+def fold_shapes(program, values):
+    """ops whose value only shapes decide computed once
+
+    The seed ``ones_like(loss)``, ``size(p)``, ``examples(logits)``: with the shapes known,
+    their values are constants."""
+    fixed = shapes_follow(program)
+
+    def visit(t, old):
+        if t.kind == "op" and t.op in SHAPE_DECIDED and old in fixed:
+            return Term(t.name, "constant", t.node, value=_frozen_value(values[t]))
+        return t
+    return _rewrite(program, values, visit)
+
+
+# ops whose value is their first input's when it has the value's shape and dtype
+IDENTITY_WHEN_SAME_SHAPE = {symbolic.sum_to.opdef, symbolic.sum_to_product.opdef,
+                            symbolic.broadcast_like.opdef, symbolic.reshape_like.opdef,
+                            symbolic.as_matrix.opdef, symbolic.product_matrix.opdef,
+                            ops.reshape.opdef}
+
+
+def drop_identities(program, values):
+    """sum_to, broadcast_like, reshapes and products by 1 that shapes prove to be identities removed
+
+    ``sum_to(g, b)`` sums ``g`` back to ``b``'s shape: if ``g`` has that shape already, the
+    value is ``g`` itself, and every use of the term becomes a use of ``g``. So is ``1 * g``
+    (the seed 1 of a backward times the first gradient) if ``g`` has the product's shape and
+    dtype: x * 1 is x for every float, NaN, infinity and -0.0 included."""
+    fixed = shapes_follow(program)
+
+    def visit(t, old):
+        if t.kind != "op" or old not in fixed:
+            return t
+        if t.op in IDENTITY_WHEN_SAME_SHAPE:
+            kept = t.args[0]
+        elif t.op is ops.mul.opdef and any(_all_ones(a) for a in t.args):
+            kept = t.args[1] if _all_ones(t.args[0]) else t.args[0]
+        else:
+            return t
+        before, after = values[kept], values[t]
+        same = type(before) is type(after) is np.ndarray and (
+            before.shape, before.dtype) == (after.shape, after.dtype)
+        return kept if same else t
+    return _rewrite(program, values, visit)
+
+
+def _all_ones(t):
+    return t.kind == "constant" and isinstance(t.value, np.ndarray) and bool(np.all(t.value == 1))
+
+
+def fuse_cross_entropy_gradient(program, values):
+    """softmax cross-entropy's gradient graph replaced by its fused VJP (the same numbers)
+
+    For class labels ``y``, ``mg.grad`` builds the gradient of ``softmax_cross_entropy(z, y)``
+    as ``(softmax(z) * sum(one_hot(y, z)) - one_hot(y, z)) / examples(z)``: six ops, one of
+    them the softmax the loss has computed already. The op table's VJP computes it in one:
+    exp(log-softmax), 1 taken off at each label, divided by n; each number is rounded as in
+    the graph (times 1, and minus 0 off the labels, change nothing)."""
+    fixed = shapes_follow(program)
+
+    def visit(t, old):
+        pair = _cross_entropy_gradient(t, values) if old in fixed else None
+        return t if pair is None else Term(t.name, "op", t.node, CROSS_ENTROPY_GRADIENT, pair)
+    return _rewrite(program, values, visit)
+
+
+def _cross_entropy_gradient(t, values):
+    """(logits, labels) if ``t`` is the end of that gradient graph, else None."""
+    def op(term, table_op, **attrs):
+        return term.kind == "op" and term.op is table_op.opdef and term.attrs == attrs
+    if not (op(t, ops.div) and op(t.args[0], ops.sub) and t.args[1].kind == "constant"):
+        return None
+    (scaled, one_hot), n = t.args[0].args, t.args[1].value
+    if not (op(one_hot, symbolic.targets) and op(scaled, ops.mul)):
+        return None
+    (soft, mass), (labels, logits) = scaled.args, one_hot.args
+    if not (op(soft, ops.softmax, axis=-1) and soft.args[0] is logits
+            and op(mass, ops.sum_, axis=-1, keepdims=True) and mass.args[0] is one_hot):
+        return None
+    z, y = values[logits], values[labels]
+    fits = (z.ndim == 2 and y.dtype.kind in "iu" and y.shape == z.shape[:1] and np.shape(n) == ()
+            and getattr(n, "dtype", None) == z.dtype and n == len(z))
+    return (logits, labels) if fits else None
+
+
+CROSS_ENTROPY_GRADIENT = OpDef("softmax_ce_grad", lambda z, y: losses.softmax_ce_vjp_logits(
+    1, None, z, y), [], "dCE")
+
+
+FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, fuse_cross_entropy_gradient,
+              merge_common, drop_dead]

@@ -1,0 +1,240 @@
+"""The rewrites of mg.function (rewrite.py) and its memory plan (memoryplan.py), pass by pass: a
+graph where each one applies, and one where it must not. (tests/test_compiled.py fuzzes them all
+together, bit for bit, on the engine's random graphs.)"""
+
+import re
+
+import numpy as np
+
+import minigraph as mg
+from minigraph import memoryplan, rewrite, symbolic
+from test_random_graphs import same
+
+
+def program(outputs, feed=None):
+    """The Program of ``outputs`` and its values for ``feed`` ({Input: array})."""
+    outputs = outputs if isinstance(outputs, list) else [outputs]
+    p = rewrite.program_of(mg.Graph(outputs).nodes, outputs)
+    feed = {node: np.asarray(v) for node, v in (feed or {}).items()}
+    values = rewrite.evaluate(p, lambda t: feed[t.node] if t.kind == "input" else t.node._value)
+    return p, values
+
+
+def ops_of(p):
+    return sorted(t.op.name for t in p.terms if t.kind == "op")
+
+
+def results_of(p, values):
+    return [values[t] for t in p.results]
+
+
+def assert_same_results(before, after, values):
+    assert all(map(same, results_of(before, values), results_of(after, values)))
+
+
+# -- merge_common ---------------------------------------------------------------------------------
+
+def test_merge_common_merges_an_op_built_twice_and_equal_constants():
+    x = mg.Input("x")
+    a, b = mg.tanh(x * 2.0), mg.tanh(x * 2.0)          # two Number 2.0 nodes, two muls, two tanhs
+    p, values = program([a + b], {x: [1.0, 2.0]})
+    merged = rewrite.merge_common(p, values)
+    assert ops_of(p) == ["add", "mul", "mul", "tanh", "tanh"] and ops_of(merged) == ["add", "mul", "tanh"]
+    add = merged.results[0]
+    assert add.args[0] is add.args[1]
+    assert_same_results(p, merged, values)
+
+
+def test_merge_common_keeps_ops_that_differ_in_an_input_or_an_attribute():
+    x, y = mg.Input("x"), mg.Input("y")
+    graph = [mg.tanh(x), mg.tanh(y), mg.sum(x, axis=0), mg.sum(x, axis=-1), mg.sum(x, axis=(0,)),
+             mg.leaky_relu(x, slope=0.0), mg.leaky_relu(x, slope=-0.0),      # -0.0 * x differs in sign
+             mg.Constant(1.0) * x, mg.Constant(np.array(1)) * x]                # float 1 and integer 1
+    p, _ = program(graph, {x: [[1.0, 2.0]], y: [[3.0, 4.0]]})
+    assert rewrite.merge_common(p).n_ops == p.n_ops
+
+
+# -- fold_constants -------------------------------------------------------------------------------
+
+def test_fold_constants_computes_ops_of_constants_once():
+    x = mg.Input("x")
+    scale = mg.exp(mg.Constant(2.0)) * 3.0                  # exp and mul of constants only
+    p, values = program(mg.sum(scale * x), {x: [1.0, 2.0]})
+    folded = rewrite.fold_constants(p)
+    assert ops_of(folded) == ["mul", "sum"]
+    constant = folded.results[0].args[0].args[0]
+    assert constant.kind == "constant" and constant.value == np.exp(2.0) * 3.0
+    assert not constant.value.flags.writeable
+
+
+def test_fold_constants_leaves_parameters_inputs_and_failing_ops():
+    x, w = mg.Input("x"), mg.Parameter(2.0, name="w")
+    bad = mg.matmul(mg.Constant([1.0, 2.0]), mg.Constant([1.0, 2.0, 3.0]))   # fails when it runs
+    p = rewrite.program_of(mg.Graph([mg.exp(w) * 3.0 + mg.exp(x), bad]).nodes, [])
+    assert ops_of(rewrite.fold_constants(p)) == ops_of(p)
+
+
+# -- drop_dead ------------------------------------------------------------------------------------
+
+def test_drop_dead_removes_what_no_result_needs_after_a_merge():
+    x = mg.Input("x")
+    p, values = program([mg.tanh(x) + mg.tanh(x)], {x: [1.0]})
+    merged = rewrite.merge_common(p)
+    assert len(merged.terms) == len(p.terms) - 1          # the second tanh: no longer in the order
+    p2 = rewrite.Program(p.terms + [rewrite.Term("unused", "op", None, mg.ops.exp.opdef, [p.terms[0]])],
+                         p.results)
+    assert rewrite.drop_dead(p2).n_ops == p.n_ops
+    assert rewrite.drop_dead(p).n_ops == p.n_ops           # everything is needed: nothing goes
+
+
+# -- settle_numbers -------------------------------------------------------------------------------
+
+def test_settle_numbers_converts_a_number_to_float32_once():
+    x = mg.Input("x")
+    y = 0.1 * x
+    p = rewrite.program_of(mg.Graph(y).nodes, [y])
+    x32 = np.array([1.0, 3.0], np.float32)
+    values = rewrite.evaluate(p, lambda t: x32)
+    settled = rewrite.settle_numbers(p, values)
+    mul = settled.results[0]
+    assert mul.op is mg.ops.mul.opdef                            # the table's own op, no WithNumbers
+    assert mul.args[0].kind == "constant" and mul.args[0].value.dtype == np.float32
+    assert same(mul.op.forward(*[values[a] for a in mul.args]), values[p.results[0]])
+    values64 = rewrite.evaluate(p, lambda t: x32.astype(np.float64))
+    same_dtype = rewrite.settle_numbers(p, values64).results[0]
+    assert same_dtype.args[0] is p.results[0].args[0]        # float64 already: no new constant
+
+
+# -- fold_shapes ----------------------------------------------------------------------------------
+
+def test_fold_shapes_makes_the_seed_and_sizes_constants():
+    x = mg.Input("x")
+    loss = mg.mse(mg.tanh(x), mg.Constant([0.0, 1.0]))
+    p, values = program(mg.grad(loss, x), {x: [0.5, 0.25]})
+    folded = rewrite.fold_shapes(p, values)
+    assert {"ones_like", "size"} <= set(ops_of(p)) and not {"ones_like", "size"} & set(ops_of(folded))
+    assert_same_results(p, folded, values)
+
+
+def test_fold_shapes_trusts_no_shape_below_a_learners_op():
+    x = mg.Input("x")
+    positive = mg.defop("positive", lambda v: v[v > 0], [lambda g, ans, v: np.zeros_like(v)])
+    p, values = program(symbolic.ones_like(positive(x)), {x: [1.0, -1.0]})
+    assert ops_of(rewrite.fold_shapes(p, values)) == ["ones_like", "positive"]
+
+
+# -- drop_identities ------------------------------------------------------------------------------
+
+def test_drop_identities_removes_sum_to_of_the_right_shape_only():
+    x, b = mg.Input("x"), mg.Parameter([1.0, 2.0], name="b")
+    bias, same_shape = symbolic.sum_to(x, b), symbolic.sum_to(x * 2.0, x)
+    p, values = program([bias, same_shape], {x: [[1.0, 2.0], [3.0, 4.0]]})
+    dropped = rewrite.drop_identities(p, values)
+    assert ops_of(dropped) == ["mul", "sum_to"]               # the bias's sum_to stays
+    assert dropped.results[1].op.name == "mul"
+    assert_same_results(p, dropped, values)
+
+
+def test_drop_identities_removes_a_product_by_one_of_the_same_dtype_only():
+    x = mg.Input("x")
+    one64, one32 = mg.Constant(np.ones(2)), mg.Constant(np.ones((), np.float32))
+    p, values = program([one64 * mg.exp(x), mg.exp(x) * one32, mg.exp(x) * mg.Constant(2.0)],
+                        {x: np.array([1.0, -0.0])})
+    dropped = rewrite.drop_identities(p, values)
+    assert ops_of(dropped) == ["exp", "exp", "exp", "mul"]     # the products by 1 go, not by 2
+    assert_same_results(p, dropped, values)
+    x32 = {x: np.array([1.0, -0.0], np.float32)}
+    p, values = program([mg.exp(x) * one64], x32)      # float64: the product is not exp(x) itself
+    assert ops_of(rewrite.drop_identities(p, values)) == ["exp", "mul"]
+
+
+def test_drop_identities_keeps_a_reshape_that_changes_the_shape_or_a_learners_output():
+    x = mg.Input("x")
+    copy = mg.defop("copy", lambda v: v.copy(), [lambda g, ans, v: g])
+    p, values = program([mg.reshape(x, (-1,)), symbolic.reshape_like(copy(x), x)], {x: [[1.0, 2.0]]})
+    assert ops_of(rewrite.drop_identities(p, values)) == ops_of(p)
+
+
+def test_the_cross_entropy_gradient_is_fused_for_class_labels_only():
+    z, t, soft = mg.Input("z"), mg.Input("t", dtype=int), mg.Input("soft")
+    logits, labels = np.array([[1.0, -2.0, 0.5], [0.0, 3.0, -1.0]], np.float32), np.array([2, 0])
+    p, values = program(mg.grad(mg.softmax_cross_entropy(z, t), z), {z: logits, t: labels})
+    fused = rewrite.run_passes(p, rewrite.FOR_SHAPES, dict(values))
+    assert "one_hot" in ops_of(p) and ops_of(fused) == ["softmax_ce_grad"]
+    assert same(fused.results[0].op.forward(logits, labels), values[p.results[0]])    # bit for bit
+    p, values = program(mg.grad(mg.softmax_cross_entropy(z, mg.softmax(soft)), z),
+                        {z: logits, soft: np.ones((2, 3))})
+    assert "softmax_ce_grad" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))
+
+
+def test_the_passes_shrink_a_training_step_and_say_so():
+    x, t = mg.Input("x"), mg.Input("t", dtype=int)
+    net = mg.nn.MLP([3, 4, 2], activation="tanh", rng=0)
+    loss = mg.softmax_cross_entropy(net(x), t)
+    grads = mg.grad(loss, net.parameters)
+    f = mg.function([x, t], loss, updates={p: p - 0.1 * g for p, g in zip(net.parameters, grads)})
+    f(np.ones((5, 3)), np.arange(5) % 2)
+    notes = {name: (int(before), int(after)) for name, before, after in
+             re.findall(r"#\s+(\w+)\s+(\d+) -> (\d+)", f.source)}
+    assert notes["drop_identities"][1] < notes["drop_identities"][0]
+    assert notes["fold_shapes"][1] < notes["fold_shapes"][0]
+    assert "memory plan" in f.source and "buffer 0:" in f.source
+
+
+# -- the memory plan ------------------------------------------------------------------------------
+
+def plan(outputs, feed, updated=()):
+    p, values = program(outputs, feed)
+    return p, memoryplan.plan_memory(p, values, len(outputs) - len(updated), list(updated))
+
+
+def test_values_whose_lives_do_not_overlap_share_a_buffer():
+    x = mg.Input("x")
+    a = mg.tanh(x * mg.Constant(2.0))        # x*2 dies when tanh has read it ...
+    b = mg.exp(a) + mg.Constant(1.0)         # ... so exp(a) may take its buffer
+    p, memory = plan([mg.sum(b)], {x: np.ones((3, 4))})
+    buffer = {t.name: into[1] for t, into in memory.into.items()}
+    assert buffer[a.inputs[0].name] == buffer[b.inputs[0].name] != buffer[a.name]
+    assert len(memory.buffers) == 2
+
+
+def test_values_of_other_shapes_share_a_buffer_too():
+    x = mg.Input("x")
+    h = mg.exp(x * mg.Constant(2.0))                        # (3, 4): dies when summed
+    e = mg.exp(mg.sum(h, axis=0, keepdims=True))            # (1, 4): takes h's buffer
+    p, memory = plan([mg.sum(e)], {x: np.ones((3, 4))})
+    buffer = {t.name: into[1] for t, into in memory.into.items()}
+    assert buffer[e.name] == buffer[h.name] and memory.buffers[buffer[h.name]] == 3 * 4 * 8
+    f = mg.function([x], mg.sum(e))
+    assert f(np.ones((3, 4))) == f.run_compiled(np.ones((3, 4)))[0] == 4 * np.exp(3 * np.exp(2.0))
+
+
+def test_a_view_keeps_its_buffer_alive():
+    """``reshape`` of a buffered value is a view of its buffer: the buffer may not be reused
+    while the view is read."""
+    x = mg.Input("x")
+    a = mg.tanh(x)
+    view = mg.reshape(a, (-1,))
+    c = mg.exp(mg.sum(x) * x)                # would take a's buffer, were the view not read later
+    p, memory = plan([mg.sum(mg.reshape(c, (-1,)) * view)], {x: np.ones((2, 3))})
+    buffer = {t.name: into[1] for t, into in memory.into.items()}
+    assert buffer[a.name] != buffer[c.name]
+
+
+def test_returned_values_are_copies_and_remembering_or_learners_ops_read_fresh_arrays():
+    x, t = mg.Input("x"), mg.Input("t", dtype=int)
+    logits = mg.tanh(x) * mg.Constant(2.0)
+    mine = mg.defop("mine", lambda v: v + 0, [lambda g, ans, v: g])
+    h = mg.exp(x)
+    p, memory = plan([mg.softmax_cross_entropy(logits, t), h, mine(mg.tanh(h))],
+                     {x: np.ones((2, 3)), t: np.array([0, 1])})
+    buffered = {term.name for term in memory.into}
+    assert logits.name not in buffered                   # softmax_cross_entropy remembers its logits
+    assert h.name in buffered and 1 in memory.copied     # h: in a buffer, so returned as a copy
+    assert not any(n.startswith("tanh") and n != logits.inputs[0].name for n in buffered)   # mine's input
+
+
+def test_a_parameter_updated_from_another_is_copied_before_the_writes():
+    a, b = mg.Parameter([1.0], name="a"), mg.Parameter([2.0], name="b")
+    p, memory = plan([a * b, b, a], {}, updated=[a, b])
+    assert memory.copied == {0, 1, 2} and memory.in_place == {a, b}
