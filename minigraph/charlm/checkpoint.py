@@ -113,7 +113,7 @@ def restore(run, meta, arrays):
                    if f"adam/{key}/{p.name}" in arrays}
         if meta["adam_steps"][p.name]:
             moments["t"] = meta["adam_steps"][p.name]
-        adam.state[p] = moments
+        adam.state[p].update(moments)         # beside what the optimizer set itself (AdamW: decays)
     run.optimizer.t, run.iteration, run.history = meta["schedule_step"], meta["iteration"], meta["history"]
 
 
