@@ -40,15 +40,22 @@ def _random_model(seed, dtype):
     return model, ids, targets
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_loss_and_gradients_equal_pytorch_in_float64(seed):
-    model, ids, targets = _random_model(seed, np.float64)
+def _both(seed, dtype):
+    """minigraph's and PyTorch's loss of the same random model and batch, after backward:
+    ``(model, loss, torch's loss, torch's weights)``."""
+    model, ids, targets = _random_model(seed, dtype)
     window = model.window(ids.shape[1])
     loss = window.graph.backward(window.feed(ids, targets), wrt=model.parameters)
-    weights = torch_weights(model, "float64")
+    weights = torch_weights(model, np.dtype(dtype).name)
     expected = torch_loss(weights, ids, targets, model.n_layer, model.n_head)
     expected.backward()
-    assert float(loss) == pytest.approx(expected.item(), rel=1e-12)
+    return model, loss, expected.item(), weights
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_loss_and_gradients_equal_pytorch_in_float64(seed):
+    model, loss, expected, weights = _both(seed, np.float64)
+    assert float(loss) == pytest.approx(expected, rel=1e-12)
     for p in model.parameters:
         np.testing.assert_allclose(p.grad, weights[p.name].grad.numpy(), rtol=1e-9, atol=1e-13,
                                    err_msg=p.name)
@@ -56,14 +63,9 @@ def test_loss_and_gradients_equal_pytorch_in_float64(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_loss_and_gradients_equal_pytorch_in_float32_within_rounding(seed):
-    model, ids, targets = _random_model(seed, np.float32)
-    window = model.window(ids.shape[1])
-    loss = window.graph.backward(window.feed(ids, targets), wrt=model.parameters)
-    weights = torch_weights(model, "float32")
-    expected = torch_loss(weights, ids, targets, model.n_layer, model.n_head)
-    expected.backward()
+    model, loss, expected, weights = _both(seed, np.float32)
     assert loss.dtype == np.float32 and all(p.grad.dtype == np.float32 for p in model.parameters)
-    assert float(loss) == pytest.approx(expected.item(), rel=1e-5)
+    assert float(loss) == pytest.approx(expected, rel=1e-5)
     for p in model.parameters:
         want = weights[p.name].grad.numpy()
         assert np.abs(p.grad - want).max() <= 1e-4 * (np.abs(want).max() + 1e-6), p.name

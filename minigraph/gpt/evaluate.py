@@ -17,6 +17,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import data
 from ..charlm import checkpoint as files, text as texts
+from ..charlm.evaluate import summary
 from . import checkpoint
 from .model import mean_loss
 
@@ -36,9 +37,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     with threadpool_limits(args.threads, user_api="blas"):
         loss, meta = held_out_loss(args.checkpoint)
-    print(f"{args.checkpoint}: iteration {meta['iteration']}, commit {meta['commit']}\n"
-          f"held-out loss {loss:.4f} nats/char = {texts.bits_per_character(loss):.4f} bits/char, "
-          f"perplexity {texts.perplexity(loss):.3f}")
+    print(summary(args.checkpoint, loss, meta))
     return 0
 
 
