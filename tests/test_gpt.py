@@ -184,7 +184,7 @@ def test_the_batches_are_random_windows_of_the_training_split(small_text):
         assert run.vocab.decode(row) + run.vocab.decode(target[-1:]) in text
 
 
-def test_the_command_trains_saves_and_resumes(small_text, tmp_path, monkeypatch, capsys):
+def test_the_command_trains_scores_and_saves(small_text, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("minigraph.data.shakespeare", lambda: small_text)
     out = str(tmp_path / "run.npz")
     args = ["--out", out, "--best", str(tmp_path / "best.npz"), "--sample-length", "10",
@@ -210,3 +210,31 @@ def test_the_shipped_model_reaches_nanogpts_held_out_loss():
     assert "+changes" not in meta["commit"]
     model, vocab, _ = checkpoint.load_model(SHIPPED)
     assert len(texts.Vocabulary(mg.data.shakespeare())) == len(vocab) == model.vocab_size
+
+
+def test_the_command_stopped_and_resumed_ends_where_a_straight_run_ends(small_text, tmp_path, monkeypatch):
+    monkeypatch.setattr("minigraph.data.shakespeare", lambda: small_text)
+    monkeypatch.setattr("minigraph.charlm.train.git_commit", lambda: "c1")
+    out = str(tmp_path / "run.npz")
+    real_step, stops = Training.step, [4]
+
+    def step_or_ctrl_c(run):                     # Ctrl-C once, as iteration 4 starts
+        if run.iteration in stops:
+            stops.clear()
+            raise KeyboardInterrupt
+        return real_step(run)
+
+    monkeypatch.setattr(Training, "step", step_or_ctrl_c)
+    args = ["--out", out, "--sample-length", "0",
+            *(f"--{key.replace('_', '-')}={value}" for key, value in TINY.items())]
+    assert train_main(args) == 130
+    assert checkpoint.read(out)[0]["iteration"] == 4
+    assert train_main(["--out", out, "--resume", "--sample-length", "0"]) == 0
+    straight = Training(Config(**TINY), small_text)
+    for _ in range(6):
+        real_step(straight)
+    model, _, meta = checkpoint.load_model(out)
+    assert meta["iteration"] == 6 and meta["commit"] == "c1; then c1"
+    assert meta["history"]["train"] == straight.history["train"]
+    for p, q in zip(model.parameters, straight.model.parameters):
+        np.testing.assert_array_equal(p.value, q.value)
