@@ -238,3 +238,11 @@ def test_the_command_stopped_and_resumed_ends_where_a_straight_run_ends(small_te
     assert meta["history"]["train"] == straight.history["train"]
     for p, q in zip(model.parameters, straight.model.parameters):
         np.testing.assert_array_equal(p.value, q.value)
+
+
+def test_each_block_is_framed_by_its_names_when_drawn():
+    window = GPT(11, n_layer=2, n_head=2, n_embd=8, block_size=4, rng=0).window()
+    groups = mg.viz.layer_groups(window.graph)
+    for i in range(2):
+        assert groups[window.graph.node(f"h{i}.attn.weights")] == f"h{i}.attn"
+        assert groups[window.graph.node(f"h{i}.mlp.W_fc")] == groups[window.graph.node(f"h{i}.mlp.gelu")] == f"h{i}.mlp"
