@@ -203,13 +203,12 @@ def test_the_command_trains_scores_and_saves(small_text, tmp_path, monkeypatch, 
 
 def test_the_shipped_model_reaches_nanogpts_held_out_loss():
     """nanoGPT reports 1.88 for this configuration. The whole held-out split, as the evaluate
-    command scores it (a few seconds)."""
+    command scores it (5 s of CPU)."""
     loss, meta = evaluate.held_out_loss(SHIPPED)
-    assert loss <= 1.88
     assert meta["config"] == Config().as_dict() and meta["command"].startswith("python -m minigraph.gpt.train")
-    assert "+changes" not in meta["commit"]
-    model, vocab, _ = checkpoint.load_model(SHIPPED)
-    assert len(texts.Vocabulary(mg.data.shakespeare())) == len(vocab) == model.vocab_size
+    assert "+changes" not in meta["commit"] and meta["iteration"] == 2000
+    assert loss == pytest.approx(1.9014, abs=5e-5)          # the number in the README
+    assert loss <= 1.88
 
 
 def test_the_command_stopped_and_resumed_ends_where_a_straight_run_ends(small_text, tmp_path, monkeypatch):
