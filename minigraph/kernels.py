@@ -2,8 +2,11 @@
 
 A row of ``ops.py`` whose forward and VJPs fit in a line writes them there. The ones that take
 more live here: the shape bookkeeping every gradient needs (``unbroadcast``, ``sum_back``,
-``scatter_add``, ``concat_slice``), matmul and linear with vectors and batches, the numerically
-stable sigmoid and log-softmax, and max's VJP. They work on numpy arrays only (no nodes);
+``scatter_add``, ``concat_slice``), matmul and linear with vectors, matrices and stacks of
+matrices, the numerically stable sigmoid, log-softmax and softmax (with attention's mask), max's
+VJP, and the pieces of a transformer: layer norm, GELU, embedding. Where a kernel is written for
+speed (the GPT of chapter 11 runs these thousands of times), its docstring says how and why.
+They work on numpy arrays only (no nodes);
 ``symbolic.py`` reuses the bookkeeping for the gradient ops it builds. The fused losses' kernels
 are in ``losses.py``.
 
@@ -16,6 +19,7 @@ import math
 
 import numpy as np
 
+from .dtypes import float_dtype
 from .errors import BadValueError
 
 
@@ -126,13 +130,15 @@ def log_softmax(x, axis=-1):
 
 
 def softmax(x, axis=-1, mask=None):
-    """exp(x) / sum(exp(x)) along ``axis``, computed as exp(log_softmax(x)). With a boolean
-    ``mask`` (broadcastable to x; True = may attend), the places it forbids are set to -inf
-    first, so their probability is exactly 0 (and so is their gradient: it is ``ans`` times
-    something)."""
+    """exp(x) / sum(exp(x)) along ``axis``, shifted by the row maximum so that no exp overflows.
+    With a boolean ``mask`` (broadcastable to x; True = may attend), the places it forbids are
+    set to -inf first, so their probability is exactly 0 (and so is their gradient: it is
+    ``ans`` times something)."""
     if mask is not None:
         x = np.where(_checked_mask(mask, x, axis), x, -np.inf)
-    return np.exp(log_softmax(x, axis))
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    e /= e.sum(axis=axis, keepdims=True)                 # a fresh array: divided in place
+    return e
 
 
 def _checked_mask(mask, x, axis):
@@ -162,31 +168,68 @@ def causal_mask(T):
 
 # -- layer norm, GELU, embedding -----------------------------------------------------------------
 
-def normalized(x, eps):
-    """(x - mean) / sqrt(variance + eps) over the last axis (population variance, as PyTorch),
-    and 1 / sqrt(variance + eps), which the gradient needs."""
-    centered = x - x.mean(axis=-1, keepdims=True)
-    inv_std = 1 / np.sqrt(np.mean(centered * centered, axis=-1, keepdims=True) + eps)
-    return centered * inv_std, inv_std
+def row_means(x):
+    """The mean of each row (the last axis) of ``x``, kept as an axis of size 1: a matrix-vector
+    product with (1/C, ..., 1/C), which BLAS does many times faster than ``np.mean`` over a
+    short last axis (a row of 128 numbers)."""
+    C = np.shape(x)[-1]
+    return np.expand_dims(x @ np.full(C, 1 / C, float_dtype(x)), -1)
+
+
+def _row_dots(a, b):
+    """The dot product of each row of ``a`` with the same row of ``b``, kept as an axis of size 1."""
+    return np.expand_dims(np.einsum("...i,...i->...", a, b), -1)
+
+
+def centered_and_scale(x, eps):
+    """x - mean, and 1 / sqrt(variance + eps), over the last axis (population variance, as
+    PyTorch): x̂ = (x - mean) · scale is the normalized x. The gradients take the two apart, which
+    saves passes over the array."""
+    centered = x - row_means(x)
+    return centered, 1 / np.sqrt(_row_dots(centered, centered) / np.shape(x)[-1] + eps)
 
 
 def layer_norm(x, gamma, beta=None, eps=1e-5):
     """Normalize each row (the last axis), then scale by gamma and shift by beta."""
-    out = normalized(x, eps)[0] * gamma
+    if np.ndim(x) == 0:
+        raise BadValueError("layer_norm normalizes the last axis of x, and this x is a single number "
+                            "(0-d): give it rows, e.g. shape (B, T, C)")
+    centered, scale = centered_and_scale(x, eps)
+    centered *= scale                                    # a fresh array: x̂, made in place
+    out = centered * gamma
     return out if beta is None else out + beta
 
 
 def layer_norm_vjp_x(g, ans, x, gamma, beta=None, eps=1e-5):
-    """layer_norm: with h = g·gamma and x̂ the normalized x, the gradient of x is
-    (h - mean(h) - x̂ · mean(h · x̂)) / std, means over the last axis."""
-    x_hat, inv_std = normalized(x, eps)
+    """layer_norm: with h = g·gamma and x̂ the normalized x (computed again: cheaper than kept),
+    the gradient of x is (h - mean(h) - x̂ · mean(h · x̂)) · scale, means over the last axis;
+    with x̂ = centered · scale, the last term is centered · scale³ · mean(h · centered)."""
+    centered, scale = centered_and_scale(x, eps)
     h = g * gamma
-    return inv_std * (h - h.mean(axis=-1, keepdims=True) - x_hat * np.mean(h * x_hat, axis=-1, keepdims=True))
+    grad = h - row_means(h)
+    grad *= scale
+    grad -= centered * (scale ** 3 * _row_dots(h, centered) / np.shape(x)[-1])
+    return grad
 
 
 def layer_norm_vjp_gamma(g, ans, x, gamma, beta=None, eps=1e-5):
-    """layer_norm: the gradient of gamma is g · x̂, summed over the rows."""
-    return unbroadcast(g * normalized(x, eps)[0], np.shape(gamma))
+    """layer_norm: the gradient of gamma is g · x̂, summed over the rows: the sum of the rows of
+    g · centered, each weighted by its scale."""
+    centered, scale = centered_and_scale(x, eps)
+    g_centered = g * centered
+    if np.shape(gamma) == np.shape(x)[-1:] and g_centered.shape == np.shape(x):
+        rows = np.reshape(g_centered, (-1, np.shape(x)[-1]))
+        return np.reshape(scale, -1) @ rows              # one vector-matrix product (BLAS)
+    return unbroadcast(g_centered * scale, np.shape(gamma))
+
+
+def layer_norm_vjp_beta(g, ans, x, gamma, beta, eps=1e-5):
+    """layer_norm: the gradient of beta is g, summed over the rows (as a product with ones, which
+    BLAS does faster than a sum over the rows)."""
+    if np.shape(beta) == np.shape(x)[-1:] and g.shape == np.shape(x):
+        rows = np.reshape(g, (-1, np.shape(x)[-1]))
+        return np.ones(len(rows), rows.dtype) @ rows
+    return unbroadcast(g, np.shape(beta))
 
 
 GELU_C = math.sqrt(2 / math.pi)           # a Python number: float32 stays float32
@@ -194,13 +237,38 @@ GELU_C = math.sqrt(2 / math.pi)           # a Python number: float32 stays float
 
 def gelu(x):
     """GELU, the tanh approximation: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))."""
-    return 0.5 * x * (1 + np.tanh(GELU_C * (x + 0.044715 * x * x * x)))
+    out = _gelu_tanh(x)
+    out += 1
+    out *= x
+    out *= 0.5
+    return out
 
 
 def gelu_slope(x):
-    """gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t²) √(2/π) (1 + 3 · 0.044715 x²), t the tanh above."""
-    t = np.tanh(GELU_C * (x + 0.044715 * x * x * x))
-    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * x * x)
+    """gelu'(x) = 0.5 (1 + t) + 0.5 √(2/π) x (1 + 3 · 0.044715 x²) (1 - t²), t the tanh above."""
+    t = _gelu_tanh(x)
+    slope = np.multiply(x, x, dtype=float_dtype(x))
+    slope *= 3 * 0.044715
+    slope += 1
+    slope *= x
+    slope *= 0.5 * GELU_C
+    slope *= 1 - t * t
+    t += 1
+    t *= 0.5
+    slope += t
+    return slope
+
+
+def _gelu_tanh(x):
+    """tanh(√(2/π) x (1 + 0.044715 x²)), the inner part of GELU: one fresh array, every step
+    computed in place in it (a new big array costs about as much as a pass over it), with x · x
+    for x² (x ** 3 on float32 is fifty times slower)."""
+    inner = np.asarray(np.multiply(x, x, dtype=float_dtype(x)))   # an array even for a 0-d x
+    inner *= 0.044715
+    inner += 1
+    inner *= x
+    inner *= GELU_C
+    return np.tanh(inner, out=inner)
 
 
 def embedding(table, ids):

@@ -95,7 +95,7 @@ softmax_cross_entropy = defop("softmax_cross_entropy", losses.softmax_ce,
                               [losses.softmax_ce_vjp_logits, losses.softmax_ce_vjp_labels], "CE")
 layer_norm_shifted = defop("layer_norm", kernels.layer_norm,
                           [kernels.layer_norm_vjp_x, kernels.layer_norm_vjp_gamma,
-                           lambda g, ans, x, gamma, beta, eps=1e-5: unbroadcast(g, beta.shape)], "LN")
+                           kernels.layer_norm_vjp_beta], "LN")
 layer_norm_scaled = defop("layer_norm", lambda x, gamma, eps=1e-5: kernels.layer_norm(x, gamma, None, eps),
                           [kernels.layer_norm_vjp_x, kernels.layer_norm_vjp_gamma], "LN")
 

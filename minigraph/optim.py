@@ -231,6 +231,8 @@ def warmup_cosine(t, lr, warmup, total, lr_min):
     (``lr_min`` after)."""
     if t < warmup:
         return lr * (t + 1) / (warmup + 1)
+    if t >= total:                  # (also when warmup == total: no cosine to run)
+        return lr_min
     return cosine_decay(t - warmup, total - warmup, lr, lr_min)
 
 

@@ -163,6 +163,7 @@ product_matrix = ops.defop("product_matrix", _product_matrix,
                            "matrix")
 defvjp(product_matrix, lambda h, ans, g, x, y: reshape_like(h, g), None, None)
 
+
 def _to_operand(a, x, side):
     """The gradient of the matrix view of an operand ``x`` of @, computed for each matrix of the
     stack (``a``): summed over the stack axes that broadcasting added to ``x``, in ``x``'s shape."""

@@ -48,6 +48,7 @@ def test_warmup_cosine_is_nanogpts_get_lr():
     rates = [mg.optim.warmup_cosine(t, 6e-4, warmup=10, total=50, lr_min=6e-5) for t in range(60)]
     assert rates == pytest.approx([nanogpt_get_lr(t, 6e-4, 10, 50, 6e-5) for t in range(60)], rel=1e-12)
     assert rates[0] == pytest.approx(6e-4 / 11) and rates[10] == pytest.approx(6e-4) and rates[59] == 6e-5
+    assert mg.optim.warmup_cosine(5, 0.1, warmup=5, total=5, lr_min=0.01) == 0.01   # no cosine: lr_min
 
 
 def test_warmup_cosine_drives_scheduled():
