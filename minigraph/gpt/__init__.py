@@ -10,6 +10,7 @@ the checkpoint file come from chapter 09's ``charlm``):
     evaluate     the held-out loss over the whole split; the command
                  python -m minigraph.gpt.evaluate shakespeare_gpt.npz
     train        the command:    python -m minigraph.gpt.train --out shakespeare_gpt.npz
+    reference    the same model in PyTorch (nanoGPT's code), for the tests and bench/gpt_step.py
 """
 
 from . import model
