@@ -79,9 +79,9 @@ class AttentionView(ipw.VBox):
     def __init__(self, weights_of, prime="ROMEO:", layer=1, head=1):
         self.weights_of = weights_of
         self.prime = ipw.Text(value=prime, description="prime", continuous_update=False)
-        self.layer = ipw.IntSlider(value=layer, min=1, max=1, description="layer", style=WIDE,
-                                   continuous_update=False)
-        self.head = ipw.IntSlider(value=head, min=1, max=1, description="head", style=WIDE,
+        self.layer = ipw.IntSlider(value=layer, min=1, max=layer, description="layer", style=WIDE,
+                                   continuous_update=False)        # (its max: once a text is read)
+        self.head = ipw.IntSlider(value=head, min=1, max=head, description="head", style=WIDE,
                                   continuous_update=False)
         self.readout = ipw.HTML().add_class("mg-readout")
         self.image = ipw.Image(format="png").add_class("mg-attention-heatmap")
@@ -103,7 +103,7 @@ class AttentionView(ipw.VBox):
         try:
             weights = np.asarray(self.weights_of(self.prime.value))
         except BadValueError as error:                 # a character the model never saw, ...
-            self.readout.value = f"<pre>{html.escape(str(error))}</pre>"
+            self.readout.value = f"<pre>{html.escape(str(error), quote=False)}</pre>"
             return
         layers, heads, T, _ = weights.shape
         self.text, self.all_weights = self.prime.value[-T:], weights
@@ -115,7 +115,7 @@ class AttentionView(ipw.VBox):
         """The heatmap of the chosen layer and head, and what the last position looks at."""
         last = self.weights[-1]
         top = np.argsort(-last, kind="stable")[:3]
-        looks = ", ".join(f"{html.escape(repr(self.text[k]))} (position {k + 1}) {last[k]:.2f}"
+        looks = ", ".join(f"{html.escape(repr(self.text[k]), quote=False)} (position {k + 1}) {last[k]:.2f}"
                           for k in top)
         self.readout.value = (f"layer {self.layer.value}, head {self.head.value}, "
                               f"{len(self.text)} characters: the last one attends most to {looks}")
