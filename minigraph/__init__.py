@@ -28,10 +28,10 @@ from .dtypes import get_default_dtype, set_default_dtype
 from .errors import (BadValueError, CycleError, DrawingError, GraphError, MissingFeedError,
                      NonFiniteError, OpError, ShapeError)
 from .graph import Constant, Graph, Input, Node, Op, Parameter, detect_anomaly
-from .ops import (add, bce_with_logits, concatenate, defop, div, exp, getitem, leaky_relu, linear,
-                  log, log_softmax, matmul, max, mean, mse, mul, neg, power, relu, reshape,
-                  sigmoid, softmax, softmax_cross_entropy, split, sub, sum, tanh, transpose,
-                  unbroadcast)
+from .ops import (add, bce_with_logits, causal_mask, concatenate, defop, div, embedding, exp, gelu,
+                  getitem, layer_norm, leaky_relu, linear, log, log_softmax, matmul, max, mean, mse,
+                  mul, neg, power, relu, reshape, sigmoid, softmax, softmax_cross_entropy, split,
+                  sub, sum, tanh, transpose, unbroadcast)
 
 from .compiled import function
 from .symbolic import defvjp, grad

@@ -14,6 +14,8 @@ pass. ``unbroadcast`` does that in one place for every op.
 
 import numpy as np
 
+from .errors import BadValueError
+
 
 def unbroadcast(g, shape):
     """Sum ``g`` over the axes that broadcasting added or stretched, so it has ``shape``."""
@@ -32,33 +34,40 @@ def unbroadcast(g, shape):
 # -- matmul and linear ---------------------------------------------------------------------------
 
 def matmul(x, y):
-    """x @ y, for vectors and matrices only (what the VJPs below are written for)."""
-    if x.ndim > 2 or y.ndim > 2 or x.ndim == 0 or y.ndim == 0:
-        raise ValueError(f"matmul takes vectors and matrices; got shapes {x.shape} and {y.shape}")
+    """x @ y: vectors, matrices, and stacks of matrices over leading axes that broadcast as in
+    numpy, e.g. (B, H, T, d) @ (B, H, d, T), or (B, T, C) @ (C, D)."""
+    if x.ndim == 0 or y.ndim == 0:
+        raise ValueError(f"matmul takes vectors, matrices or stacks of them; got shapes {x.shape} "
+                         f"and {y.shape} (a number times an array is mg.mul)")
     return x @ y
 
 
 def _as_matrices(g, x, y):
-    """View vectors as 1-row (left) / 1-column (right) matrices, and ``g`` to match."""
+    """View vectors as 1-row (left) / 1-column (right) matrices, and ``g`` as their product's
+    gradient: a stack of matrices over the leading axes of x and y broadcast together."""
     X = x.reshape(1, -1) if x.ndim == 1 else x
     Y = y.reshape(-1, 1) if y.ndim == 1 else y
-    return X, Y, np.reshape(g, (X.shape[0], Y.shape[1]))
+    stack = np.broadcast_shapes(X.shape[:-2], Y.shape[:-2])
+    return X, Y, np.reshape(g, stack + (X.shape[-2], Y.shape[-1]))
 
 
 def matmul_vjp_x(g, ans, x, y):
-    """x @ y: the gradient of x is g @ yᵀ."""
-    if x.ndim == y.ndim == 2:
+    """x @ y: the gradient of x is g @ yᵀ (summed over the leading axes that x was broadcast along)."""
+    if x.ndim == y.ndim == 2 or y.ndim == 2 and x.ndim > 2:
         return g @ y.T
     X, Y, G = _as_matrices(g, x, y)
-    return (G @ Y.T).reshape(x.shape)
+    return unbroadcast(G @ np.swapaxes(Y, -1, -2), X.shape).reshape(x.shape)
 
 
 def matmul_vjp_y(g, ans, x, y):
-    """x @ y: the gradient of y is xᵀ @ g."""
+    """x @ y: the gradient of y is xᵀ @ g (summed over the leading axes that y was broadcast along:
+    for a stack of rows x times one matrix y, xᵀ @ g of x and g as two tall matrices)."""
     if x.ndim == y.ndim == 2:
         return x.T @ g
+    if y.ndim == 2 and x.ndim > 2:
+        return x.reshape(-1, x.shape[-1]).T @ g.reshape(-1, g.shape[-1])
     X, Y, G = _as_matrices(g, x, y)
-    return (X.T @ G).reshape(y.shape)
+    return unbroadcast(np.swapaxes(X, -1, -2) @ G, Y.shape).reshape(y.shape)
 
 
 def linear(x, W, b):
@@ -112,6 +121,110 @@ def log_softmax(x, axis=-1):
     """x - log(sum(exp(x))), shifted by the row maximum so that no exp overflows."""
     shifted = x - x.max(axis=axis, keepdims=True)
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def softmax(x, axis=-1, mask=None):
+    """exp(x) / sum(exp(x)) along ``axis``, computed as exp(log_softmax(x)). With a boolean
+    ``mask`` (broadcastable to x; True = may attend), the places it forbids are set to -inf
+    first, so their probability is exactly 0 (and so is their gradient: it is ``ans`` times
+    something)."""
+    if mask is not None:
+        x = np.where(_checked_mask(mask, x, axis), x, -np.inf)
+    return np.exp(log_softmax(x, axis))
+
+
+def _checked_mask(mask, x, axis):
+    """``mask`` if it is a boolean array broadcastable to ``x`` that allows something in every
+    row along ``axis``; otherwise an error that says which of these it is not."""
+    mask = np.asarray(mask)
+    if mask.dtype != bool:
+        raise BadValueError(f"softmax's mask must be a boolean array (True = may attend), e.g. "
+                            f"mg.causal_mask(T); got dtype {mask.dtype}, shape {mask.shape}")
+    if mask.ndim > x.ndim or not all(m in (1, n) for m, n in zip(mask.shape[::-1], x.shape[::-1])):
+        raise BadValueError(f"softmax's mask of shape {mask.shape} does not broadcast to the input's "
+                            f"shape {x.shape}: give it the input's last axes (e.g. (T, T) for "
+                            f"(B, H, T, T) scores)")
+    rows = np.reshape(mask, (1,) * (x.ndim - mask.ndim) + mask.shape)   # one row of it per row of x
+    if not np.all(np.any(rows, axis=axis)):
+        raise BadValueError(f"softmax's mask of shape {mask.shape} allows nothing in some row along "
+                            f"axis {axis} of the input {x.shape}: each row needs at least one True "
+                            f"(a probability distribution over nothing does not exist)")
+    return mask
+
+
+def causal_mask(T):
+    """The (T, T) boolean mask of causal attention: position i may attend to j <= i (True on and
+    below the diagonal)."""
+    return np.tri(T, dtype=bool)
+
+
+# -- layer norm, GELU, embedding -----------------------------------------------------------------
+
+def normalized(x, eps):
+    """(x - mean) / sqrt(variance + eps) over the last axis (population variance, as PyTorch),
+    and 1 / sqrt(variance + eps), which the gradient needs."""
+    centered = x - x.mean(axis=-1, keepdims=True)
+    inv_std = 1 / np.sqrt(np.mean(centered * centered, axis=-1, keepdims=True) + eps)
+    return centered * inv_std, inv_std
+
+
+def layer_norm(x, gamma, beta=None, eps=1e-5):
+    """Normalize each row (the last axis), then scale by gamma and shift by beta."""
+    out = normalized(x, eps)[0] * gamma
+    return out if beta is None else out + beta
+
+
+def layer_norm_vjp_x(g, ans, x, gamma, beta=None, eps=1e-5):
+    """layer_norm: with h = g·gamma and x̂ the normalized x, the gradient of x is
+    (h - mean(h) - x̂ · mean(h · x̂)) / std, means over the last axis."""
+    x_hat, inv_std = normalized(x, eps)
+    h = g * gamma
+    return inv_std * (h - h.mean(axis=-1, keepdims=True) - x_hat * np.mean(h * x_hat, axis=-1, keepdims=True))
+
+
+def layer_norm_vjp_gamma(g, ans, x, gamma, beta=None, eps=1e-5):
+    """layer_norm: the gradient of gamma is g · x̂, summed over the rows."""
+    return unbroadcast(g * normalized(x, eps)[0], np.shape(gamma))
+
+
+GELU_C = np.sqrt(2 / np.pi)
+
+
+def gelu(x):
+    """GELU, the tanh approximation: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))."""
+    return 0.5 * x * (1 + np.tanh(GELU_C * (x + 0.044715 * x ** 3)))
+
+
+def gelu_slope(x):
+    """gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t²) √(2/π) (1 + 3 · 0.044715 x²), t the tanh above."""
+    t = np.tanh(GELU_C * (x + 0.044715 * x ** 3))
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * x * x)
+
+
+def embedding(table, ids):
+    """The rows of ``table`` (V, C) at the integer ``ids`` (any shape): ids.shape + (C,)."""
+    return table[checked_ids(ids, table)]
+
+
+def checked_ids(ids, table):
+    """``ids`` if they are integers that pick rows of ``table``, else an error naming both shapes."""
+    ids = np.asarray(ids)
+    if ids.dtype.kind not in "iu":
+        raise BadValueError(f"embedding takes integer ids (token numbers), shape {ids.shape}; got dtype "
+                            f"{ids.dtype}. Feed an integer array, or an mg.Input(dtype=int)")
+    if np.ndim(table) != 2:
+        raise BadValueError(f"embedding's table must be a (V, C) matrix, one row per id; got shape "
+                            f"{np.shape(table)}")
+    if ids.size and (ids.min() < 0 or ids.max() >= len(table)):
+        raise BadValueError(f"embedding ids of shape {ids.shape} range over [{ids.min()}, {ids.max()}], "
+                            f"but the table of shape {np.shape(table)} has rows 0 to {len(table) - 1}")
+    return ids
+
+
+def embedding_vjp_table(g, table, ids):
+    """embedding: each row of the table gets the sum of the gradients of the places that picked it
+    (an id used twice adds up), zeros for rows nobody picked."""
+    return scatter_add(g, ids, np.shape(table), np.result_type(g))
 
 
 # -- reductions, indexing, joining ---------------------------------------------------------------

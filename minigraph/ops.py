@@ -67,11 +67,19 @@ getitem = defop("getitem", lambda x, index: x[index],
                 [lambda g, ans, x, index: kernels.scatter_add(g, index, x.shape, np.result_type(g))],
                 "[ ]")
 
-softmax = defop("softmax", lambda x, axis=-1: np.exp(kernels.log_softmax(x, axis)),
-                [lambda g, ans, x, axis=-1: ans * (g - np.sum(g * ans, axis=axis, keepdims=True))], "softmax")
+softmax = defop("softmax", kernels.softmax,            # ans is 0 where a mask forbids: so is g there
+                [lambda g, ans, x, axis=-1, mask=None: ans * (g - np.sum(g * ans, axis=axis, keepdims=True))],
+                "softmax")
 log_softmax = defop("log_softmax", kernels.log_softmax,
                     [lambda g, ans, x, axis=-1: g - np.exp(ans) * np.sum(g, axis=axis, keepdims=True)],
                     "log_softmax")
+
+# -- the pieces of a transformer (chapters 10 and 11) -----------------------------------------
+gelu = defop("gelu", kernels.gelu, [lambda g, ans, x: g * kernels.gelu_slope(x)], "gelu")
+embedding = defop("embedding", kernels.embedding,    # integer ids take no gradient: zeros
+                  [lambda g, ans, table, ids: kernels.embedding_vjp_table(g, table, ids),
+                   lambda g, ans, table, ids: np.zeros(np.shape(ids), np.result_type(g))], "embed")
+causal_mask = kernels.causal_mask
 
 # fused ops: one node instead of several, for speed and numerical stability
 linear = defop("linear", kernels.linear,
@@ -85,6 +93,20 @@ bce_with_logits = defop("bce_with_logits", losses.bce_with_logits,
                          lambda g, ans, z, y: -g * z / z.size], "BCE")
 softmax_cross_entropy = defop("softmax_cross_entropy", losses.softmax_ce,
                               [losses.softmax_ce_vjp_logits, losses.softmax_ce_vjp_labels], "CE")
+layer_norm_shifted = defop("layer_norm", kernels.layer_norm,
+                          [kernels.layer_norm_vjp_x, kernels.layer_norm_vjp_gamma,
+                           lambda g, ans, x, gamma, beta, eps=1e-5: unbroadcast(g, beta.shape)], "LN")
+layer_norm_scaled = defop("layer_norm", lambda x, gamma, eps=1e-5: kernels.layer_norm(x, gamma, None, eps),
+                          [kernels.layer_norm_vjp_x, kernels.layer_norm_vjp_gamma], "LN")
+
+
+def layer_norm(x, gamma, beta=None, eps=1e-5, name=None):
+    """Normalize ``x`` over its last axis (mean 0, variance 1, as ``torch.nn.LayerNorm``), then
+    ``* gamma + beta``; one fused op, ``layer_norm_shifted``, or without a ``beta``
+    (``beta=None``, as nanoGPT's ``bias=False``) ``layer_norm_scaled``."""
+    if beta is None:
+        return layer_norm_scaled(x, gamma, eps=eps, name=name)
+    return layer_norm_shifted(x, gamma, beta, eps=eps, name=name)
 
 
 # -- ops with a row per size: split into n parts, concatenate k nodes ------------------------

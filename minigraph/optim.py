@@ -154,6 +154,44 @@ class Adam(Optimizer):
         return value - self.lr * m_hat / (np.sqrt(s_hat) + self.eps)
 
 
+class AdamW(Adam):
+    """Adam with *decoupled* weight decay, as ``torch.optim.AdamW``: each step first shrinks a
+    decayed value, ``value * (1 - lr * weight_decay)``, then takes Adam's step, so the decay is
+    not divided by Adam's running scale as an L2 term in the loss would be. ``decay``: the
+    Parameters that decay; by default those with two or more axes (weight matrices and
+    embeddings, not biases or layer-norm gains, as nanoGPT)."""
+
+    def __init__(self, params, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01, decay=None):
+        super().__init__(params, lr, beta1, beta2, eps)
+        self.weight_decay = weight_decay
+        decay = [p for p in self.params if p.value.ndim >= 2] if decay is None else _parameters(
+            decay, "AdamW's decay")
+        strangers = [p.name for p in decay if p not in self.state]
+        if strangers:
+            raise BadValueError(f"AdamW: decay lists Parameter(s) {', '.join(strangers)}, which it does "
+                                f"not move; decay must be some of the Parameters passed first.")
+        for p in decay:
+            self.state[p]["decays"] = True
+
+    def update(self, value, grad, state):
+        if state.get("decays"):
+            value = value * (1 - self.lr * self.weight_decay)
+        return super().update(value, grad, state)
+
+
+def clip_grad_norm(params, max_norm):
+    """Scale every Parameter's ``.grad`` in place, by one factor, so that their global L2 norm
+    (of all their numbers together) is at most ``max_norm``; return the norm they had before.
+    As ``torch.nn.utils.clip_grad_norm_``: a step along the same direction, never a huge one."""
+    grads = [p.grad for p in _parameters(params, "clip_grad_norm") if p.grad is not None]
+    norm = float(np.sqrt(sum(np.vdot(g, g) for g in grads)))
+    scale = max_norm / (norm + 1e-6)
+    if scale < 1:
+        for g in grads:
+            g *= scale
+    return norm
+
+
 def subtract_into(value, change):
     """``value - change``, written into the memory of ``change`` when it is an array of the same
     dtype and shape: the same numbers, with one big array fewer. ``change`` must be an array
@@ -185,6 +223,15 @@ def cosine_decay(t, total, lr, lr_min=0.0):
     ``lr_min + (lr - lr_min) * (1 + cos(pi * t / total)) / 2`` (``lr_min`` after ``total``)."""
     t = np.minimum(t, total)
     return lr_min + (lr - lr_min) * (1 + np.cos(np.pi * t / total)) / 2
+
+
+def warmup_cosine(t, lr, warmup, total, lr_min):
+    """nanoGPT's schedule: a linear warm-up, ``lr * (t + 1) / (warmup + 1)`` for t < ``warmup``,
+    then ``cosine_decay`` from ``lr`` at t = ``warmup`` to ``lr_min`` at t = ``total``
+    (``lr_min`` after)."""
+    if t < warmup:
+        return lr * (t + 1) / (warmup + 1)
+    return cosine_decay(t - warmup, total - warmup, lr, lr_min)
 
 
 class Scheduled:

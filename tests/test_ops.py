@@ -333,3 +333,76 @@ def test_softmax_ce_gradient_scales_with_the_gradient_it_receives(seed):
     for _ in range(2):                                # the interpreter, then the generated code
         g.backward(feed, seed=seed)
         assert np.array_equal(z.grad, unit * seed)
+
+
+# -- the ops of attention and of a GPT (chapters 10 and 11) -----------------------------------
+
+@given(seeds, st.sampled_from([((2, 3, 4), (2, 4, 3)), ((2, 1, 3, 4), (3, 4, 2)), ((3, 4), (2, 4, 1)),
+                               ((4,), (2, 4, 3)), ((2, 3, 4), (4,)), ((2, 3, 4), (4, 5))]))
+@settings(max_examples=20, deadline=None)
+def test_batched_matmul(seed, shapes):
+    rng = np.random.default_rng(seed)
+    a, b = (param(rng, s) for s in shapes)
+    assert_gradients_agree(projected(a @ b, rng))
+
+
+@given(seeds, st.sampled_from([(3, 5), (2, 4, 4), (2, 2, 3, 3)]))
+@settings(max_examples=20, deadline=None)
+def test_softmax_with_a_random_mask(seed, shape):
+    rng = np.random.default_rng(seed)
+    mask = rng.random(shape[-2:]) < 0.5
+    mask[np.arange(shape[-2]), rng.integers(shape[-1], size=shape[-2])] = True   # one per row at least
+    x = param(rng, shape, -3, 3)
+    y = mg.softmax(x, mask=mask)
+    assert_gradients_agree(projected(y, rng))
+    assert np.all(y.value[..., ~mask] == 0) and np.allclose(np.sum(y.value, axis=-1), 1)
+
+
+@given(seeds, st.sampled_from([(4,), (3, 5), (2, 3, 6)]), st.booleans())
+@settings(max_examples=20, deadline=None)
+def test_layer_norm_gelu_and_embedding(seed, shape, with_beta):
+    rng = np.random.default_rng(seed)
+    x, gamma = param(rng, shape), param(rng, shape[-1:])
+    beta = param(rng, shape[-1:]) if with_beta else None
+    ids = rng.integers(0, 3, size=shape[:-1] + (2,))           # repeated ids, surely
+    table = param(rng, (3, shape[-1]))
+    out = mg.gelu(mg.layer_norm(x, gamma, beta) + mg.embedding(table, ids)[..., 0, :])
+    assert_gradients_agree(projected(out, rng))
+
+
+def test_layer_norm_rows_have_mean_0_and_variance_1_before_gamma_and_beta():
+    x = np.random.default_rng(0).normal(size=(3, 8)) * 5 + 2
+    y = mg.Graph(mg.layer_norm(x, np.ones(8), np.zeros(8), eps=0.0)).forward()
+    assert np.allclose(y.mean(axis=-1), 0, atol=1e-14) and np.allclose(y.var(axis=-1), 1, rtol=1e-12)
+
+
+def test_causal_mask_is_true_on_and_below_the_diagonal():
+    assert np.array_equal(mg.causal_mask(3), [[True, False, False], [True, True, False], [True, True, True]])
+    assert mg.causal_mask(3).dtype == bool
+
+
+@pytest.mark.parametrize("mask, words", [
+    (np.array([[True, True], [False, False]]), "allows nothing in some row"),
+    (np.array([[1, 0], [1, 1]]), "must be a boolean array"),
+    (np.ones((3, 3), bool), "does not broadcast"),
+])
+def test_softmax_refuses_a_bad_mask_and_says_why(mask, words):
+    with pytest.raises(mg.BadValueError, match=words):
+        mg.Graph(mg.softmax(mg.Parameter(np.zeros((2, 2))), mask=mask)).forward()
+
+
+@pytest.mark.parametrize("ids, words", [
+    (np.array([0.0, 1.0]), "integer ids.*dtype float64"),
+    (np.array([[0, 5]]), r"ids of shape \(1, 2\) range over \[0, 5\], but the table of shape \(5, 3\)"),
+    (np.array([-1]), r"range over \[-1, -1\]"),
+])
+def test_embedding_refuses_ids_that_are_not_rows_of_the_table(ids, words):
+    with pytest.raises(mg.BadValueError, match=words):
+        mg.Graph(mg.embedding(mg.Parameter(np.zeros((5, 3))), ids)).forward()
+
+
+def test_embedding_ids_may_be_an_integer_input_and_take_no_gradient():
+    ids, table = mg.Input("ids", dtype=int), mg.Parameter(np.arange(6.0).reshape(3, 2), name="table")
+    graph = mg.Graph(mg.sum(mg.embedding(table, ids)))
+    graph.backward({ids: [2, 2, 0]})
+    assert np.array_equal(table.grad, [[1, 1], [0, 0], [2, 2]]) and ids.grad is None

@@ -91,3 +91,29 @@ def test_a_step_that_finds_a_missing_gradient_moves_nothing():
     with pytest.raises(mg.GraphError, match="'outside' has no gradient, so no Parameter was moved"):
         mg.optim.GD([w, outside], lr=0.1).step()
     assert float(w.value) == 0.0
+
+
+def test_adamw_decays_matrices_not_vectors_by_default_and_only_what_decay_lists():
+    """With a zero gradient Adam's step is 0, so what moves is the decay alone: value·(1 - lr·wd)."""
+    W, b = mg.Parameter(np.ones((2, 2)), name="W"), mg.Parameter(np.ones(2), name="b")
+    for decay, W_after, b_after in [(None, 0.95, 1.0), ([b], 1.0, 0.95)]:
+        W.value, b.value = np.ones((2, 2)), np.ones(2)
+        opt = mg.optim.AdamW([W, b], lr=0.1, weight_decay=0.5, decay=decay)
+        W.grad, b.grad = np.zeros((2, 2)), np.zeros(2)
+        opt.step()
+        assert np.allclose(W.value, W_after) and np.allclose(b.value, b_after)
+
+
+def test_adamw_refuses_to_decay_a_parameter_it_does_not_move():
+    W, other = mg.Parameter(np.ones((2, 2)), name="W"), mg.Parameter(np.ones((2, 2)), name="other")
+    with pytest.raises(mg.BadValueError, match="other"):
+        mg.optim.AdamW([W], decay=[other])
+
+
+def test_clip_grad_norm_scales_all_gradients_together_and_returns_the_norm_before():
+    a, b = mg.Parameter([0.0, 0.0], name="a"), mg.Parameter(0.0, name="b")
+    a.grad, b.grad = np.array([3.0, 0.0]), np.array(4.0)            # global norm 5
+    assert mg.optim.clip_grad_norm([a, b], max_norm=1.0) == 5.0
+    assert np.allclose(a.grad, [0.6, 0.0]) and np.isclose(b.grad, 0.8)
+    assert mg.optim.clip_grad_norm([a, b], max_norm=10.0) == pytest.approx(1.0, rel=1e-6)
+    assert np.allclose(a.grad, [0.6, 0.0])                          # under max_norm: untouched
