@@ -34,32 +34,50 @@ def save(run, path, command=None, commit=None, resumable=True):
     to sample from and to score (``train --best`` writes one); ``load_model`` reads it,
     ``load`` cannot continue it.
     """
-    params = run.model.parameters
+    arrays, meta = record(run, FORMAT, command, commit, resumable)
+    if resumable:
+        arrays.update({f"state/{k}": value for k, value in enumerate(run.state)})
+        meta["rng"] = run.rng.bit_generator.state
+    write(path, arrays, meta)
+
+
+def record(run, format, command, commit, resumable):
+    """``(arrays, meta)`` that the checkpoint of any run holds (this chapter's, the GPT's): the
+    Parameters and the record (format, vocabulary, config, iteration, history, command,
+    commit); if ``resumable``, also the optimizer's moments and step counts. A run has
+    ``model.parameters``, ``vocab``, ``config``, ``iteration``, ``history`` and ``optimizer``
+    (an ``optim.Scheduled`` Adam)."""
+    params, adam = run.model.parameters, run.optimizer.optimizer
     arrays = {f"param/{p.name}": p.value for p in params}
-    meta = {"format": FORMAT, "vocabulary": run.vocab.chars, "config": run.config.as_dict(),
+    meta = {"format": format, "vocabulary": run.vocab.chars, "config": run.config.as_dict(),
             "iteration": run.iteration, "history": run.history, "command": command,
             "commit": commit, "resumable": resumable}
     if resumable:
         for p in params:
-            moments = run.adam.state[p]
+            moments = adam.state[p]
             arrays.update({f"adam/{key}/{p.name}": moments[key] for key in ("m", "s") if key in moments})
-        arrays.update({f"state/{k}": value for k, value in enumerate(run.state)})
-        meta.update(adam_steps={p.name: run.adam.state[p].get("t", 0) for p in params},
-                    schedule_step=run.optimizer.t, rng=run.rng.bit_generator.state)
-    arrays["meta.json"] = np.array(json.dumps(meta))
+        meta.update(adam_steps={p.name: adam.state[p].get("t", 0) for p in params},
+                    schedule_step=run.optimizer.t)
+    return arrays, meta
+
+
+def write(path, arrays, meta):
+    """Write the arrays and ``meta`` (as the string ``meta.json``) to one ``.npz`` file."""
+    arrays = {**arrays, "meta.json": np.array(json.dumps(meta))}
     with open(path, "wb") as file:
         np.savez(file, **arrays)
 
 
-def read(path):
-    """``(meta, arrays)`` of a checkpoint file: its JSON as a dict, and its arrays by name."""
+def read(path, format=FORMAT, kind="character-model", command="python -m minigraph.charlm.train"):
+    """``(meta, arrays)`` of a checkpoint file: its JSON as a dict, and its arrays by name. A
+    file of another ``format`` is an error: not a ``kind`` checkpoint, make it with ``command``."""
     with np.load(path, allow_pickle=False) as saved:
         arrays = {key: saved[key] for key in saved.files}
     meta = json.loads(str(arrays.pop("meta.json")))
-    if meta.get("format") != FORMAT:
-        raise BadValueError(f"{path} is not a character-model checkpoint of this version (format "
-                            f"{meta.get('format')!r}, expected {FORMAT!r}): make it again with "
-                            f"python -m minigraph.charlm.train.")
+    if meta.get("format") != format:
+        raise BadValueError(f"{path} is not a {kind} checkpoint of this version (format "
+                            f"{meta.get('format')!r}, expected {format!r}): make it again with "
+                            f"{command}.")
     return meta, arrays
 
 
@@ -77,23 +95,34 @@ def load_model(path):
 def load(path, text):
     """The run saved at ``path``, ready to continue on ``text`` (the text it was trained on)."""
     meta, arrays = read(path)
-    if not meta["resumable"]:
-        raise BadValueError(f"{path} holds a model alone (saved with resumable=False: no optimizer "
-                            f"state), so training cannot continue from it. Sample from it or score "
-                            f"it with load_model; resume from the run's own checkpoint (--out).")
+    check_resumable(meta, path)
     check_vocabulary(meta, Vocabulary(text), path)
     run = Training(Config.from_dict(meta["config"]), text)
+    restore(run, meta, arrays)
+    run.state = [arrays[f"state/{k}"] for k in range(len(run.state))]
+    run.rng.bit_generator.state = meta["rng"]
+    return run
+
+
+def restore(run, meta, arrays):
+    """Put back into ``run`` (made from the saved config) what ``record`` saved."""
     set_parameters(run.model, arrays)
+    adam = run.optimizer.optimizer
     for p in run.model.parameters:
         moments = {key: arrays[f"adam/{key}/{p.name}"] for key in ("m", "s")
                    if f"adam/{key}/{p.name}" in arrays}
         if meta["adam_steps"][p.name]:
             moments["t"] = meta["adam_steps"][p.name]
-        run.adam.state[p] = moments
-    run.state = [arrays[f"state/{k}"] for k in range(len(run.state))]
+        adam.state[p] = moments
     run.optimizer.t, run.iteration, run.history = meta["schedule_step"], meta["iteration"], meta["history"]
-    run.rng.bit_generator.state = meta["rng"]
-    return run
+
+
+def check_resumable(meta, path):
+    """A BadValueError unless the checkpoint holds a whole run (not the model alone)."""
+    if not meta["resumable"]:
+        raise BadValueError(f"{path} holds a model alone (saved with resumable=False: no optimizer "
+                            f"state), so training cannot continue from it. Sample from it or score "
+                            f"it with load_model; resume from the run's own checkpoint (--out).")
 
 
 def set_parameters(model, arrays):

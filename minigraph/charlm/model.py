@@ -23,6 +23,7 @@ import numpy as np
 from .. import (BadValueError, Graph, Input, Parameter, ShapeError, concatenate, linear, nn,
                recurrent, set_default_dtype, softmax_cross_entropy)
 from ..kernels import log_softmax
+from . import text
 
 
 class CharLSTM:
@@ -57,6 +58,18 @@ class CharLSTM:
         """The state before the first character: h = c = 0 for every layer, (batch, hidden) each,
         as the list ``[h of layer 1, c of layer 1, h of layer 2, ...]``."""
         return [np.zeros((batch, self.hidden), self.dtype) for _ in range(2 * self.layers)]
+
+    def reader(self):
+        """A function ``read(id)`` that reads one more character and returns the (1, vocabulary)
+        scores of the next one, carrying the state from call to call: what ``sample`` drives."""
+        step, state = self.chunk(1), self.initial_state(1)
+
+        def read(i):
+            nonlocal state
+            logits, state = step.run([[i]], state)
+            return logits
+
+        return read
 
     def chunk(self, steps):
         """The graph of ``steps`` characters (built on first use, then reused)."""
@@ -157,10 +170,7 @@ def mean_loss(model, ids, batch=32, steps=100):
                             f"{len(ids)} character(s). Pass at least two.")
     n = len(ids) - 1
     length = -(-n // (batch * steps)) * steps              # rounded up to whole chunks
-    padded = np.zeros(batch * length + 1, np.int64)
-    padded[:n + 1] = ids
-    inputs, targets = padded[:-1].reshape(batch, length), padded[1:].reshape(batch, length)
-    scored = (np.arange(batch * length) < n).reshape(batch, length)
+    inputs, targets, scored = text.scored_rows(ids, batch, length)
     chunk, state, total = model.chunk(steps), model.initial_state(batch), 0.0
     for start in range(0, length, steps):
         cut = slice(start, start + steps)

@@ -38,18 +38,20 @@ def next_character(logits, rng, temperature=1.0, top_k=None):
 def sample(model, vocab, prime, length, rng, temperature=1.0, top_k=None):
     """``prime`` followed by ``length`` characters the model writes.
 
-    The priming text is read first (it sets the state), then each new character is drawn from
-    the predictions after the last one and read in turn. ``rng`` is a numpy Generator (or a seed).
+    The priming text is read first, then each new character is drawn from the predictions
+    after the last one and read in turn. ``model.reader()`` does the reading (the LSTM carries
+    its state; a GPT rereads its last block_size characters). ``rng`` is a numpy Generator (or
+    a seed).
     """
     if not prime:
         raise BadValueError("sample needs a priming text of at least one character, e.g. prime='\\n'.")
-    rng, step = np.random.default_rng(rng), model.chunk(1)
-    ids, state = vocab.encode(prime), model.initial_state(1)
+    rng, read = np.random.default_rng(rng), model.reader()
+    ids = vocab.encode(prime)
     for i in ids[:-1]:
-        _, state = step.run([[i]], state)
+        read(i)
     written, current = [], ids[-1]
     for _ in range(length):
-        logits, state = step.run([[current]], state)
+        logits = read(current)
         current = next_character(logits, rng, temperature, top_k)
         written.append(current)
     return prime + vocab.decode(written)

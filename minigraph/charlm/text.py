@@ -105,6 +105,21 @@ def chunks_per_epoch(ids, batch, steps):
     return streams(ids, batch, steps)[0].shape[1] // steps
 
 
+def scored_rows(ids, rows, length):
+    """``(inputs, targets, scored)``, each (rows, length): ``ids`` laid out row after row to
+    score every id after the first once, ``targets`` one place ahead of ``inputs``. The ids end
+    where ``scored`` turns False: the rest is padding (zeros), read but not scored. The chapter
+    09 model reads the rows as streams; the GPT reads each row as a window of its own."""
+    n = len(ids) - 1
+    if not 0 < n <= rows * length:
+        raise ShapeError(f"{rows} rows of {length} hold 1 to {rows * length} scored characters; "
+                         f"{n} are to be scored: pass at least two ids and enough rows.")
+    padded = np.zeros(rows * length + 1, np.int64)
+    padded[:n + 1] = ids
+    scored = (np.arange(rows * length) < n).reshape(rows, length)
+    return padded[:-1].reshape(rows, length), padded[1:].reshape(rows, length), scored
+
+
 def bits_per_character(nats):
     """A loss in nats per character (natural log) in bits per character (log base 2)."""
     return nats / np.log(2)

@@ -28,7 +28,7 @@ from .training import Config, Training
 
 
 def train(run, until=None, out=None, progress=None, command=None, sample_length=200, best=None,
-          commit=None):
+          commit=None, save=checkpoint.save):
     """Step ``run`` to iteration ``until`` (the config's ``iterations`` if None).
 
     Every ``eval_every`` iterations (and at the end): score the held-out characters, write the
@@ -36,12 +36,13 @@ def train(run, until=None, out=None, progress=None, command=None, sample_length=
     the lowest so far, also save the model alone to ``best`` (if given): early stopping, in
     case the model starts to learn the training text by heart. ``command`` and ``commit`` (the
     code that runs, read once when the run starts) go into every file saved. ``progress`` is a
-    ``Progress`` (one is made if None). Returns the run.
+    ``Progress`` (one is made if None). ``save(run, path, command, commit, resumable=True)``
+    writes a checkpoint (the GPT passes its own). Returns the run.
     """
     cfg = run.config
     until = cfg.iterations if until is None else until
     bar = progress or Progress(until, label="train", rate_unit="chars",
-                               rate_per_step=cfg.batch * cfg.steps, start=run.iteration)
+                               rate_per_step=run.chars_per_step, start=run.iteration)
     try:
         while run.iteration < until:
             loss = run.step()
@@ -49,12 +50,12 @@ def train(run, until=None, out=None, progress=None, command=None, sample_length=
             if run.iteration % cfg.eval_every == 0 or run.iteration == until:
                 held_out = report(run, bar, sample_length)
                 if out:
-                    checkpoint.save(run, out, command, commit)
+                    save(run, out, command, commit)
                 if best and held_out == min(loss for _, loss in run.history["held_out"]):
-                    checkpoint.save(run, best, command, commit, resumable=False)
+                    save(run, best, command, commit, resumable=False)
     except KeyboardInterrupt:
         if out:
-            checkpoint.save(run, out, command, commit)
+            save(run, out, command, commit)
             bar.write(f"stopped at iteration {run.iteration}; saved to {out} (--resume continues)")
         raise
     finally:
@@ -85,8 +86,9 @@ def git_commit():
     return head + ("+changes" if dirty else "")
 
 
-def parser():
-    p = argparse.ArgumentParser(prog="python -m minigraph.charlm.train", description=__doc__.split("\n")[0])
+def parser(config=Config, prog="python -m minigraph.charlm.train", description=__doc__.split("\n")[0]):
+    """The command line of a training command: its own flags, then one per field of ``config``."""
+    p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument("--out", required=True, help="the checkpoint file (.npz) to write")
     p.add_argument("--resume", action="store_true", help="continue the run saved in --out")
     p.add_argument("--best", help="also write the model alone (no optimizer state: a third of the "
@@ -94,35 +96,46 @@ def parser():
     p.add_argument("--sample-length", type=int, default=200, help="characters per sample (0: none)")
     p.add_argument("--threads", type=int, default=1,
                    help="threads of numpy's matrix products (default 1: faster on a busy machine)")
-    for f in fields(Config):
+    for f in fields(config):
         p.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=None,
                        help=f"default {f.default}")
     return p
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    args = parser().parse_args(argv)
-    settings = {f.name: getattr(args, f.name) for f in fields(Config) if getattr(args, f.name) is not None}
+    return training_command(sys.argv[1:] if argv is None else argv, "python -m minigraph.charlm.train",
+                   Config, Training, checkpoint,
+                   lambda run: f"{run.per_epoch} chunks of {run.config.batch}x{run.config.steps} "
+                               f"characters per epoch")
+
+
+def training_command(argv, prog, config, make_run, files, describe):
+    """Run a training command (this chapter's, the GPT's) on the command line ``argv``.
+
+    ``config`` is the run's Config class (one flag per field), ``make_run(config, text)`` makes
+    a run, ``files`` is the module with its checkpoint's ``save``, ``load`` and ``read``, and
+    ``describe(run)`` one line printed at the start. Returns the exit status (130 on Ctrl-C).
+    """
+    args = parser(config, prog).parse_args(argv)
+    settings = {f.name: getattr(args, f.name) for f in fields(config) if getattr(args, f.name) is not None}
     text = data.shakespeare()
     if args.resume:
         if settings:
             raise BadValueError(f"--resume continues with the settings saved in {args.out}; drop "
                                 f"--{', --'.join(k.replace('_', '-') for k in settings)}.")
-        run = checkpoint.load(args.out, text)
+        run = files.load(args.out, text)
     else:
-        run = Training(Config(**settings), text)
-    print(f"{run.model!r}\n{run.config}\n{run.per_epoch} chunks of {run.config.batch}x"
-          f"{run.config.steps} characters per epoch; from iteration {run.iteration}", flush=True)
-    command = "python -m minigraph.charlm.train " + shlex.join(argv)
+        run = make_run(config(**settings), text)
+    print(f"{run.model!r}\n{run.config}\n{describe(run)}; from iteration {run.iteration}", flush=True)
+    command = f"{prog} {shlex.join(argv)}"
     commit = git_commit()                       # before this run writes any file of the tree
     if args.resume:                             # the record keeps the command that started it
-        started = checkpoint.read(args.out)[0]
+        started = files.read(args.out)[0]
         command, commit = f"{started['command']}; then {command}", f"{started['commit']}; then {commit}"
     try:
         with threadpool_limits(args.threads, user_api="blas"):
             train(run, out=args.out, command=command, sample_length=args.sample_length, best=args.best,
-                  commit=commit)
+                  commit=commit, save=files.save)
     except KeyboardInterrupt:
         return 130
     return 0

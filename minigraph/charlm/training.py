@@ -29,8 +29,26 @@ from .model import CharLSTM, mean_loss
 from .sample import sample
 
 
+class Settings:
+    """What a run's config can do besides holding its values: go to a dict and back (the
+    checkpoint's JSON). Mixed into a frozen dataclass (this chapter's ``Config``, the GPT's)."""
+
+    @classmethod
+    def from_dict(cls, values):
+        """A config from a dict such as ``config.as_dict()``; unknown names are an error."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise BadValueError(f"unknown setting(s) {', '.join(unknown)} for a training run; "
+                                f"the settings are: {', '.join(sorted(known))}.")
+        return cls(**values)
+
+    def as_dict(self):
+        return asdict(self)
+
+
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """The choices that define a run. ``eval_chars`` held-out characters are scored every
     ``eval_every`` iterations, read as ``eval_batch`` streams (the whole split is scored by
     ``python -m minigraph.charlm.evaluate``). Keep those streams a few thousand characters
@@ -50,19 +68,6 @@ class Config:
     eval_chars: int = 20_000
     eval_batch: int = 8
     dtype: str = "float32"
-
-    @classmethod
-    def from_dict(cls, values):
-        """A Config from a dict such as ``asdict(config)``; unknown names are an error."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise BadValueError(f"unknown setting(s) {', '.join(unknown)} for a training run; "
-                                f"the settings are: {', '.join(sorted(known))}.")
-        return cls(**values)
-
-    def as_dict(self):
-        return asdict(self)
 
 
 class Training:
@@ -85,6 +90,11 @@ class Training:
         self.iteration = 0
         self.state = self.model.initial_state(config.batch)
         self.history = {"train": [], "held_out": []}       # [iteration, loss] pairs
+
+    @property
+    def chars_per_step(self):
+        """Characters read by one iteration: B streams of S."""
+        return self.config.batch * self.config.steps
 
     @property
     def epoch(self):

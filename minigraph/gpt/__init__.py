@@ -1,0 +1,15 @@
+"""Chapter 11: a tiny GPT on Tiny Shakespeare, nanoGPT's CPU run on this engine.
+
+One module per idea, in reading order (the text, the splits, sampling, the progress bar and
+the checkpoint file come from chapter 09's ``charlm``):
+
+    model        GPT: embeddings -> pre-norm transformer blocks -> the tied LM head; the graph
+                 of a window of positions, built once
+    training     a run: random windows of the training split, AdamW, warm-up and cosine, clipping
+    checkpoint   a run in one .npz file (no pickle), resumable
+    evaluate     the held-out loss over the whole split; the command
+                 python -m minigraph.gpt.evaluate shakespeare_gpt.npz
+    train        the command:    python -m minigraph.gpt.train --out shakespeare_gpt.npz
+"""
+
+from . import model
