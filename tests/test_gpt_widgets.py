@@ -25,21 +25,21 @@ def fake_weights(text, layers=2, heads=3, block_size=8):
 
 
 def test_the_view_shows_the_chosen_layer_and_head():
-    view = widgets.attention_view(fake_weights, prime="ab:cd", layer=1, head=1)
-    assert (view.layer.max, view.head.max) == (2, 3)
+    view = widgets.attention_view(fake_weights, prime="ab:cd")
+    assert (view.layer.value, view.head.value, view.layer.max, view.head.max) == (0, 0, 1, 2)
     np.testing.assert_array_equal(view.weights, fake_weights("ab:cd")[0, 0])
     first = view.image.value
-    assert first[1:4] == b"PNG" and "layer 1, head 1, 5 characters" in view.readout.value
-    view.layer.value = 2
+    assert first[1:4] == b"PNG" and "layer 0, head 0, 5 characters" in view.readout.value
+    view.layer.value = 1
     np.testing.assert_array_equal(view.weights, fake_weights("ab:cd")[1, 0])
-    assert view.image.value != first and "layer 2, head 1" in view.readout.value
-    view.head.value = 3
+    assert view.image.value != first and "layer 1, head 0" in view.readout.value
+    view.head.value = 2
     np.testing.assert_array_equal(view.weights, fake_weights("ab:cd")[1, 2])
-    assert "layer 2, head 3" in view.readout.value
+    assert "layer 1, head 2" in view.readout.value
 
 
 def test_the_readout_names_what_the_last_position_attends_to_most():
-    view = widgets.attention_view(fake_weights, prime="hagbe", layer=2, head=2)
+    view = widgets.attention_view(fake_weights, prime="hagbe", layer=1, head=1)
     last = view.weights[-1]
     best = int(np.argmax(last))
     assert f"{'hagbe'[best]!r} (position {best + 1}) {last[best]:.2f}" in view.readout.value
@@ -69,11 +69,11 @@ def test_a_prime_the_model_cannot_read_says_why_and_keeps_the_last_picture():
 
 def test_fewer_layers_after_a_new_model_keep_the_sliders_in_range():
     layers = [3]
-    view = widgets.attention_view(lambda text: fake_weights(text, layers=layers[0]), prime="abc", layer=3)
-    assert view.layer.value == 3
+    view = widgets.attention_view(lambda text: fake_weights(text, layers=layers[0]), prime="abc", layer=2)
+    assert view.layer.value == 2
     layers[0] = 1
     view.prime.value = "abcd"
-    assert view.layer.max == 1 and view.layer.value == 1
+    assert view.layer.max == 0 and view.layer.value == 0
     np.testing.assert_array_equal(view.weights, fake_weights("abcd", layers=1)[0, 0])
 
 
@@ -82,3 +82,38 @@ def test_tick_labels_show_spaces_and_newlines(text):
     labels = widgets.shown(text)
     assert len(labels) == len(text) and " " not in labels and "\n" not in labels
     assert [{"␣": " ", "⏎": "\n"}.get(label, label) for label in labels] == list(text)
+
+
+def tiny_gpt():
+    from minigraph.charlm.text import Vocabulary
+    from minigraph.gpt.model import GPT
+    vocab = Vocabulary(ALPHABET)
+    return GPT(len(vocab), n_layer=2, n_head=2, n_embd=8, block_size=6, rng=0, dtype=np.float64), vocab
+
+
+def test_attention_weights_are_each_heads_causal_softmax_and_a_prefix_sees_the_same():
+    model, vocab = tiny_gpt()
+    weights = widgets.attention_weights(model, vocab, "bad:\nfe")    # 7 characters: the last 6 read
+    assert weights.shape == (2, 2, 6, 6)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1, rtol=1e-12)
+    below = np.tril(np.ones((6, 6), bool))
+    assert np.all(weights[..., ~below] == 0) and np.all(weights[..., below] > 0)
+    assert not np.allclose(weights[0, 0], weights[1, 1])               # layers and heads differ
+    prefix = widgets.attention_weights(model, vocab, "ad:")            # position t sees 0 .. t only
+    np.testing.assert_allclose(prefix, weights[:, :, :3, :3], rtol=1e-12)
+
+
+def test_attention_weights_of_a_text_the_model_cannot_read_are_a_clear_error():
+    model, vocab = tiny_gpt()
+    with pytest.raises(BadValueError, match="at least one character"):
+        widgets.attention_weights(model, vocab, "")
+    with pytest.raises(BadValueError):
+        widgets.attention_weights(model, vocab, "xyz")
+
+
+def test_the_view_of_a_gpt_shows_its_layers_and_heads():
+    model, vocab = tiny_gpt()
+    view = widgets.attention_view(lambda text: widgets.attention_weights(model, vocab, text), prime="abc")
+    assert (view.layer.max, view.head.max) == (1, 1)
+    view.prime.value = "X"
+    assert "X" in view.readout.value and view.text == "abc"

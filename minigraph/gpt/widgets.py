@@ -62,10 +62,16 @@ def mask_pictures(scores, mask, weights, text):
 
 
 def attention_weights(model, vocab, text):
-    """The attention weights of ``model`` reading ``text``: (layers, heads, T, T), row t of each
-    head what position t attends to. Only the last ``model.block_size`` characters are read
-    (a GPT sees no further back)."""
-    raise NotImplementedError
+    """The attention weights of ``model`` (a GPT) reading ``text``: (layers, heads, T, T), row t
+    of a head what position t attends to; read off the nodes ``h0.attn.weights``,
+    ``h1.attn.weights``, ... after a forward pass. Only the last ``model.block_size``
+    characters are read (a GPT sees no further back)."""
+    if not text:
+        raise BadValueError("attention_weights needs a text of at least one character to read.")
+    ids = vocab.encode(text[-model.block_size:])
+    window = model.window(len(ids))
+    window.run(ids[None])
+    return np.stack([window.scores.node(f"h{i}.attn.weights").value[0] for i in range(model.n_layer)])
 
 
 class AttentionView(ipw.VBox):
@@ -76,12 +82,12 @@ class AttentionView(ipw.VBox):
     the heatmap). A text is read once; moving the layer or head only redraws.
     """
 
-    def __init__(self, weights_of, prime="ROMEO:", layer=1, head=1):
+    def __init__(self, weights_of, prime="ROMEO:", layer=0, head=0):
         self.weights_of = weights_of
         self.prime = ipw.Text(value=prime, description="prime", continuous_update=False)
-        self.layer = ipw.IntSlider(value=layer, min=1, max=layer, description="layer", style=WIDE,
+        self.layer = ipw.IntSlider(value=layer, min=0, max=layer, description="layer", style=WIDE,
                                    continuous_update=False)        # (its max: once a text is read)
-        self.head = ipw.IntSlider(value=head, min=1, max=head, description="head", style=WIDE,
+        self.head = ipw.IntSlider(value=head, min=0, max=head, description="head", style=WIDE,
                                   continuous_update=False)
         self.readout = ipw.HTML().add_class("mg-readout")
         self.image = ipw.Image(format="png").add_class("mg-attention-heatmap")
@@ -96,7 +102,7 @@ class AttentionView(ipw.VBox):
     @property
     def weights(self):
         """The (T, T) weights drawn: those of the chosen layer and head."""
-        return self.all_weights[self.layer.value - 1, self.head.value - 1]
+        return self.all_weights[self.layer.value, self.head.value]
 
     def update(self):
         """Read the priming text (if the model can) and redraw."""
@@ -108,7 +114,7 @@ class AttentionView(ipw.VBox):
         layers, heads, T, _ = weights.shape
         self.text, self.all_weights = self.prime.value[-T:], weights
         with self.hold_trait_notifications():
-            self.layer.max, self.head.max = layers, heads
+            self.layer.max, self.head.max = layers - 1, heads - 1
         self.redraw()
 
     def redraw(self):
@@ -133,9 +139,10 @@ class AttentionView(ipw.VBox):
         return buffer.getvalue()
 
 
-def attention_view(weights_of, prime="ROMEO:", layer=1, head=1):
-    """A widget: a priming text, a layer and a head, and the heatmap of that head's attention
-    weights over the text (``weights_of(text)``: (layers, heads, T, T), see ``AttentionView``)."""
+def attention_view(weights_of, prime="ROMEO:", layer=0, head=0):
+    """A widget: a priming text, a layer and a head (counted from 0, as the nodes ``h0``,
+    ``h1``, ... are), and the heatmap of that head's attention weights over the text
+    (``weights_of(text)``: (layers, heads, T, T), see ``AttentionView``)."""
     return AttentionView(weights_of, prime, layer, head)
 
 
