@@ -375,8 +375,12 @@ def frame(name, label, statements, indent="  "):
 
 def repeat_contents(name, inner):
     """The DOT lines inside a repeat's frame: a frame for each of its layers of two or more
-    boxes when it has two such layers or more, else its statements as they are."""
-    layers = [layer for layer, statements in inner.items() if layer is not None and len(statements) > 1]
+    boxes when it has two such layers or more, else its statements as they are. A layer named
+    like the repeat's own prefix (``h1``, of ``h1.attn`` and ``h1.mlp``: a block's residual
+    additions) is the repeat itself, not framed again."""
+    named = [layer for layer in inner if layer is not None]
+    layers = [layer for layer in named if len(inner[layer]) > 1
+              and not any(other.startswith(layer + ".") for other in named)]
     if len(layers) < 2:
         return [s for statements in inner.values() for s in statements]
     lines = []
