@@ -187,17 +187,17 @@ def layer_norm_vjp_gamma(g, ans, x, gamma, beta=None, eps=1e-5):
     return unbroadcast(g * normalized(x, eps)[0], np.shape(gamma))
 
 
-GELU_C = np.sqrt(2 / np.pi)
+GELU_C = float(np.sqrt(2 / np.pi))       # a Python float: float32 stays float32 (NEP 50)
 
 
 def gelu(x):
     """GELU, the tanh approximation: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))."""
-    return 0.5 * x * (1 + np.tanh(GELU_C * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + np.tanh(GELU_C * (x + 0.044715 * x * x * x)))
 
 
 def gelu_slope(x):
     """gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t²) √(2/π) (1 + 3 · 0.044715 x²), t the tanh above."""
-    t = np.tanh(GELU_C * (x + 0.044715 * x ** 3))
+    t = np.tanh(GELU_C * (x + 0.044715 * x * x * x))
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * GELU_C * (1 + 3 * 0.044715 * x * x)
 
 

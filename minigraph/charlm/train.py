@@ -109,14 +109,15 @@ def main(argv=None):
                                f"characters per epoch")
 
 
-def training_command(argv, prog, config, make_run, files, describe):
+def training_command(argv, prog, config, make_run, files, describe, description=__doc__):
     """Run a training command (this chapter's, the GPT's) on the command line ``argv``.
 
     ``config`` is the run's Config class (one flag per field), ``make_run(config, text)`` makes
     a run, ``files`` is the module with its checkpoint's ``save``, ``load`` and ``read``, and
-    ``describe(run)`` one line printed at the start. Returns the exit status (130 on Ctrl-C).
+    ``describe(run)`` one line printed at the start; the first line of ``description`` is the
+    command's help. Returns the exit status (130 on Ctrl-C).
     """
-    args = parser(config, prog).parse_args(argv)
+    args = parser(config, prog, description.split("\n")[0]).parse_args(argv)
     settings = {f.name: getattr(args, f.name) for f in fields(config) if getattr(args, f.name) is not None}
     text = data.shakespeare()
     if args.resume:

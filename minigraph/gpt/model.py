@@ -35,8 +35,11 @@ import math
 
 import numpy as np
 
-from .. import (Graph, Input, Parameter, ShapeError, add, causal_mask, embedding, gelu, getitem,
-               layer_norm, matmul, mul, nn, reshape, softmax, softmax_cross_entropy, split, transpose)
+from .. import (BadValueError, Graph, Input, Parameter, ShapeError, add, causal_mask, embedding,
+               gelu, getitem, layer_norm, matmul, mul, nn, reshape, softmax, softmax_cross_entropy,
+               split, transpose)
+from ..charlm import text
+from ..charlm.model import character_losses
 
 
 class GPT:
@@ -82,6 +85,23 @@ class GPT:
         if length not in self._windows:
             self._windows[length] = Window(self, length)
         return self._windows[length]
+
+    def reader(self):
+        """A function ``read(id)`` that reads one more character and returns the scores of the
+        next one: what ``charlm.sample`` drives. It keeps the last ``block_size`` characters and
+        runs them through the window of ``block_size`` positions, padded on the right; the
+        padding changes nothing before it (the model is causal), so one graph serves every
+        length of context."""
+        window, context = self.window(), []
+
+        def read(i):
+            context.append(i)
+            del context[:-self.block_size]
+            ids = np.zeros((1, self.block_size), np.int64)
+            ids[0, :len(context)] = context
+            return window.run(ids)[0, len(context) - 1]
+
+        return read
 
     def __repr__(self):
         numbers = sum(p.value.size for p in self.parameters)
@@ -165,3 +185,27 @@ def mlp(x, block, name):
     """Each row on its own: C -> 4C, GELU, -> C."""
     hidden = gelu(matmul(x, block["W_fc"], name=f"{name}.fc"), name=f"{name}.gelu")
     return matmul(hidden, block["W_mlp_proj"], name=f"{name}.proj")
+
+
+def mean_loss(model, ids, batch=64):
+    """The mean loss, in nats per character, of predicting ``ids[1:]`` from what precedes them
+    within non-overlapping windows of ``block_size`` characters.
+
+    Every character from the second on is scored exactly once; the first of a window is
+    predicted from the one character before it, the last from ``block_size``, as in training
+    (and in nanoGPT's ``estimate_loss``, whose windows start at random places). ``batch``
+    windows are read at once; the last window is padded at its end (the padding is not scored).
+    To score a whole held-out split, pass it with the character before it in front
+    (``charlm.text.held_out_ids(ids)``).
+    """
+    if len(ids) < 2:
+        raise BadValueError(f"mean_loss scores every character after the first; it was given "
+                            f"{len(ids)} character(s). Pass at least two.")
+    T = model.block_size
+    inputs, targets, scored = text.scored_rows(ids, -(-(len(ids) - 1) // T), T)
+    window, total = model.window(), 0.0
+    for rows in (slice(start, start + batch) for start in range(0, len(inputs), batch)):
+        logits = window.run(inputs[rows]).reshape(-1, model.vocab_size)
+        losses = character_losses(logits.astype(np.float64), targets[rows].reshape(-1))
+        total += float(np.sum(losses[scored[rows].reshape(-1)]))
+    return total / (len(ids) - 1)
