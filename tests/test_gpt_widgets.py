@@ -117,3 +117,22 @@ def test_the_view_of_a_gpt_shows_its_layers_and_heads():
     assert (view.layer.max, view.head.max) == (1, 1)
     view.prime.value = "X"
     assert "X" in view.readout.value and view.text == "abc"
+
+
+def test_looking_back_measures_itself_the_previous_character_and_the_distance():
+    T = 5
+    itself, previous = np.eye(T), np.eye(T, k=-1)
+    previous[0, 0] = 1                                      # the first position has no previous one
+    first = np.zeros((T, T))
+    first[:, 0] = 1                                         # every position looks at the first
+    found = widgets.looking_back(np.stack([itself, previous, first])[None])   # (1 layer, 3 heads)
+    assert found["itself"].shape == (1, 3)
+    np.testing.assert_allclose(found["itself"][0], [1, 1 / T, 1 / T])
+    np.testing.assert_allclose(found["previous"][0], [0, 1, 1 / (T - 1)])
+    np.testing.assert_allclose(found["distance"][0], [0, (T - 1) / T, np.arange(T).mean()])
+
+
+def test_side_by_side_puts_each_text_in_its_column_escaped():
+    page = widgets.side_by_side({"LSTM": "ROMEO:\n<b>", "GPT": "JULIET & co"})
+    assert page.count("<td") == 2 and page.index("LSTM") < page.index("GPT")
+    assert "ROMEO:\n&lt;b&gt;" in page and "JULIET &amp; co" in page

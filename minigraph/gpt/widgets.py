@@ -1,9 +1,12 @@
 """Chapter 11's pictures and widgets: causal masking, attention patterns, and the GPT next to
 chapter 09's LSTM.
 
-    widgets.mask_pictures(scores, mask)                 # the mask, the scores, their softmax
+    widgets.mask_pictures(scores, mask, weights, text)  # the mask, the scores, their softmax
+    weights = widgets.attention_weights(gpt, vocab, text)   # (layers, heads, T, T)
+    widgets.looking_back(weights)                       # where each head looks, on average
     widgets.attention_view(weights_of, "ROMEO:")        # layer, head, prime -> a heatmap
-    widgets.loss_vs_time({"GPT": history, ...})         # held-out loss against training time
+    widgets.loss_vs_time({"GPT": (minutes, losses)})    # held-out loss against training time
+    widgets.side_by_side({"LSTM": text, "GPT": text})   # samples in columns
 
 The attention view is driven by a function ``weights_of(text)`` that returns the attention
 weights of every layer and head for a text, an array (layers, heads, T, T) whose row t is what
@@ -72,6 +75,18 @@ def attention_weights(model, vocab, text):
     window = model.window(len(ids))
     window.run(ids[None])
     return np.stack([window.scores.node(f"h{i}.attn.weights").value[0] for i in range(model.n_layer)])
+
+
+def looking_back(weights):
+    """Where each head looks, on average over the positions of ``weights`` (..., heads, T, T):
+    a dict of arrays (..., heads), the mean weight a position gives to ``"itself"``, to the
+    ``"previous"`` character, and the mean ``"distance"`` back it looks (sum of a_tj (t - j))."""
+    T = weights.shape[-1]
+    back = np.arange(T)[:, None] - np.arange(T)[None, :]          # t - j: how far back
+    rows = np.arange(T)
+    return {"itself": weights[..., rows, rows].mean(axis=-1),
+            "previous": weights[..., rows[1:], rows[:-1]].mean(axis=-1),
+            "distance": (weights * back).sum(axis=-1).mean(axis=-1)}
 
 
 class AttentionView(ipw.VBox):
@@ -158,3 +173,10 @@ def loss_vs_time(runs, ax=None):
     ax.grid(alpha=0.3)
     ax.legend()
     plt.show()
+
+
+def side_by_side(columns):
+    """HTML of texts in columns, each under its name: ``columns`` maps a name to a text."""
+    cells = "".join(f"<td style='vertical-align:top;padding-right:2em'><b>{html.escape(name)}</b>"
+                    f"<pre>{html.escape(written)}</pre></td>" for name, written in columns.items())
+    return f"<table class='mg-side-by-side'><tr>{cells}</tr></table>"
