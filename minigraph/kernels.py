@@ -12,6 +12,8 @@ an axis in the forward pass, so its gradient must be *summed* along that axis in
 pass. ``unbroadcast`` does that in one place for every op.
 """
 
+import math
+
 import numpy as np
 
 from .errors import BadValueError
@@ -42,7 +44,7 @@ def matmul(x, y):
     return x @ y
 
 
-def _as_matrices(g, x, y):
+def as_matrices(g, x, y):
     """View vectors as 1-row (left) / 1-column (right) matrices, and ``g`` as their product's
     gradient: a stack of matrices over the leading axes of x and y broadcast together."""
     X = x.reshape(1, -1) if x.ndim == 1 else x
@@ -55,7 +57,7 @@ def matmul_vjp_x(g, ans, x, y):
     """x @ y: the gradient of x is g @ yᵀ (summed over the leading axes that x was broadcast along)."""
     if x.ndim == y.ndim == 2 or y.ndim == 2 and x.ndim > 2:
         return g @ y.T
-    X, Y, G = _as_matrices(g, x, y)
+    X, Y, G = as_matrices(g, x, y)
     return unbroadcast(G @ np.swapaxes(Y, -1, -2), X.shape).reshape(x.shape)
 
 
@@ -66,7 +68,7 @@ def matmul_vjp_y(g, ans, x, y):
         return x.T @ g
     if y.ndim == 2 and x.ndim > 2:
         return x.reshape(-1, x.shape[-1]).T @ g.reshape(-1, g.shape[-1])
-    X, Y, G = _as_matrices(g, x, y)
+    X, Y, G = as_matrices(g, x, y)
     return unbroadcast(np.swapaxes(X, -1, -2) @ G, Y.shape).reshape(y.shape)
 
 
@@ -187,7 +189,7 @@ def layer_norm_vjp_gamma(g, ans, x, gamma, beta=None, eps=1e-5):
     return unbroadcast(g * normalized(x, eps)[0], np.shape(gamma))
 
 
-GELU_C = float(np.sqrt(2 / np.pi))       # a Python float: float32 stays float32 (NEP 50)
+GELU_C = math.sqrt(2 / math.pi)           # a Python number: float32 stays float32
 
 
 def gelu(x):

@@ -145,15 +145,35 @@ as_matrix = ops.defop("as_matrix", _as_matrix, [lambda h, ans, x, side: np.resha
 defvjp(as_matrix, lambda h, ans, x, side: reshape_like(h, x))
 
 
+# the matrix transpose of each matrix of a stack (its last two axes): named "transpose" since it
+# is one (a matrix's transpose is the table's transpose, which reverses every axis)
+matrix_transpose = ops.defop("transpose", lambda x: np.swapaxes(x, -1, -2),
+                             [lambda h, ans, x: np.swapaxes(h, -1, -2)], "ᵀ")
+defvjp(matrix_transpose, lambda h, ans, x: matrix_transpose(h))
+
+
 def _product_matrix(g, x, y):
-    """The gradient of x @ y shaped like the product of their matrix views (see ``as_matrix``)."""
-    return np.reshape(g, (_as_matrix(x, "left").shape[0], _as_matrix(y, "right").shape[1]))
+    """The gradient of x @ y shaped like the product of their matrix views (see ``as_matrix``):
+    a stack of matrices when x or y is one."""
+    return kernels.as_matrices(g, x, y)[2]
 
 
 product_matrix = ops.defop("product_matrix", _product_matrix,
                            [lambda h, ans, g, x, y: np.reshape(h, np.shape(g))] + _zero_vjps(3)[1:],
                            "matrix")
 defvjp(product_matrix, lambda h, ans, g, x, y: reshape_like(h, g), None, None)
+
+def _to_operand(a, x, side):
+    """The gradient of the matrix view of an operand ``x`` of @, computed for each matrix of the
+    stack (``a``): summed over the stack axes that broadcasting added to ``x``, in ``x``'s shape."""
+    return np.reshape(ops.unbroadcast(a, np.shape(_as_matrix(x, side))), np.shape(x))
+
+
+to_operand = ops.defop(
+    "to_operand", _to_operand,
+    [lambda h, ans, a, x, side: np.broadcast_to(_as_matrix(h, side), np.shape(a)).copy()] + _zero_vjps(2)[1:],
+    "sum_to")
+defvjp(to_operand, lambda h, ans, a, x, side: broadcast_like(as_matrix(h, side), a), None)
 
 sum_to_product = ops.defop(
     "sum_to_product", lambda g, x, W: ops.unbroadcast(g, np.shape(x)[:-1] + np.shape(W)[1:]),
@@ -185,13 +205,14 @@ def _concat_part(k):
 # -- the graph VJP of each op of the table -----------------------------------------------------
 
 def _matmul_x(g, ans, x, y):
-    """x @ y: the gradient of x is g @ yᵀ (vectors viewed as 1-row / 1-column matrices)."""
-    return reshape_like(product_matrix(g, x, y) @ ops.transpose(as_matrix(y, "right")), x)
+    """x @ y: the gradient of x is g @ yᵀ (vectors viewed as 1-row / 1-column matrices; for
+    stacks of matrices, each matrix's, summed over the stack axes x was broadcast along)."""
+    return to_operand(product_matrix(g, x, y) @ matrix_transpose(as_matrix(y, "right")), x, side="left")
 
 
 def _matmul_y(g, ans, x, y):
     """x @ y: the gradient of y is xᵀ @ g."""
-    return reshape_like(ops.transpose(as_matrix(x, "left")) @ product_matrix(g, x, y), y)
+    return to_operand(matrix_transpose(as_matrix(x, "left")) @ product_matrix(g, x, y), y, side="right")
 
 
 def _transpose(g, ans, x, axes=None):
@@ -239,6 +260,30 @@ def _power_y(g, ans, x, y):
     return sum_to(g * ans * ops.log(x + is_zero(x)) * not_zero, y)
 
 
+def _normalized(x, eps):
+    """layer_norm's x̂ = (x - mean) / sqrt(variance + eps) over the last axis, and 1 / sqrt(...)."""
+    centered = x - ops.mean(x, axis=-1, keepdims=True)
+    inv_std = (ops.mean(centered * centered, axis=-1, keepdims=True) + eps) ** -0.5
+    return centered * inv_std, inv_std
+
+
+def _layer_norm_x(g, ans, x, gamma, beta=None, eps=1e-5):
+    """(h - mean(h) - x̂ · mean(h · x̂)) / std, with h = g · gamma (as kernels.layer_norm_vjp_x)."""
+    x_hat, inv_std = _normalized(x, eps)
+    h = g * gamma
+    return inv_std * (h - ops.mean(h, axis=-1, keepdims=True) - x_hat * ops.mean(h * x_hat, axis=-1, keepdims=True))
+
+
+def _layer_norm_gamma(g, ans, x, gamma, beta=None, eps=1e-5):
+    return sum_to(g * _normalized(x, eps)[0], gamma)
+
+
+def _gelu_slope(x):
+    """gelu'(x), from table ops (as kernels.gelu_slope), so that mg.grad goes through it again."""
+    t = ops.tanh(kernels.GELU_C * (x + 0.044715 * x * x * x))
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * kernels.GELU_C * (1 + 3 * 0.044715 * x * x)
+
+
 def _split(g, ans, x, n, axis=-1):
     """Join the parts' gradients again; a part nobody used contributes zeros."""
     return ops.concatenate([gi if gi is not None else zeros_like(Op(OUTPUT, [ans], {"index": i}))
@@ -266,7 +311,7 @@ defvjp(ops.max, lambda g, ans, x, axis=None, keepdims=False:
 defvjp(ops.reshape, lambda g, ans, x, shape: reshape_like(g, x))
 defvjp(ops.transpose, _transpose)
 defvjp(ops.getitem, lambda g, ans, x, index: _scatter(g, x, index=index))
-defvjp(ops.softmax, lambda g, ans, x, axis=-1: ans * (g - ops.sum(g * ans, axis=axis, keepdims=True)))
+defvjp(ops.softmax, lambda g, ans, x, axis=-1, mask=None: ans * (g - ops.sum(g * ans, axis=axis, keepdims=True)))
 defvjp(ops.log_softmax, lambda g, ans, x, axis=-1: g - ops.exp(ans) * ops.sum(g, axis=axis, keepdims=True))
 defvjp(ops.linear, lambda g, ans, x, W, b: _matmul_x(sum_to_product(g, x, W), None, x, W),
        lambda g, ans, x, W, b: _matmul_y(sum_to_product(g, x, W), None, x, W),
@@ -276,6 +321,11 @@ defvjp(ops.mse, lambda g, ans, p, t: g * 2 * (p - t) / size(p),
 defvjp(ops.bce_with_logits, lambda g, ans, z, y: g * (ops.sigmoid(z) - y) / size(z),
        lambda g, ans, z, y: -g * z / size(z))
 defvjp(ops.softmax_cross_entropy, _cross_entropy_logits, _cross_entropy_labels)
+defvjp(ops.gelu, lambda g, ans, x: g * _gelu_slope(x))
+defvjp(ops.embedding, lambda g, ans, table, ids: _embedding_table(g, table, ids), None)
+defvjp(ops.layer_norm_shifted, _layer_norm_x, _layer_norm_gamma,
+       lambda g, ans, x, gamma, beta, eps=1e-5: sum_to(g, beta))
+defvjp(ops.layer_norm_scaled, _layer_norm_x, _layer_norm_gamma)
 defvjp("split", _split)
 defvjp(OUTPUT, lambda g, ans, t, index: tuple(g if i == index else None
                                               for i in range(t.op.n_outputs)))
@@ -287,6 +337,12 @@ _scatter = ops.defop("scatter",                 # the gradient of x[index], as a
                      [lambda h, ans, g, x, index: h[index]] + _zero_vjps(2)[1:],
                      "scatter")
 defvjp(_scatter, lambda h, ans, g, x, index: ops.getitem(h, index=index), None)
+
+_embedding_table = ops.defop("embedding_grad",     # the gradient of embedding(table, ids), as an op
+                             lambda g, table, ids: kernels.embedding_vjp_table(g, table, ids),
+                             [lambda h, ans, g, table, ids: kernels.embedding(h, ids)] + _zero_vjps(3)[1:],
+                             "scatter")
+defvjp(_embedding_table, lambda h, ans, g, table, ids: ops.embedding(h, ids), None, None)
 
 
 # -- grad -----------------------------------------------------------------------------------------

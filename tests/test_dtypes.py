@@ -105,7 +105,10 @@ def _every_op(x, w, b, labels, onehot):
              mg.log(mg.sigmoid(h)), h ** 2, 2.0 ** h, h - 1, h / (h * h + 1), 1 / (mg.exp(h) + 1),
              mg.softmax(h), mg.log_softmax(h), mg.max(h, axis=1, keepdims=True) + h,
              mg.reshape(mg.transpose(h), (4, 3)), mg.concatenate(list(parts), axis=1),
-             mg.matmul(h, mg.transpose(w)) @ w, mg.mean(h, axis=0) + h, mg.getitem(h, 1) + h]
+             mg.matmul(h, mg.transpose(w)) @ w, mg.mean(h, axis=0) + h, mg.getitem(h, 1) + h,
+             mg.reshape(mg.reshape(h, (2, 2, 3)) @ w, (4, 3)), mg.gelu(h), mg.layer_norm(h, b, b),
+             mg.layer_norm(h, b), mg.softmax(mg.reshape(h, (4, 3, 1)) * b, mask=mg.causal_mask(3))[:, 1],
+             mg.embedding(w, labels) * h]
     total = mg.sum(terms[0], axis=1)
     for t in terms[1:]:
         total = total + mg.sum(t, axis=1)

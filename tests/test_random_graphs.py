@@ -107,11 +107,12 @@ class Drawer:
         only_constants = self.rng.random() < 0.15
         a = self.pick(no_gradient=only_constants) or self.pick()
         shape = np.shape(a.value)
-        choice = self.rng.integers(16)
+        choice = self.rng.integers(20)
         r = self.rng
         if choice == 0:
             unary = [mg.tanh, mg.sigmoid, mg.neg, mg.relu, lambda x: mg.exp(mg.tanh(x)),
-                     lambda x: mg.leaky_relu(x, slope=0.1), lambda x: mg.log(mg.exp(mg.tanh(x)) + 1)]
+                     lambda x: mg.leaky_relu(x, slope=0.1), lambda x: mg.log(mg.exp(mg.tanh(x)) + 1),
+                     mg.gelu]
             return self.keep(unary[r.integers(len(unary))](a))
         if choice in (1, 2):
             b = self.partner(a, only_constants)
@@ -176,7 +177,42 @@ class Drawer:
             W_shape = np.shape(self.keep(W).value)
             b = self.pick(lambda s: broadcastable(s, (shape[0], W_shape[1])), only_constants)
             return self.keep(mg.linear(a, W, b if b is not None else self.leaf(shape=(W_shape[1],))))
+        if choice == 16 and shape:                        # matmul with a stack of matrices
+            return self.keep(self.stacked_product(a, shape, only_constants))
+        if choice == 17 and len(shape) >= 2:              # softmax with a mask, along either axis
+            axis = [-1, -2][r.integers(2)]
+            return self.keep(mg.softmax(a, axis=axis, mask=self.mask(shape[-2:], axis)))
+        if choice == 18 and shape:                        # layer norm, with or without beta
+            gamma, beta = (self.pick(lambda s: s == shape[-1:], only_constants) or self.leaf(shape=shape[-1:])
+                           for _ in range(2))
+            eps = [0.1, 1.0][r.integers(2)]   # 1e-5 on a constant row: too steep for central differences
+            return self.keep(mg.layer_norm(a, gamma, beta if r.random() < 0.5 else None, eps=eps))
+        if choice == 19 and len(shape) == 2:              # embedding: a's rows at integer ids
+            kind = ["int_input", "int_constant"][r.integers(2)]
+            ids = self.leaf(kind, SHAPES[r.integers(len(SHAPES))], high=shape[0])   # ids repeat
+            return self.keep(mg.embedding(a, ids))
         return None
+
+    def stacked_product(self, a, shape, no_gradient):
+        """``a @ stack`` (or ``stack @ a`` for a vector ``a``), the stack a 3-D node whose leading
+        axis broadcasts against a's (a stack of one, or of two)."""
+        k, r = shape[-1], self.rng
+        if len(shape) == 1 and r.random() < 0.5:
+            stack = self.pick(lambda s: len(s) == 3 and s[-1] == k, no_gradient) or self.leaf(shape=(2, 2, k))
+            return stack @ a
+        stack = self.pick(lambda s: len(s) == 3 and s[-2] == k and broadcastable(s[:-2], shape[:-2]),
+                          no_gradient) or self.leaf(shape=([1, 2][r.integers(2)], k, 2))
+        return a @ stack
+
+    def mask(self, shape, axis):
+        """A random boolean mask of ``shape`` with at least one True in each row along ``axis``
+        (else softmax refuses it); now and then the causal mask."""
+        if shape[0] == shape[1] and self.rng.random() < 0.3:
+            return mg.causal_mask(shape[0])
+        mask = self.rng.random(shape) < 0.5
+        rows = np.moveaxis(mask, axis, -1)                  # a view: setting it sets mask
+        rows[np.arange(len(rows)), self.rng.integers(rows.shape[-1], size=len(rows))] = True
+        return mask
 
     def loss(self, n_ops):
         """A scalar that depends on the last op and on a few other nodes (so nodes reach it by
@@ -352,15 +388,23 @@ def test_the_generator_covers_the_whole_space():
                 seen.add(("a negative axis", node.op.name))
             if node.op.n_outputs > 1 and len([n for n in g.nodes if node in n.inputs]) < node.op.n_outputs:
                 seen.add("an unused output")
+            if node.attrs.get("mask") is not None:
+                seen.add(("a mask along", node.attrs["axis"]))
+            if node.op.name == "matmul" and max(np.ndim(p.value) for p in node.inputs) == 3:
+                seen.add(("a stack of matrices", tuple(np.ndim(p.value) for p in node.inputs)))
+            if node.op.name == "layer_norm":
+                seen.add(("layer_norm with inputs", len(node.inputs)))
     kinds = ["parameter", "input", "int input", "constant", "int constant", "op"]
     ops = {"add", "sub", "mul", "div", "pow", "neg", "matmul", "exp", "log", "tanh", "sigmoid",
            "relu", "leaky_relu", "sum", "mean", "max", "reshape", "transpose", "getitem", "softmax",
            "log_softmax", "linear", "mse", "bce_with_logits", "softmax_cross_entropy", "split",
-           "output", "concatenate"}
+           "output", "concatenate", "gelu", "layer_norm", "embedding"}
     wanted = ({("op", name) for name in ops} | {("operand", k, kind) for k in (0, 1) for kind in kinds}
               | {("output", kind) for kind in ("parameter", "input", "constant")}
               | {"a node used twice by one op", "an op whose inputs take no gradient",
-                 "an unused output"}
+                 "an unused output", ("a mask along", -1), ("a mask along", -2),
+                 ("layer_norm with inputs", 2), ("layer_norm with inputs", 3)}
+              | {("a stack of matrices", ndims) for ndims in [(1, 3), (2, 3), (3, 3), (3, 1)]}
               | {("a negative axis", name) for name in ("sum", "mean", "max", "softmax", "log_softmax",
                                                          "transpose", "getitem", "concatenate", "split")})
     assert wanted <= seen, sorted(map(str, wanted - seen))

@@ -122,9 +122,60 @@ def test_every_op_of_the_table_has_a_graph_vjp():
     missing = [name for name in ["add", "sub", "mul", "div", "pow", "neg", "matmul", "exp", "log",
                                  "tanh", "sigmoid", "relu", "leaky_relu", "sum", "mean", "max",
                                  "reshape", "transpose", "getitem", "softmax", "log_softmax", "linear",
-                                 "mse", "bce_with_logits", "softmax_cross_entropy", "split", "output"]
+                                 "mse", "bce_with_logits", "softmax_cross_entropy", "split", "output",
+                                 "gelu", "embedding", "layer_norm"]
                if name not in {getattr(op, "name", op) for op in GRAPH_VJPS}]
     assert missing == []
+
+
+# -- the ops of attention and of a GPT: Hessian-vector products against central differences ---------
+
+MASK = mg.causal_mask(4)
+NEW_OPS = {
+    "stack @ matrix": (lambda x, y: x @ y, [(2, 3, 4), (4, 5)]),
+    "stacks that broadcast": (lambda x, y: x @ y, [(2, 1, 3, 4), (3, 4, 2)]),
+    "vector @ stack": (lambda x, y: x @ y, [(4,), (2, 4, 3)]),
+    "stack @ vector": (lambda x, y: x @ y, [(2, 3, 4), (4,)]),
+    "masked softmax": (lambda x: mg.softmax(x, mask=MASK), [(2, 4, 4)]),
+    "layer_norm": (lambda x, g, b: mg.layer_norm(x, g, b), [(3, 5), (5,), (5,)]),
+    "layer_norm without beta": (lambda x, g: mg.layer_norm(x, g), [(2, 3, 5), (5,)]),
+    "gelu": (mg.gelu, [(3, 4)]),
+    "embedding, repeated ids": (lambda t: mg.tanh(mg.embedding(t, np.array([[0, 1, 0], [2, 2, 1]]))), [(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("name", NEW_OPS)
+def test_hessian_vector_products_of_the_transformer_ops(name):
+    """mg.grad's first order equals Graph.backward; mg.grad twice (a Hessian-vector product)
+    equals central differences of Graph.backward's gradient along v."""
+    build, shapes = NEW_OPS[name]
+    rng = np.random.default_rng(3)
+    params = [mg.Parameter(rng.normal(size=s) * 1.5, name=f"p{i}") for i, s in enumerate(shapes)]
+    out = build(*params)
+    loss = mg.sum(out * mg.Constant(rng.normal(size=mg.Graph(out).forward().shape)))
+    grads = mg.grad(loss, params)
+    graph = mg.Graph(loss)
+    graph.backward()
+    for p, g in zip(params, mg.Graph(grads).forward() if len(params) > 1 else [mg.Graph(grads).forward()]):
+        assert close(g, p.grad)
+    v = [rng.normal(size=s) for s in shapes]
+    along_v = mg.sum(grads[0] * mg.Constant(v[0]))
+    for g, vi in zip(grads[1:], v[1:]):
+        along_v = along_v + mg.sum(g * mg.Constant(vi))
+    hvp = mg.grad(along_v, params)
+    got = mg.Graph(hvp).forward()
+    base = [np.array(p.value) for p in params]
+
+    def gradient_at(t):
+        for p, b, vi in zip(params, base, v):
+            p.value = b + t * vi
+        graph.backward()
+        return [np.array(p.grad) for p in params]
+
+    numerics = [(plus - minus) / (2 * EPS) for plus, minus in zip(gradient_at(EPS), gradient_at(-EPS))]
+    for h, numeric in zip(got if len(params) > 1 else [got], numerics):
+        assert np.abs(h - numeric).max() <= 1e-6 + 1e-5 * np.abs(numeric).max()
+    assert max(np.abs(n).max() for n in numerics) > 1e-3    # the second derivative is not 0 here
 
 
 def test_second_derivative_of_a_scalar_function():
@@ -206,7 +257,9 @@ def _helpers(dtype):
             (s.expand_dims, (row,), {"axis": 0}), (s.as_matrix, (row,), {"side": "left"}),
             (s.product_matrix, (row, row[:2], x), {}), (s.sum_to_product, (x, x[:, :2], x), {}),
             (s._scatter, (row[:2], x), {"index": (np.array([0, 1]), np.array([1, 1]))}),
-            (s._concat_part(2), (x, x[:, :2], x[:, :1]), {"axis": 1, "i": 1})]
+            (s._concat_part(2), (x, x[:, :2], x[:, :1]), {"axis": 1, "i": 1}),
+            (s.matrix_transpose, (x,), {}), (s.to_operand, (np.stack([x, x]), x), {"side": "left"}),
+            (s._embedding_table, (x, np.zeros((3, 3), dtype), labels), {})]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

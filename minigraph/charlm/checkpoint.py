@@ -12,6 +12,9 @@ iteration, the training and held-out losses (history), Adam's and the schedule's
 the state of the samples' random generator, the command line and the git commit that
 produced it. ``load`` rebuilds the run from the config (the same text gives the same
 streams), then puts every saved number back, so training continues exactly where it stopped.
+
+The pieces every run's file shares (``record``, ``write``, ``read``, ``restore``) are public:
+chapter 11's GPT (``minigraph.gpt.checkpoint``) writes its runs with them, in its own format.
 """
 
 import json
@@ -113,7 +116,7 @@ def restore(run, meta, arrays):
                    if f"adam/{key}/{p.name}" in arrays}
         if meta["adam_steps"][p.name]:
             moments["t"] = meta["adam_steps"][p.name]
-        adam.state[p] = moments
+        adam.state[p].update(moments)         # beside what the optimizer set itself (AdamW: decays)
     run.optimizer.t, run.iteration, run.history = meta["schedule_step"], meta["iteration"], meta["history"]
 
 

@@ -38,10 +38,15 @@ def main(argv=None):
     args = p.parse_args(argv)
     with threadpool_limits(args.threads, user_api="blas"):
         loss, meta = held_out_loss(args.checkpoint, args.batch, args.steps)
-    print(f"{args.checkpoint}: iteration {meta['iteration']}, commit {meta['commit']}\n"
-          f"held-out loss {loss:.4f} nats/char = {texts.bits_per_character(loss):.4f} bits/char, "
-          f"perplexity {texts.perplexity(loss):.3f}")
+    print(summary(args.checkpoint, loss, meta))
     return 0
+
+
+def summary(path, loss, meta):
+    """Two lines: which checkpoint (iteration, commit), and its loss in the three usual units."""
+    return (f"{path}: iteration {meta['iteration']}, commit {meta['commit']}\n"
+            f"held-out loss {loss:.4f} nats/char = {texts.bits_per_character(loss):.4f} bits/char, "
+            f"perplexity {texts.perplexity(loss):.3f}")
 
 
 if __name__ == "__main__":

@@ -70,15 +70,42 @@ class Config(Settings):
     dtype: str = "float32"
 
 
-class Training:
-    """A model, its optimizer and the position in the data: one run, one step at a time."""
+class Run:
+    """What a training run of a character model does besides its steps (this chapter's
+    ``Training``, the GPT's): read the text, score held-out characters, write samples. A
+    subclass sets ``config`` (with ``eval_chars``), ``model`` and ``rng`` and writes
+    ``score(ids)``, the mean loss of predicting ``ids[1:]`` from what precedes them."""
 
-    def __init__(self, config, text):
-        self.config = config
+    def read(self, text):
+        """The text as ids (``vocab``, ``train_ids``, ``held_out_ids``); iteration 0, no history."""
         self.vocab = texts.Vocabulary(text)
         ids = self.vocab.encode(text)
         self.train_ids = texts.split(ids)[0]
         self.held_out_ids = texts.held_out_ids(ids)
+        self.iteration = 0
+        self.history = {"train": [], "held_out": []}       # [iteration, loss] pairs
+
+    def held_out_loss(self, chars=None):
+        """The loss on the first ``chars`` held-out characters (all of them if None)."""
+        return self.score(self.held_out_ids if chars is None else self.held_out_ids[:chars + 1])
+
+    def evaluate(self):
+        """Score ``config.eval_chars`` held-out characters and record the loss in the history."""
+        loss = self.held_out_loss(self.config.eval_chars)
+        self.history["held_out"].append([self.iteration, loss])
+        return loss
+
+    def sample(self, prime="\n", length=200, temperature=1.0, top_k=None):
+        """Text written by the model now, from the run's own generator."""
+        return sample(self.model, self.vocab, prime, length, self.rng, temperature, top_k)
+
+
+class Training(Run):
+    """A model, its optimizer and the position in the data: one run, one step at a time."""
+
+    def __init__(self, config, text):
+        self.config = config
+        self.read(text)
         self.inputs, self.targets = texts.streams(self.train_ids, config.batch, config.steps)
         self.per_epoch = self.inputs.shape[1] // config.steps
         self.model = CharLSTM(len(self.vocab), config.hidden, config.layers, rng=config.seed,
@@ -87,9 +114,7 @@ class Training:
         self.optimizer = optim.Scheduled(self.adam, lambda t: optim.cosine_decay(
             t, config.iterations, config.lr, config.lr_min))
         self.rng = np.random.default_rng(config.seed + 1)     # for the samples
-        self.iteration = 0
         self.state = self.model.initial_state(config.batch)
-        self.history = {"train": [], "held_out": []}       # [iteration, loss] pairs
 
     @property
     def chars_per_step(self):
@@ -119,17 +144,6 @@ class Training:
         self.history["train"].append([self.iteration, loss])
         return loss
 
-    def held_out_loss(self, chars=None):
-        """The loss on the first ``chars`` held-out characters (all of them if None)."""
-        ids = self.held_out_ids if chars is None else self.held_out_ids[:chars + 1]
+    def score(self, ids):
+        """The mean loss of predicting ``ids[1:]``: ``eval_batch`` streams, ``steps`` at a time."""
         return mean_loss(self.model, ids, batch=self.config.eval_batch, steps=self.config.steps)
-
-    def evaluate(self):
-        """Score ``config.eval_chars`` held-out characters and record the loss in the history."""
-        loss = self.held_out_loss(self.config.eval_chars)
-        self.history["held_out"].append([self.iteration, loss])
-        return loss
-
-    def sample(self, prime="\n", length=200, temperature=1.0, top_k=None):
-        """Text written by the model now, from the run's own generator."""
-        return sample(self.model, self.vocab, prime, length, self.rng, temperature, top_k)

@@ -24,9 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import optim
-from ..charlm import text as texts
-from ..charlm.sample import sample
-from ..charlm.training import Settings
+from ..charlm.training import Run, Settings
 from .model import GPT, mean_loss
 
 
@@ -57,15 +55,13 @@ class Config(Settings):
     dtype: str = "float32"
 
 
-class Training:
-    """A model, its optimizer and the random generator that picks the windows: one run."""
+class Training(Run):
+    """A model, its optimizer and the random generator that picks the windows: one run. Its
+    text, held-out scores and samples are chapter 09's (``charlm.training.Run``)."""
 
     def __init__(self, config, text):
         self.config = cfg = config
-        self.vocab = texts.Vocabulary(text)
-        ids = self.vocab.encode(text)
-        self.train_ids = texts.split(ids)[0]
-        self.held_out_ids = texts.held_out_ids(ids)
+        self.read(text)
         self.model = GPT(len(self.vocab), cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.block_size,
                          rng=cfg.seed, dtype=np.dtype(cfg.dtype))
         self.window = self.model.window()
@@ -75,8 +71,6 @@ class Training:
             t, cfg.lr, cfg.warmup, cfg.iterations, cfg.lr_min))
         self.batches = np.random.default_rng(cfg.seed + 1)    # where the windows start
         self.rng = np.random.default_rng(cfg.seed + 2)        # for the samples
-        self.iteration = 0
-        self.history = {"train": [], "held_out": []}          # [iteration, loss] pairs
 
     @property
     def chars_per_step(self):
@@ -105,17 +99,6 @@ class Training:
         self.history["train"].append([self.iteration, loss])
         return loss
 
-    def held_out_loss(self, chars=None):
-        """The loss on the first ``chars`` held-out characters (all of them if None)."""
-        ids = self.held_out_ids if chars is None else self.held_out_ids[:chars + 1]
+    def score(self, ids):
+        """The mean loss of predicting ``ids[1:]``, in windows of block_size (``mean_loss``)."""
         return mean_loss(self.model, ids)
-
-    def evaluate(self):
-        """Score ``config.eval_chars`` held-out characters and record the loss in the history."""
-        loss = self.held_out_loss(self.config.eval_chars)
-        self.history["held_out"].append([self.iteration, loss])
-        return loss
-
-    def sample(self, prime="\n", length=200, temperature=1.0, top_k=None):
-        """Text written by the model now, from the run's own generator."""
-        return sample(self.model, self.vocab, prime, length, self.rng, temperature, top_k)

@@ -1,0 +1,45 @@
+"""Score a GPT checkpoint on the whole held-out split of Tiny Shakespeare.
+
+    python -m minigraph.gpt.evaluate shakespeare_gpt.npz
+
+The held-out split (the last 10 % of the text, 111,540 characters) is cut into
+non-overlapping windows of ``block_size`` characters, and every character is scored exactly
+once, given the characters before it in its window (``model.mean_loss``): the first of a
+window sees one character, the last ``block_size``, as in training and in nanoGPT's
+``estimate_loss``. The loss is printed in nats per character, bits per character and as a
+perplexity.
+"""
+
+import argparse
+import sys
+
+from threadpoolctl import threadpool_limits
+
+from .. import data
+from ..charlm import checkpoint as files, text as texts
+from ..charlm.evaluate import summary
+from . import checkpoint
+from .model import mean_loss
+
+
+def held_out_loss(path):
+    """``(loss in nats per character, meta)`` of the checkpoint at ``path`` on the held-out split."""
+    model, vocab, meta = checkpoint.load_model(path)
+    corpus = data.shakespeare()
+    files.check_vocabulary(meta, texts.Vocabulary(corpus), path)
+    return mean_loss(model, texts.held_out_ids(vocab.encode(corpus))), meta
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m minigraph.gpt.evaluate", description=__doc__.split("\n")[0])
+    p.add_argument("checkpoint", help="a .npz file written by python -m minigraph.gpt.train")
+    p.add_argument("--threads", type=int, default=1, help="threads of numpy's matrix products")
+    args = p.parse_args(argv)
+    with threadpool_limits(args.threads, user_api="blas"):
+        loss, meta = held_out_loss(args.checkpoint)
+    print(summary(args.checkpoint, loss, meta))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
