@@ -341,23 +341,53 @@ def caption(plan):
 
 
 def clusters_of(graph, opts, fill):
-    """Frames of the drawing: name -> (label, DOT statements of its nodes and ref boxes).
+    """Frames of the drawing: name -> (label, DOT statements of its nodes and ref boxes, inner
+    frames: layer -> statements).
 
-    A drawn repeat of a fold gets a frame (``repeat 2 of 1000``); other nodes are framed by
-    layer (``layer_groups``), and a layer of one node, or a node of no layer (name None), is not.
+    A drawn repeat of a fold gets a frame (``repeat 2 of 1000``), and inside it each layer of
+    the repeat a frame of its own (a transformer block's ``h1.attn``, ``h1.mlp``); other nodes
+    are framed by layer (``layer_groups``), and a layer of one node, or a node of no layer
+    (name None), is not.
     """
     plan, clusters = opts["plan"], {}
     group = layer_groups(graph) if opts["groups"] else {}
     for node in plan.nodes:
+        statements = [node_statement(node, opts, fill)]
+        statements += [ref_statement(node, k, fill) for k, p in enumerate(node.inputs) if p in plan.refs]
         if node in plan.unit_of:
             fold, k = plan.unit_of[node]
             name, label = f"fold{fold.number}.repeat{k + 1}", f"repeat {k + 1} of {len(fold.units)}"
+            inner = clusters.setdefault(name, (label, [], {}))[2]
+            inner.setdefault(group.get(node), []).extend(statements)
         else:
-            name = label = group.get(node)
-        statements = clusters.setdefault(name, (label, []))[1]
-        statements.append(node_statement(node, opts, fill))
-        statements += [ref_statement(node, k, fill) for k, p in enumerate(node.inputs) if p in plan.refs]
+            name = group.get(node)
+            clusters.setdefault(name, (name, [], {}))[1].extend(statements)
     return clusters
+
+
+def frame(name, label, statements, indent="  "):
+    """The DOT lines of a frame (a dashed, rounded cluster) around ``statements``."""
+    return ([f"{indent}subgraph {quote('cluster_' + name)} {{",
+             f'{indent}  graph [id={quote("mg-group-" + name)} label={quote(label)} style="rounded,dashed" '
+             f'color="{MUTED}" fontcolor="{MUTED}"]']
+            + [f"{indent}  {s}" for s in statements] + [f"{indent}}}"])
+
+
+def repeat_contents(name, inner):
+    """The DOT lines inside a repeat's frame: a frame for each of its layers of two or more
+    boxes when it has two such layers or more, else its statements as they are. A layer named
+    like the repeat's own prefix (``h1``, of ``h1.attn`` and ``h1.mlp``: a block's residual
+    additions) is the repeat itself, not framed again."""
+    named = [layer for layer in inner if layer is not None]
+    layers = [layer for layer in named if len(inner[layer]) > 1
+              and not any(other.startswith(layer + ".") for other in named)]
+    if len(layers) < 2:
+        return [s for statements in inner.values() for s in statements]
+    lines = []
+    for layer, statements in inner.items():
+        lines += (frame(f"{name}.{layer}", layer, statements, indent="")
+                  if layer in layers else statements)
+    return lines
 
 
 def dot_source(graph, opts, fill):
@@ -371,15 +401,12 @@ def dot_source(graph, opts, fill):
     plan = opts["plan"]
     if plan.boxes() > DETAILED_NODES:                      # fewer layout passes: 3-5 times faster
         lines.append("  graph [nslimit=1 nslimit1=1]")
-    for name, (label, statements) in clusters_of(graph, opts, fill).items():
+    for name, (label, statements, inner) in clusters_of(graph, opts, fill).items():
+        statements = statements + repeat_contents(name, inner)
         if name is None or len(statements) < 2 and label == name:
             lines += ["  " + s for s in statements]
         else:
-            lines += [f"  subgraph {quote('cluster_' + name)} {{",
-                      f'    graph [id={quote("mg-group-" + name)} label={quote(label)} style="rounded,dashed" '
-                      f'color="{MUTED}" fontcolor="{MUTED}"]']
-            lines += ["    " + s for s in statements]
-            lines.append("  }")
+            lines += frame(name, label, statements)
     lines += ["  " + fold_statement(fold) for fold in plan.folds]
     for node in plan.nodes:
         drawn_folds = set()                                # one edge from each fold box is enough
@@ -494,8 +521,8 @@ def draw(graph_or_node, values=None, grads=None, backward=False, highlight=(), l
     around, depth  draw only the part near one node (or name): the nodes at most ``depth``
                    edges from it, either way
     fold           fold repeated structure (layers, time steps): draw the first ``keep``
-                   repeats and the last one, each in a frame of its own row, and one box
-                   for the repeats between them. Default: fold when more than 60 nodes
+                   repeats and the last one, each in a frame of its own row (its layers
+                   framed inside), and one box for the repeats between them. Default: fold when more than 60 nodes
                    would be drawn; True or False to choose.
 
     Big graphs: a leaf used by many ops (an RNN's weights) is drawn once with its numbers and

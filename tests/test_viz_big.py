@@ -106,6 +106,40 @@ def test_an_rnn_draws_steps_in_frames_and_its_weights_at_each_use():
     assert "<svg" in drawing.svg()
 
 
+def blocks(n):
+    """n blocks in a row, each two layers added to the stream (as a transformer block's
+    attention and MLP): ``b3.x_mix = h + tanh(h @ b3.mix.W)``, then
+    ``b3.x_mlp = b3.x_mix + tanh(b3.x_mix @ b3.mlp.W1) @ b3.mlp.W2``."""
+    h = mg.Input("x")
+    for i in range(1, n + 1):
+        mix = mg.tanh(h @ mg.Parameter(np.eye(2) * 0.5, name=f"b{i}.mix.W"), name=f"b{i}.mix.out")
+        h = mg.add(h, mix, name=f"b{i}.x_mix")
+        wide = mg.tanh(h @ mg.Parameter(np.ones((2, 4)), name=f"b{i}.mlp.W1"), name=f"b{i}.mlp.wide")
+        mlp = mg.matmul(wide, mg.Parameter(np.ones((4, 2)), name=f"b{i}.mlp.W2"), name=f"b{i}.mlp.out")
+        h = mg.add(h, mlp, name=f"b{i}.x_mlp")
+    return mg.Graph(h)
+
+
+def test_a_drawn_repeat_frames_each_of_its_layers_inside_its_own_frame():
+    drawing = mg.draw(blocks(6), fold=True, keep=1)
+    source = drawing.source
+    frames = re.findall(r'subgraph "cluster_([^"]*)" \{', source)
+    assert frames == ["fold1.repeat1", "fold1.repeat1.b1.mix", "fold1.repeat1.b1.mlp",
+                      "fold1.repeat6", "fold1.repeat6.b6.mix", "fold1.repeat6.b6.mlp"]
+    repeat_1 = source[source.index('"cluster_fold1.repeat1"'):source.index('"cluster_fold1.repeat6"')]
+    start = repeat_1.index('"cluster_fold1.repeat1.b1.mix"')
+    mix = repeat_1[start:repeat_1.index("\n    }", start)]                # to its closing brace
+    assert '"b1.mix.W" [' in mix and '"b1.mix.out" [' in mix and '"b1.mlp.W1" [' not in mix
+    assert '"b1.x_mix" [' in repeat_1 and '"b1.x_mix" [' not in mix     # the block's own: not framed again
+    assert 'label="b1.mlp"' in repeat_1 and 'label="repeat 1 of 6"' in repeat_1
+    assert "Repeats 2-5 of 6" in repr(drawing) and "<svg" in drawing.svg()
+
+
+def test_a_repeat_of_one_layer_is_not_framed_twice():
+    frames = re.findall(r'subgraph "cluster_([^"]*)" \{', mg.draw(rnn(1000)).source)
+    assert frames == ["fold1.repeat1", "fold1.repeat2", "fold1.repeat1000"]
+
+
 def test_fold_can_be_asked_for_or_switched_off():
     g = rnn(8)                                                   # 51 nodes: drawn in full
     assert repr(mg.draw(g)).splitlines()[0] == f"Drawing of {len(g.nodes)} nodes"

@@ -73,10 +73,11 @@ def loss_curve(history, ax=None):
 
 
 def next_logits(model, vocab, prime):
-    """The model's scores for the character after ``prime``."""
-    step, state = model.chunk(1), model.initial_state(1)
+    """The model's scores for the character after ``prime``, read by ``model.reader()`` as
+    ``sample`` reads it (an LSTM or a GPT)."""
+    read = model.reader()
     for i in vocab.encode(prime):
-        logits, state = step.run([[i]], state)
+        logits = read(i)
     return logits.ravel()
 
 

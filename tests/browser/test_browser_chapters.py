@@ -126,11 +126,12 @@ def open_widget(session, chapter, selector, timeout_ms=150_000):
     return nb, widget
 
 
-def press_and_watch(widget, state, done, key="ArrowRight", seconds=30):
-    """Press ``key`` on the widget's first slider handle, then read ``state(widget)`` until
-    ``done(before, after)`` (or ``seconds`` pass); return ``(before, after)``."""
+def press_and_watch(widget, state, done, key="ArrowRight", seconds=30, slider=0):
+    """Press ``key`` on the handle of the widget's slider number ``slider`` (0: the first), then
+    read ``state(widget)`` until ``done(before, after)`` (or ``seconds`` pass); return
+    ``(before, after)``."""
     before = after = state(widget)
-    handle = widget.locator(".noUi-handle").first
+    handle = widget.locator(".noUi-handle").nth(slider)
     handle.focus()
     handle.press(key)
     deadline = time.monotonic() + seconds
