@@ -81,12 +81,13 @@ class Answers:
 
 
 class Answer:
-    """One name of a chapter's answers module: its value is fetched when first used."""
+    """One name of a chapter's answers module, or an item of it (``answers.TWINS[2]``): its
+    value is fetched when first used."""
 
-    __slots__ = ("module", "name")
+    __slots__ = ("module", "name", "path")
 
-    def __init__(self, module, name):
-        self.module, self.name = module, name
+    def __init__(self, module, name, path=()):
+        self.module, self.name, self.path = module, name, path
 
     def get(self):
         """The value itself; raises ``Withheld`` where the answers are not installed."""
@@ -97,7 +98,10 @@ class Answer:
                 raise
             raise Withheld(f"{self.module}.{self.name} is a reference answer, which is not part of "
                            "this installation (the student edition, or the grader's sandbox)") from None
-        return getattr(module, self.name)
+        value = getattr(module, self.name)
+        for key in self.path:
+            value = value[key]
+        return value
 
     def __call__(self, *args, **kwargs):
         return self.get()(*args, **kwargs)
@@ -112,7 +116,7 @@ class Answer:
         return bool(self.get())
 
     def __getitem__(self, key):
-        return self.get()[key]
+        return Answer(self.module, self.name, self.path + (key,))
 
     def items(self):
         return self.get().items()
@@ -121,9 +125,4 @@ class Answer:
         return np.asarray(self.get(), dtype=dtype)
 
     def __repr__(self):
-        return f"<answer {self.module}.{self.name}>"
-
-
-def resolved(value):
-    """``value`` itself, or the value an ``Answer`` names."""
-    return value.get() if isinstance(value, Answer) else value
+        return f"<answer {self.module}.{self.name}{''.join(f'[{k!r}]' for k in self.path)}>"
