@@ -17,7 +17,7 @@ import pytest
 
 from minigraph.grading.batch import collect, sandbox
 from minigraph.grading.toolkit import registry
-from minigraph.grading.toolkit.exercise import ExerciseResult
+from minigraph.grading.toolkit.exercise import HIDDEN_CASES, ExerciseResult, grade, run_cases, with_hidden
 from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically
 from minigraph.grading.batch.gradebook import submission_text, to_csv, to_gradescope, to_junit
 from minigraph.grading.batch.grader import SubmissionResult, find_notebooks, parse_notebook, stderr_tail
@@ -251,6 +251,46 @@ def test_rebind_moves_a_learners_subclass_of_an_engine_class_onto_the_fresh_engi
     assert namespace["MyGD"] is MyGD and MyGD.__bases__ == (fresh_mg.optim.Optimizer,)
     assert Faster.__bases__ == (MyGD,)
     MyGD([fresh_mg.Parameter(np.zeros(2), name="w")], lr=0.1)
+
+
+# -- hidden cases -----------------------------------------------------------------------------
+
+def test_hidden_cases_make_a_table_of_the_public_ones_worth_only_their_share():
+    # where the reference is readable (check() at home, --no-sandbox), a table made from it in an
+    # ordinary cell passes the public cases and nothing else; the grader and the kernel draw the
+    # same hidden cases from one seed, and different ones from another
+    relu, reference = registry.find("00.relu"), importlib.import_module("minigraph.grading.answers.ch00").relu
+    table = {np.asarray(c["inputs"]["x"], dtype=float).tobytes(): reference(np.asarray(c["inputs"]["x"], dtype=float))
+             for c in relu.cases}
+
+    def looked_up(x):
+        return table.get(np.asarray(x, dtype=float).tobytes())
+
+    cases = with_hidden(relu, 12345)
+    assert cases == with_hidden(relu, 12345) != with_hidden(relu, 12346)
+    assert len(cases) == len(relu.cases) + HIDDEN_CASES and all(c["hidden"] for c in cases[len(relu.cases):])
+    result = grade(relu, run_cases(relu, looked_up, cases=cases), cases)
+    assert [c.status for c in result.cases] == ["pass"] * len(relu.cases) + ["fail"] * HIDDEN_CASES
+    assert result.score == round(relu.points * len(relu.cases) / len(cases), 2)
+    assert grade(relu, run_cases(relu, reference, cases=cases), cases).status == "passed"
+
+
+def test_every_generator_makes_cases_the_reference_takes():
+    for chapter in registry.CHAPTERS:
+        for exercise in registry.exercises(chapter):
+            cases = with_hidden(exercise, 7)
+            if exercise.hidden is not None:
+                assert len(cases) == len(exercise.cases) + HIDDEN_CASES, exercise.id
+                for case in cases[len(exercise.cases):]:       # judged as the reference would be
+                    assert exercise.judge(case, exercise.run(exercise_reference(exercise), case)).passed
+
+
+def exercise_reference(exercise):
+    """The reference answer of a function or backward-rule exercise, from its judge's closure."""
+    cells = {name: cell.cell_contents for name, cell in zip(exercise.judge.__code__.co_freevars,
+                                                              exercise.judge.__closure__)}
+    reference = cells["reference"]
+    return reference.get() if hasattr(reference, "get") else reference
 
 
 def test_the_static_scan_flags_cells_using_grading_internals_and_their_answers():

@@ -61,7 +61,7 @@ def collector_cell(chapter, results_file, seed):
         "    for name in old:\n"
         "        del sys.modules[name]\n"
         "    from minigraph.grading.batch.collect import collect\n"
-        f"    collect({chapter!r}, namespace, {str(results_file)!r}, old, seed={int(seed)})\n"
+        f"    collect({chapter!r}, namespace, {str(results_file)!r}, old, {int(seed)})\n"
         "_minigraph_grader_collect(globals())")
 
 
