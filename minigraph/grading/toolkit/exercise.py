@@ -83,6 +83,9 @@ class Exercise:
               (inputs only: no answer). The batch grader draws a seed per submission after the
               learner's cells ran and adds ``HIDDEN_CASES`` such cases (``with_hidden``), so
               a table of answers made beforehand is worth nothing. None: public cases only
+    reference the reference answer, where the learner's answer is called like it
+              (``function_exercise``): the student edition stores its values on the public
+              cases (``release.py``). None for any other exercise
     """
 
     id: str
@@ -96,6 +99,7 @@ class Exercise:
     describe: Callable[[dict], str] = describe_inputs
     engine: Any = None
     hidden: Callable[[np.random.Generator], dict] | None = None
+    reference: Any = None
 
 
 HIDDEN_CASES = 3             # cases the batch grader adds to an exercise that has a generator
@@ -304,7 +308,7 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
         return diagnose(verdict, got, mistakes, lambda wrong: wrong(*arrays(case)))
 
     return Exercise(id, name, points, cases, run, judge, title or f"{name}({params})", hint,
-                    engine=engine, hidden=hidden)
+                    engine=engine, hidden=hidden, reference=reference)
 
 
 def value_exercise(id, name, expected, points, hint="", title=None, labels=None, mistakes=None):
