@@ -142,7 +142,7 @@ def test_fixtures_are_up_to_date_with_their_script():
 def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["proc"].returncode == 0, run["proc"].stderr
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
-    assert len(run["json"]["submissions"]) == 45
+    assert len(run["json"]["submissions"]) == 47
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
     assert summary == "graded 47 notebooks (13 could not be run); 9 flagged for review"
     assert "47/47 notebooks" in run["proc"].stderr and "elapsed" in run["proc"].stderr   # the progress bar

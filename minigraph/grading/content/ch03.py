@@ -15,7 +15,7 @@ from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused, vjps_of
 from ..toolkit.exercise import Exercise, Rule, arrays, case, describe_inputs
 from ..toolkit.values import encode
-from ..toolkit.vjp import chained, elementwise_cases, graph_case, vjp_exercise
+from ..toolkit.vjp import chained, elementwise_cases, elementwise_hidden, graph_case, vjp_exercise
 
 TITLE = "Backpropagation"
 answers = answers_of(__name__)    # answers/ch03.py: reference rules, judges and mistakes
@@ -36,7 +36,7 @@ tanh_vjp = vjp_exercise(
     mistakes=answers.TANH_MISTAKES,
     hint=("Chain rule: the upstream gradient g times tanh'(x), entry by entry.",
           "tanh'(x) = 1 − tanh(x)², and ans already holds tanh(x)."),
-    engine=refused(vjps_of(mg.tanh)))
+    engine=refused(vjps_of(mg.tanh)), hidden=elementwise_hidden)
 
 
 # -- 03.mul_vjp (with broadcasting) -------------------------------------------------------------

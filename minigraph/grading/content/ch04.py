@@ -21,7 +21,7 @@ import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import forward_of, refused
-from ..toolkit.exercise import Exercise, Verdict, case, function_exercise
+from ..toolkit.exercise import Exercise, Verdict, case, function_exercise, random_array
 from ..toolkit.optimizer import optimizer_case, optimizer_exercise, own_update
 from ..tools.ch04 import STEPS, checked_recipe, train_recipe
 
@@ -72,6 +72,12 @@ momentum = optimizer_exercise(
 
 # -- 04.bce -----------------------------------------------------------------------------------
 
+def _hidden_bce(rng):
+    """Logits of any size (some far from 0) and labels 0 or 1."""
+    z = np.asarray(random_array(rng, scale=30.0, dims=(1, 2)))
+    return case(z=z.tolist(), y=rng.integers(0, 2, z.shape).astype(float).tolist())
+
+
 bce = function_exercise(
     "04.bce", "bce_with_logits", answers.bce,
     points=2, raise_on=("over", "invalid", "divide"),
@@ -87,7 +93,7 @@ bce = function_exercise(
                    "Use −|z| inside the exp; log1p(t) computes log(1 + t).")),
     ],
     mistakes=answers.BCE_MISTAKES,
-    engine=refused(forward_of(mg.bce_with_logits)),
+    engine=refused(forward_of(mg.bce_with_logits)), hidden=_hidden_bce,
     hint=("Never compute σ(z) itself: a stable form has no exp of a large positive number and "
           "no log of 0.",
           "Three terms, all safe for any z: max(z, 0), the product z·y, and log(1 + exp(−|z|)); "

@@ -15,7 +15,7 @@ import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused
-from ..toolkit.exercise import Exercise, Rule, Verdict, case, function_exercise
+from ..toolkit.exercise import Exercise, Rule, Verdict, case, function_exercise, random_array
 from ..toolkit.values import encode, show
 from ..toolkit.vjp import graph_case, vjp_exercise
 
@@ -27,6 +27,13 @@ sigmoid = mg.sigmoid.opdef.forward        # the engine's own, stable for large |
 
 
 # -- 07.rnn_step ---------------------------------------------------------------------------------
+
+def _hidden_step(rng):
+    """A batch of n rows, d inputs and h hidden units, each from 1 to 3."""
+    n, d, h = (int(k) for k in rng.integers(1, 4, 3))
+    return case(**{name: random_array(rng, scale=1.0, shape=shape) for name, shape in
+                   (("x", (n, d)), ("h", (n, h)), ("W_xh", (d, h)), ("W_hh", (h, h)), ("b", (h,)))})
+
 
 rnn_step = function_exercise(
     "07.rnn_step", "rnn_step", answers.rnn_step, points=2,
@@ -44,7 +51,7 @@ rnn_step = function_exercise(
           "A step adds three parts, the input times W_xh, the previous state times W_hh and the "
           "bias b, and squashes the sum with tanh. Rows are batch entries, so each weight "
           "matrix stands on the right of its product."),
-    title="rnn_step(x, h, W_xh, W_hh, b)", mistakes=answers.STEP_MISTAKES)
+    title="rnn_step(x, h, W_xh, W_hh, b)", mistakes=answers.STEP_MISTAKES, hidden=_hidden_step)
 
 
 # -- 07.bptt_two_steps -------------------------------------------------------------------------------

@@ -115,11 +115,11 @@ def with_hidden(exercise, seed):
     return exercise.cases + tuple(json.loads(json.dumps(drawn)))
 
 
-def random_array(rng, scale=3.0, dims=(0, 1, 2), low=None):
-    """A random float array as nested lists (a hidden case's input): ``dims`` axes (one of
-    them, at random) of 1 to 5 entries each, normal with standard deviation ``scale`` (or
-    uniform between ``low`` and ``scale``), rounded to 4 decimals."""
-    shape = tuple(rng.integers(1, 6, size=rng.choice(dims)))
+def random_array(rng, scale=3.0, dims=(0, 1, 2), low=None, shape=None):
+    """A random float array as nested lists (a hidden case's input): of ``shape``, or of
+    ``dims`` axes (one of them, at random) of 1 to 5 entries each; normal with standard
+    deviation ``scale`` (or uniform between ``low`` and ``scale``); rounded to 4 decimals."""
+    shape = tuple(rng.integers(1, 6, size=rng.choice(dims))) if shape is None else shape
     values = rng.normal(0.0, scale, shape) if low is None else rng.uniform(low, scale, shape)
     return np.round(values, 4).tolist()
 
