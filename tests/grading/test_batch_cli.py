@@ -409,7 +409,7 @@ def test_json_report_is_complete_and_consistent(run):
 
 def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
     suites = {s.get("name"): s for s in ET.parse(run["reports"]["junit"]).getroot().iter("testsuite")}
-    assert len(suites) == 45
+    assert len(suites) == 47
     solution = suites[str(SOLUTION)]
     assert (solution.get("tests"), solution.get("failures"), solution.get("errors")) == ("4", "0", "0")
     assert solution.find("properties/property[@name='score']").get("value") == "7.0"
@@ -423,7 +423,7 @@ def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
 def test_csv_gradebook_has_a_row_per_submission_and_a_column_per_exercise(run):
     import csv
     rows = list(csv.DictReader(run["reports"]["csv"].read_text(encoding="utf-8").splitlines()))
-    assert len(rows) == 45
+    assert len(rows) == 47
     columns = list(rows[0])
     assert columns[:6] == ["submission", "chapter", "00.relu", "00.sigmoid", "00.broadcast_shape", "00.sigmoid_vjp"]
     assert columns[-4:] == ["total", "max_score", "status", "flags"]
