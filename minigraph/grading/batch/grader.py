@@ -78,6 +78,7 @@ class SubmissionResult:
     exercises: list = field(default_factory=list)       # of ExerciseResult
     notes: list = field(default_factory=list)           # of str: what happened in the run
     flags: list = field(default_factory=list)           # of str: for the instructor to review
+    seed: int | None = None      # of the hidden cases (``exercise.with_hidden``): a regrade draws the same
 
     def to_dict(self):
         return asdict(self)
@@ -194,7 +195,7 @@ async def _grade(path, chapter, settings, slot):
     score = round(sum(r.score for r in graded), 2)
     total = sum(e.points for e in exercises)
     return SubmissionResult(name, chapter, "graded", f"{points(score)} of {points(total)} points",
-                            score, total, graded, notes, flags)
+                            score, total, graded, notes, flags, seed)
 
 
 async def _read(path, limit):

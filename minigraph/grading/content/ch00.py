@@ -6,6 +6,8 @@ the learner's rule on arrays, and a graph case plugs it into the engine as a cus
 the first node (walking back from the loss) whose gradient is wrong.
 """
 
+import numpy as np
+
 import minigraph as mg
 
 from ..toolkit.answers import answers_of
@@ -16,6 +18,16 @@ from ..toolkit.vjp import chained, elementwise_cases, elementwise_hidden, vjp_ex
 TITLE = "Warm-up: numpy and one backward rule"
 answers = answers_of(__name__)    # answers/ch00.py: references and mistakes, used only to judge
 _sigmoid = mg.sigmoid.opdef.forward     # the engine's stable sigmoid: exp only ever of -|x| <= 0
+
+
+def _hidden_relu(rng):
+    """One or two rows of 2 to 4 entries, each row with entries of both signs (as in the public
+    cases, an answer that keeps x, or takes |x|, fails every one); one row is sent 1-D."""
+    rows, size = int(rng.integers(1, 3)), int(rng.integers(2, 5))
+    x = rng.normal(0.0, 3.0, (rows, size))
+    x[:, 0], x[:, 1] = -np.abs(x[:, 0]) - 0.5, np.abs(x[:, 1]) + 0.5
+    x = np.round(rng.permuted(x, axis=1), 4)
+    return case(x=(x[0] if rows == 1 else x).tolist())
 
 
 relu = function_exercise(
@@ -31,7 +43,7 @@ relu = function_exercise(
     hint=("relu keeps the positive entries and puts 0 everywhere else, entry by entry.",
           "numpy has an elementwise maximum of two arrays (or of an array and a number) that "
           "does every entry at once and keeps the shape; a reduction such as np.max does not."),
-    engine=refused(forward_of(mg.relu)), hidden=lambda rng: case(x=random_array(rng)))
+    engine=refused(forward_of(mg.relu)), hidden=_hidden_relu)
 
 sigmoid = function_exercise(
     "00.sigmoid", "sigmoid", answers.sigmoid, points=2, raise_on=("over", "invalid"),
