@@ -78,7 +78,7 @@ class SubmissionResult:
     exercises: list = field(default_factory=list)       # of ExerciseResult
     notes: list = field(default_factory=list)           # of str: what happened in the run
     flags: list = field(default_factory=list)           # of str: for the instructor to review
-    seed: int | None = None      # of the hidden cases (``exercise.with_hidden``): a regrade draws the same
+    seed: int | None = None      # the hidden cases' (``exercise.with_hidden(exercise, seed)`` draws them again)
 
     def to_dict(self):
         return asdict(self)
