@@ -4,6 +4,7 @@
 #
 # Other targets: notebooks (re-execute chapters/ and solutions/ in place, storing fresh
 # outputs), exercises (generate exercises/ from solutions/), autograder (Gradescope's zip),
+# release (build/release/: the student edition, without solutions or reference answers),
 # bench, clean, help.
 #
 # Variables you can override:  make lab LAB_ARGS="--no-browser --port=8899"
@@ -51,8 +52,9 @@ REPORTS := build/test-reports
 
 CHAPTER ?= 00
 AUTOGRADER := build/autograder
+RELEASE := build/release
 
-.PHONY: help lab test notebooks exercises autograder bench clean setup setup-dev dot bwrap trust warm
+.PHONY: help lab test notebooks exercises autograder release bench clean setup setup-dev dot bwrap trust warm
 
 help:
 	@echo "make lab        set up .venv (first time) and open JupyterLab on chapters/"
@@ -60,6 +62,7 @@ help:
 	@echo "make notebooks  re-execute chapters/ and solutions/ in place (fresh stored outputs)"
 	@echo "make exercises  generate exercises/ from solutions/"
 	@echo "make autograder build/autograder.zip for Gradescope (CHAPTER=NN, default 00)"
+	@echo "make release    build/release/: the student edition (no solutions, no reference answers)"
 	@echo "make bench      run bench/*.py"
 	@echo "make clean      remove .venv and caches (never notebooks)"
 
@@ -158,6 +161,11 @@ autograder: setup
 	find $(AUTOGRADER)/course -name __pycache__ -prune -exec rm -rf {} +
 	cd $(AUTOGRADER) && $(PY) -m zipfile -c ../autograder.zip setup.sh run_autograder chapter course
 	@echo "wrote $(AUTOGRADER).zip (chapter $(CHAPTER)): upload it as the assignment's autograder"
+
+# The course as learners get it: chapters, exercises and the package without its reference
+# answers (minigraph/grading/release.py says what check() can still judge there).
+release: setup
+	$(PY) -m minigraph.grading.release $(RELEASE)
 
 bench: setup
 	@set -- bench/*.py; if [ ! -e "$$1" ]; then echo "no bench/*.py yet"; exit 0; fi; \

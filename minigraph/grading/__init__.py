@@ -17,13 +17,16 @@ How it fits together: ``solutions/NN_topic.ipynb`` holds the worked notebook; ``
 turns its ``### BEGIN SOLUTION`` regions into stubs for ``exercises/``. The package has three
 parts, and what a notebook may import besides ``check`` and ``progress``:
 
-* ``content/``: the exercises themselves -- cases, points, hints, typical mistakes, reference
-  answers -- one module per chapter (``content/ch04.py``), and never in a notebook;
+* ``content/``: the exercises themselves -- cases, points, hints -- one module per chapter
+  (``content/ch04.py``), and never in a notebook; ``answers/``: their reference answers, typical
+  mistakes and judges, which the grader's sandbox and the student edition do not have
+  (``content/__init__.py`` says how a chapter is split);
 * ``toolkit/``: what exercises are made of (``exercise.py`` says what an exercise is,
   ``vjp.py`` makes the backward-rule exercises, ``optimizer.py`` the optimizer exercises,
   ``graphs.py`` the small graphs of chapters 01 and 02), ``registry.py`` lists the chapters,
   ``notebook.py`` is ``check``/``progress``;
 * ``batch/``: the batch grader (``grader.py``, with ``collect.py`` in the submission's kernel);
+* ``release.py``: the student edition (``make release``);
 * ``tools/``: what a chapter's notebook imports to experiment (``tools/ch04.py``'s
   ``try_recipe``); it holds no reference answers.
 
@@ -50,7 +53,9 @@ Say chapter 01 asks for ``tanh_vjp(g, ans, x)``. In ``minigraph/grading/content/
 
     EXERCISES = [tanh_vjp]
 
-then add ``"01": "minigraph.grading.content.ch01"`` to ``CHAPTERS`` in ``toolkit/registry.py``, and in
+then add ``"01": "minigraph.grading.content.ch01"`` to ``CHAPTERS`` in ``toolkit/registry.py``
+(in the course, the reference and the mistakes then move to ``answers/ch01.py``:
+``content/__init__.py`` says how), and in
 ``solutions/01_*.ipynb`` write the function with its body between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION``, followed by a cell ``check("01.tanh_vjp", tanh_vjp)``.
 

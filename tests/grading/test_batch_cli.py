@@ -142,10 +142,10 @@ def test_fixtures_are_up_to_date_with_their_script():
 def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["proc"].returncode == 0, run["proc"].stderr
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
-    assert len(run["json"]["submissions"]) == 45
+    assert len(run["json"]["submissions"]) == 47
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
-    assert summary == "graded 45 notebooks (13 could not be run); 9 flagged for review"
-    assert "45/45 notebooks" in run["proc"].stderr and "elapsed" in run["proc"].stderr   # the progress bar
+    assert summary == "graded 47 notebooks (13 could not be run); 9 flagged for review"
+    assert "47/47 notebooks" in run["proc"].stderr and "elapsed" in run["proc"].stderr   # the progress bar
 
 
 def test_no_file_outside_the_submissions_own_folders_changes(run):
@@ -206,17 +206,19 @@ ODDITIES = {"02_honest_recursive.ipynb": "02.topo_sort", "00_honest_slow.ipynb":
             "04_honest_tools.ipynb": None}
 
 
-def check_score(name, exercise_id):
-    """What ``check()`` gives the answer that fixture ``name`` defines, run in this process."""
+def check_score(name, exercise_id, seed):
+    """What ``check()`` gives the answer that fixture ``name`` defines, run in this process on the
+    cases the grader ran (the public ones, and the hidden ones it drew from ``seed``)."""
     import nbformat
     from minigraph.grading.toolkit import registry
-    from minigraph.grading.toolkit.exercise import grade, run_cases
+    from minigraph.grading.toolkit.exercise import grade, run_cases, with_hidden
     (exercise,) = [e for e in registry.exercises(exercise_id[:2]) if e.id == exercise_id]
     namespace = {}
     for cell in nbformat.read(FIXTURES / name, as_version=4).cells:
         if cell.cell_type == "code" and ("import " in cell.source or f"def {exercise.name}(" in cell.source):
             exec(cell.source, namespace)
-    return grade(exercise, run_cases(exercise, namespace[exercise.name])).score
+    cases = with_hidden(exercise, seed)
+    return grade(exercise, run_cases(exercise, namespace[exercise.name], cases=cases), cases).score
 
 
 @pytest.mark.parametrize("name", ODDITIES)
@@ -224,7 +226,7 @@ def test_an_honest_oddity_gets_its_check_score_and_no_flag(run, name):
     sub = submission(run, name)
     assert (sub["status"], sub["flags"], sub["notes"]) == ("graded", [], [])
     for exercise in sub["exercises"]:
-        expected = (check_score(name, exercise["id"]) if exercise["id"] == ODDITIES[name]
+        expected = (check_score(name, exercise["id"], sub["seed"]) if exercise["id"] == ODDITIES[name]
                     else exercise["points"])
         assert exercise["score"] == expected, exercise["id"]
     if ODDITIES[name]:
@@ -238,13 +240,16 @@ ATTACKS = {
     "00_attack_writes_everywhere.ipynb": (7, "graded", "", True),       # it names ch00.py
     "00_attack_rebind.ipynb": (4, "graded", "expected 0, got -2", False),
     "00_attack_reference_open.ipynb": (6, "graded", "FLAGGED, no points", True),
-    "00_attack_reference_hidden.ipynb": (6, "graded", "FLAGGED, no points: the answer called "
-                                         "minigraph's grading code (ch00.py: _relu)", True),
+    # the reference answers are not in the sandbox: reaching for them gets nothing
+    "00_attack_reference_hidden.ipynb": (6, "graded", "no `relu` defined in the notebook", True),
+    "00_attack_reference_table.ipynb": (4, "graded", "returned None", False),
+    "00_attack_reference_getattr.ipynb": (4, "graded", "is a reference answer, which is not part of "
+                                          "this installation", False),
     "00_attack_results_deep.ipynb": (0, "error", "results.json is nested too deeply", True),
     "00_attack_results_huge.ipynb": (0, "error", "results.json is too large (67.1 MB", True),
     "00_attack_results_fifo.ipynb": (0, "error", "results.json is not a regular file (a FIFO)", True),
     "00_attack_many_errors.ipynb": (7, "graded", "", False),
-    "00_attack_unprintable.ipynb": (0, "graded", "FLAGGED, no points", True),
+    "00_attack_unprintable.ipynb": (0, "graded", "\\x1b[1A\\x1b[2K\\x1b[G 00.relu", True),
     "00_attack_fills_disk.ipynb": (7, "graded", "", False),
     "00_attack_gradescope_score.ipynb": (0, "graded", "not done yet", False),
 }
@@ -261,9 +266,9 @@ def test_an_attack_gains_nothing(run, name):
 def test_no_escape_sequence_or_lone_surrogate_from_a_kernel_reaches_a_report(run):
     texts = [run["proc"].stdout] + [b.decode("utf-8") for b in run["written"].values()]
     assert all("\x1b" not in text for text in texts)
+    forged = "\\x1b[1A\\x1b[2K\\x1b[G 00.relu 1 of 1 all 4 cases passed \\ud800"      # escaped, intact
     sub = submission(run, "00_attack_unprintable.ipynb")
-    assert "\\x1b[1A\\x1b[2K\\x1b[G 00.relu 1 of 1 all 4 cases passed \\ud800" in sub["flags"][-1]
-    assert "00.relu: the answer called minigraph's grading code (\\x1b[1A" in run["written"]["csv"].decode()
+    assert sub["exercises"][0]["cases"][0]["message"] == forged and forged in run["proc"].stdout
 
 
 def test_a_disguised_fake_collector_still_scores_but_is_flagged_for_review(run):
@@ -273,6 +278,13 @@ def test_a_disguised_fake_collector_still_scores_but_is_flagged_for_review(run):
     graded = exercises(sub)
     assert sub["score"] == 5 and graded["00.sigmoid"][0] == 0 and graded["00.sigmoid_vjp"][0] == 3
     assert sub["flags"] == ["cell 3: uses Python's import machinery ('importlib'), which no exercise needs"]
+
+
+def test_answers_that_reach_for_the_reference_score_nothing_and_the_others_keep_theirs(run):
+    for name in ("00_attack_reference_table.ipynb", "00_attack_reference_getattr.ipynb"):
+        graded = exercises(submission(run, name))
+        assert graded["00.relu"][0] == graded["00.sigmoid"][0] == 0, name
+        assert graded["00.broadcast_shape"][:2] == (1, "passed") and graded["00.sigmoid_vjp"][:2] == (3, "passed")
 
 
 def test_rebind_never_swaps_in_the_reference(run):
@@ -334,7 +346,7 @@ def test_a_submission_that_raises_keeps_the_points_it_earned(run):
     assert sub["score"] == 4 and sub["notes"] == ["cell 3 raised ZeroDivisionError: division by zero"]
     graded = exercises(sub)
     assert graded["00.relu"][:2] == (1, "passed") and graded["00.sigmoid_vjp"][:2] == (3, "passed")
-    assert graded["00.sigmoid"] == (0, "failed", "0 of 4 cases passed; case 1: ValueError: negative numbers are hard")
+    assert graded["00.sigmoid"] == (0, "failed", "0 of 7 cases passed; case 1: ValueError: negative numbers are hard")
     assert graded["00.broadcast_shape"] == (0, "missing", "no `broadcast_shape` defined in the notebook")
 
 
@@ -399,7 +411,7 @@ def test_json_report_is_complete_and_consistent(run):
 
 def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
     suites = {s.get("name"): s for s in ET.parse(run["reports"]["junit"]).getroot().iter("testsuite")}
-    assert len(suites) == 45
+    assert len(suites) == 47
     solution = suites[str(SOLUTION)]
     assert (solution.get("tests"), solution.get("failures"), solution.get("errors")) == ("4", "0", "0")
     assert solution.find("properties/property[@name='score']").get("value") == "7.0"
@@ -413,7 +425,7 @@ def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
 def test_csv_gradebook_has_a_row_per_submission_and_a_column_per_exercise(run):
     import csv
     rows = list(csv.DictReader(run["reports"]["csv"].read_text(encoding="utf-8").splitlines()))
-    assert len(rows) == 45
+    assert len(rows) == 47
     columns = list(rows[0])
     assert columns[:6] == ["submission", "chapter", "00.relu", "00.sigmoid", "00.broadcast_shape", "00.sigmoid_vjp"]
     assert columns[-4:] == ["total", "max_score", "status", "flags"]
@@ -430,7 +442,14 @@ def test_jobs_1_gives_the_same_results_as_jobs_2(run, tmp_path):
     proc = grader(*paths, *FAST, "--jobs", "1", "--json", tmp_path / "one.json")
     assert proc.returncode == 0, proc.stderr
     one = json.loads((tmp_path / "one.json").read_text())["submissions"]
-    assert one == [by_path(run, p) for p in paths]
+    assert [public(s) for s in one] == [public(by_path(run, p)) for p in paths]
+
+
+def public(sub):
+    """A submission's result without its seed and hidden cases (each grading draws its own)."""
+    return {**sub, "seed": None, "exercises": [{**e, "cases": [c for c in e["cases"]
+                                                               if not c["input"].startswith("hidden case")]}
+                                               for e in sub["exercises"]]}
 
 
 def test_the_gradescope_results_follow_its_specification(tmp_path):

@@ -1,5 +1,5 @@
 """The grader's defences one at a time, without a notebook: the sandbox, reading untrusted
-files, names in reports, the collector's rebind and reference watch, the static scan, the
+files, names in reports, the collector's rebind, the static scan, the
 gradebook writers and Gradescope's format. (tests/grading/test_batch_cli.py grades real attacks.)"""
 
 import csv
@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import types
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 
 from minigraph.grading.batch import collect, sandbox
 from minigraph.grading.toolkit import registry
-from minigraph.grading.toolkit.exercise import ExerciseResult
+from minigraph.grading.toolkit.exercise import HIDDEN_CASES, ExerciseResult, grade, run_cases, with_hidden
 from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically
 from minigraph.grading.batch.gradebook import submission_text, to_csv, to_gradescope, to_junit
 from minigraph.grading.batch.grader import SubmissionResult, find_notebooks, parse_notebook, stderr_tail
@@ -186,7 +185,7 @@ def test_a_report_gets_the_permissions_of_any_new_file(tmp_path):
     assert (tmp_path / "grades.csv").stat().st_mode & 0o777 == 0o644
 
 
-# -- the collector: rebind and the reference watch ------------------------------------------
+# -- the collector: rebind --------------------------------------------------------------------
 
 @pytest.fixture
 def fresh_minigraph():
@@ -215,11 +214,11 @@ def test_rebind_ignores_what_an_object_says_about_itself(fresh_minigraph):
         return x
     helper.__module__, helper.__name__ = "minigraph.grading.content.ch00", "_relu"
     namespace = {"relu": relu, "helper": helper, "mg": old_mg, "ch00": old_ch00,
-                 "ref": old_ch00._relu}
+                 "run": old_ch00.relu.run}
     fresh_collect.rebind(namespace, fresh_minigraph, keep={"relu"})
     assert namespace["relu"] is relu and namespace["helper"] is helper     # not swapped
     assert namespace["mg"] is sys.modules["minigraph"] and namespace["mg"] is not old_mg
-    assert namespace["ch00"] is old_ch00 and namespace["ref"] is old_ch00._relu  # grading: never handed out
+    assert namespace["ch00"] is old_ch00 and namespace["run"] is old_ch00.relu.run  # grading: never handed out
 
 
 def test_rebind_finds_engine_objects_by_identity_only(fresh_minigraph):
@@ -254,16 +253,44 @@ def test_rebind_moves_a_learners_subclass_of_an_engine_class_onto_the_fresh_engi
     MyGD([fresh_mg.Parameter(np.zeros(2), name="w")], lr=0.1)
 
 
-def test_the_watch_sees_old_grading_code_but_not_the_fresh_collectors(fresh_minigraph):
-    fresh_collect = sys.modules["minigraph.grading.batch.collect"]
-    old_ch00 = fresh_minigraph["minigraph.grading.content.ch00"]
-    fresh_ch00 = importlib.import_module("minigraph.grading.content.ch00")
-    watch = fresh_collect.ReferenceWatch()
-    copied = types.FunctionType(old_ch00._relu.__code__, {"np": __import__("numpy")})
-    assert watch.run(lambda: old_ch00._relu(1.0))[1] == "ch00.py: _relu"
-    assert watch.run(lambda: copied(1.0))[1] == "ch00.py: _relu"              # a copy of its code
-    assert watch.run(lambda: fresh_ch00._relu(1.0) and max(1, 2))[1] == ""   # the collector's own
-    assert watch.run(lambda: sys.setprofile(None))[1] == "it turned off the grader's watch"
+# -- hidden cases -----------------------------------------------------------------------------
+
+def test_hidden_cases_make_a_table_of_the_public_ones_worth_only_their_share():
+    # where the reference is readable (check() at home, --no-sandbox), a table made from it in an
+    # ordinary cell passes the public cases and nothing else; the grader and the kernel draw the
+    # same hidden cases from one seed, and different ones from another
+    relu, reference = registry.find("00.relu"), importlib.import_module("minigraph.grading.answers.ch00").relu
+    table = {np.asarray(c["inputs"]["x"], dtype=float).tobytes(): reference(np.asarray(c["inputs"]["x"], dtype=float))
+             for c in relu.cases}
+
+    def looked_up(x):
+        return table.get(np.asarray(x, dtype=float).tobytes())
+
+    cases = with_hidden(relu, 12345)
+    assert cases == with_hidden(relu, 12345) != with_hidden(relu, 12346)
+    assert len(cases) == len(relu.cases) + HIDDEN_CASES and all(c["hidden"] for c in cases[len(relu.cases):])
+    result = grade(relu, run_cases(relu, looked_up, cases=cases), cases)
+    assert [c.status for c in result.cases] == ["pass"] * len(relu.cases) + ["fail"] * HIDDEN_CASES
+    assert result.score == round(relu.points * len(relu.cases) / len(cases), 2)
+    assert grade(relu, run_cases(relu, reference, cases=cases), cases).status == "passed"
+
+
+def test_every_generator_makes_cases_the_reference_takes():
+    for chapter in registry.CHAPTERS:
+        for exercise in registry.exercises(chapter):
+            cases = with_hidden(exercise, 7)
+            if exercise.hidden is not None:
+                assert len(cases) == len(exercise.cases) + HIDDEN_CASES, exercise.id
+                for case in cases[len(exercise.cases):]:       # judged as the reference would be
+                    assert exercise.judge(case, exercise.run(exercise_reference(exercise), case)).passed
+
+
+def exercise_reference(exercise):
+    """The reference answer of a function or backward-rule exercise, from its judge's closure."""
+    cells = {name: cell.cell_contents for name, cell in zip(exercise.judge.__code__.co_freevars,
+                                                              exercise.judge.__closure__)}
+    reference = cells["reference"]
+    return reference.get() if hasattr(reference, "get") else reference
 
 
 def test_the_static_scan_flags_cells_using_grading_internals_and_their_answers():
@@ -344,32 +371,6 @@ def test_the_static_scan_reads_imports_as_python_whatever_their_layout():
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     found = [(number, names) for number, _, names in reference_uses(notebook, exercises)]
     assert found == [(9, ["relu"]), (10, ["relu"]), (11, ["relu"]), (13, ["relu"])]
-
-
-def test_the_cell_watch_turned_off_only_by_the_learner_not_by_recursion_or_time(fresh_minigraph):
-    fresh_collect = sys.modules["minigraph.grading.batch.collect"]
-    from minigraph.grading.toolkit.exercise import time_limit, CaseTimeout
-    watch = fresh_collect.ReferenceWatch()
-
-    def deep(n):
-        return deep(n + 1)
-
-    def recursion():
-        try:
-            deep(0)
-        except RecursionError:
-            pass
-
-    def slow():
-        try:
-            with time_limit(0.2):
-                while True:
-                    sum(range(100))
-        except CaseTimeout:
-            pass
-
-    for _ in range(3):
-        assert watch.run(recursion)[1] == "" and watch.run(slow)[1] == ""
 
 
 def test_a_notebook_of_any_4x_minor_with_cell_ids_is_read():

@@ -2,6 +2,7 @@
 ``tests/grading/test_content_answers.py``): the chapter's points and the wording of its hints and
 mistake messages."""
 
+from minigraph.grading.answers import ch07 as answers
 from minigraph.grading.content import ch07
 from minigraph.grading.toolkit import registry
 from minigraph.grading.toolkit.exercise import grade, hint_levels, run_cases
@@ -17,8 +18,8 @@ def test_hints_and_mistake_messages_never_contain_the_answers_code():
     for exercise in registry.exercises("07"):
         hints = [level for hint in [exercise.hint] + [c.get("hint", "") for c in exercise.cases]
                  for level in hint_levels(hint)]
-        hints += [text for text, _ in ch07.STEP_MISTAKES + ch07.TWO_STEP_MISTAKES + ch07.GATE_MISTAKES
-                  + ch07.CLIP_MISTAKES]
+        hints += [*answers.STEP_MISTAKES, *answers.TWO_STEP_MISTAKES, *answers.GATE_MISTAKES]
+        hints += [text for text, _ in answers.CLIP_MISTAKES]
         leaks = [f for f in code_fragments for h in hints if f in h]
         assert not leaks, f"{exercise.id}: a hint shows code {leaks}"
 

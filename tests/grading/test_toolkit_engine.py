@@ -4,6 +4,7 @@ runs, however they were reached, and are given back whole afterwards, whatever t
 import importlib
 import sys
 import time
+import types
 
 import numpy as np
 import pytest
@@ -32,6 +33,15 @@ def test_a_function_kept_before_the_check_refuses_and_is_given_back_afterwards()
     assert message.startswith("relu calls the engine's own forward function of relu (mg.relu.opdef.forward), "
                               "which is what this exercise asks you to write")
     assert kept.__code__ is code and list(kept(np.array([-1.0, 2.0]))) == [0.0, 2.0]
+
+
+def test_a_function_made_from_the_engines_code_before_the_check_refuses_too():
+    original = mg.relu.opdef.forward
+    copy = types.FunctionType(original.__code__, original.__globals__, "mine", None, original.__closure__)
+    status, message = statuses(relu_exercise(), lambda x: copy(x))
+    assert status == ["error"] and "the engine's own forward function of relu" in message
+    assert copy.__code__ is original.__code__ and list(copy(np.array([-1.0, 2.0]))) == [0.0, 2.0]
+    assert statuses(relu_exercise(), lambda x: np.maximum(x, 0.0))[0] == ["ran"]     # numpy is fine
 
 
 def test_another_module_path_refuses_too():

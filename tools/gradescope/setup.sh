@@ -8,3 +8,7 @@ apt-get update -qq
 apt-get install -y -qq python3 python3-venv python3-pip bubblewrap graphviz >/dev/null
 python3 -m venv /autograder/venv
 /autograder/venv/bin/python -m pip install -q /autograder/source/course
+# The reference answers are root's alone: the grader (root) judges with them; a notebook graded
+# without a sandbox runs as a user of its own, who cannot read them (a sandbox hides them anyway).
+answers="$(/autograder/venv/bin/python -c 'import minigraph.grading.answers as a; print(a.__path__[0])')"
+chmod -R go-rwx "$answers"

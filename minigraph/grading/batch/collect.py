@@ -10,40 +10,28 @@ copy of the engine; ``rebind`` points them at the fresh one. The learner's funct
 globals up when they are called, so from then on there is one engine in the kernel, and a node
 built by the learner's code is a node to the checks (``isinstance`` works).
 
-Two rules keep a learner from borrowing the reference answers this way:
+``rebind`` decides what a name refers to by identity (the very object found in an old module),
+never by what the object says about itself (``__module__``, ``__name__`` can be set to
+anything); it never touches the answers themselves, and never hands out anything of
+``minigraph.grading``.
 
-* ``rebind`` decides what a name refers to by identity (the very object found in an old
-  module), never by what the object says about itself (``__module__``, ``__name__`` can be set
-  to anything); it never touches the answers themselves, and never hands out anything of
-  ``minigraph.grading`` (where the reference answers live);
-* while an answer runs, a profiler watches for calls into ``minigraph.grading`` code that is
-  not the fresh collector's own (a reference kept from before, a copy of its code): such a
-  call is reported, and the grader gives that exercise no points. The chapters' ``tools``
-  are not watched: they hold no reference answers, and notebooks import them.
-
-The watch is Python's C profiler (``cProfile``), not a profiling function written in Python:
-Python switches such a function off for good when anything goes wrong inside it -- the
-recursion limit reached by a recursive answer, a case's time limit striking while it runs --
-and that would read as a learner turning the watch off. The C profiler runs no Python code,
-so only a learner who replaces it (``sys.setprofile``) turns it off.
+Each exercise runs on its public cases and on hidden ones drawn from ``seed``
+(``exercise.with_hidden``): the grader draws the seed per submission and the runner writes it
+into this cell only once the learner's cells have run, so no table made in them holds the
+hidden cases' answers. Nothing here could compute those answers anyway: the reference answers
+(``minigraph/grading/answers/``) are not in the sandbox, whose view of that folder is empty.
+The grader draws the same cases and judges them at home.
 """
 
-import cProfile
-import gc
 import importlib
 import json
 import os
-import sys
-import threading
 import types
-from pathlib import Path
 
 from ..toolkit import engine, registry
-from ..toolkit.exercise import run_cases
+from ..toolkit.exercise import run_cases, with_hidden
 
 GRADING = "minigraph.grading"
-GRADING_FILES = str(Path(__file__).resolve().parent.parent) + os.sep   # all of minigraph/grading/
-TOOLS_FILES = GRADING_FILES + "tools" + os.sep                          # what notebooks may call
 
 
 def rebind(namespace, old_modules, keep=()):
@@ -88,59 +76,9 @@ def _is_grading(name):
     return isinstance(name, str) and (name == GRADING or name.startswith(GRADING + "."))
 
 
-class ReferenceWatch:
-    """Notes calls into ``minigraph.grading`` code (``_watched``) other than the code of the
-    modules loaded when the watch was made (the fresh ones), while an answer runs."""
-
-    def __init__(self):
-        fresh = {id(vars(m)) for name, m in list(sys.modules.items()) if _is_grading(name)}
-        self.fresh_code = {}            # id -> code: by identity (equal code compares equal)
-        for function in gc.get_objects():
-            if isinstance(function, types.FunctionType) and id(function.__globals__) in fresh:
-                self.fresh_code.update((id(c), c) for c in _code_within(function.__code__))
-        self.calls = set()
-
-    def _note(self, code):
-        if (isinstance(code, types.CodeType) and code.co_filename.startswith(GRADING_FILES)
-                and not code.co_filename.startswith(TOOLS_FILES) and self.fresh_code.get(id(code)) is not code):
-            self.calls.add(f"{Path(code.co_filename).name}: {code.co_name}")
-
-    def hook(self, frame, event, arg):
-        """The watch in threads an answer starts (the C profiler sees only its own thread)."""
-        if event == "call":
-            self._note(frame.f_code)
-
-    def run(self, function, *args):
-        """``function(*args)`` under the watch; what it called (or that it stopped the watch)."""
-        self.calls = set()
-        profiler = cProfile.Profile()
-        threading.setprofile(self.hook)
-        profiler.enable()
-        try:
-            value = function(*args)
-        finally:
-            stopped = sys.getprofile() is not profiler
-            profiler.disable()
-            threading.setprofile(None)
-        for entry in profiler.getstats():
-            self._note(entry.code)
-        if stopped:
-            self.calls.add("it turned off the grader's watch")
-        return value, ", ".join(sorted(self.calls)[:5])
-
-
-def _code_within(code):
-    """``code`` and every code object nested in it (its lambdas, comprehensions, inner defs)."""
-    found, todo = [], [code]
-    while todo:
-        each = todo.pop()
-        found.append(each)
-        todo += [c for c in each.co_consts if isinstance(c, types.CodeType)]
-    return found
-
-
-def collect(chapter, namespace, path, old_modules):
-    """Run the cases of every exercise of ``chapter`` on the answers found in ``namespace``.
+def collect(chapter, namespace, path, old_modules, seed=None):
+    """Run the cases of every exercise of ``chapter`` (public, and hidden ones drawn from
+    ``seed``) on the answers found in ``namespace``.
 
     The results file is rewritten after each exercise, so a later time-out loses only what
     had not run yet.
@@ -148,17 +86,14 @@ def collect(chapter, namespace, path, old_modules):
     exercises = registry.exercises(chapter)
     rebind(namespace, old_modules, keep={e.name for e in exercises})
     engine.also_in(old_modules)            # an answer may hold the old copy's functions: refuse those too
-    watch = ReferenceWatch()
     results = {}
     for exercise in exercises:
         if exercise.name not in namespace:
             results[exercise.id] = {"status": "missing"}
         else:
             try:
-                records, called = watch.run(run_cases, exercise, namespace[exercise.name])
+                records = run_cases(exercise, namespace[exercise.name], cases=with_hidden(exercise, seed))
                 results[exercise.id] = {"status": "ran", "records": records}
-                if called:
-                    results[exercise.id]["reference"] = called
             except Exception as error:              # an exercise whose run() is broken
                 results[exercise.id] = {"status": "error", "message": f"{type(error).__name__}: {error}"}
         _write(path, results)

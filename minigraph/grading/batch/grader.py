@@ -9,12 +9,14 @@ For one submission the grader
 3. makes a fresh folder, ``home``, with a copy of the notebook in ``home/work`` and the job,
    and runs ``runner.py`` there in a sandbox (``sandbox.py``): the runner executes every code
    cell in a new kernel, then the *collector* (``collect.py``), which runs each answer's cases
-   and writes what came out to ``home/results.json``. The whole run is stopped after
-   ``timeout`` seconds, and nothing it started outlives it;
+   -- the public ones and hidden ones drawn from a seed this process draws now and hands over
+   only once the learner's cells have run -- and writes what came out to
+   ``home/results.json``. The whole run is stopped after ``timeout`` seconds, and nothing it
+   started outlives it;
 4. reads the results as untrusted data (bounded size, bounded nesting) and judges them in this
-   process (``exercise.grade``), against reference answers the submission never saw. The
-   kernel decides nothing but what its answers returned: tampering with ``check``, the engine
-   or the expected values earns nothing.
+   process (``exercise.grade``), against reference answers the submission never saw (they are
+   not in its sandbox). The kernel decides nothing but what its answers returned: tampering
+   with ``check``, the engine or the expected values earns nothing.
 
 Whatever goes wrong with one submission, including a bug of the grader's, becomes that
 submission's error; the others are graded as usual.
@@ -25,6 +27,7 @@ import functools
 import json
 import os
 import re
+import secrets
 import signal
 import sys
 from dataclasses import asdict, dataclass, field, replace
@@ -33,7 +36,7 @@ from pathlib import Path
 import nbformat
 
 from ..toolkit import registry
-from ..toolkit.exercise import CASE_TIME_LIMIT, failed_to_run, grade, missing
+from ..toolkit.exercise import CASE_TIME_LIMIT, failed_to_run, grade, missing, with_hidden
 from ..toolkit.report import points
 from ..toolkit.values import shorten
 from . import runner, sandbox
@@ -75,6 +78,7 @@ class SubmissionResult:
     exercises: list = field(default_factory=list)       # of ExerciseResult
     notes: list = field(default_factory=list)           # of str: what happened in the run
     flags: list = field(default_factory=list)           # of str: for the instructor to review
+    seed: int | None = None      # the hidden cases' (``exercise.with_hidden(exercise, seed)`` draws them again)
 
     def to_dict(self):
         return asdict(self)
@@ -174,8 +178,9 @@ async def _grade(path, chapter, settings, slot):
     uses = reference_uses(notebook, exercises)
     flags = [f"cell {number}: {why}" for number, why, _ in uses]
     flagged = {answer: why for _, why, answers in uses for answer in answers}
+    seed = secrets.randbits(62)                    # the hidden cases of this submission
     with Workspace(settings.limits) as space:
-        notes = await _execute(notebook, data, chapter, exercises, space, settings, slot)
+        notes = await _execute(notebook, data, chapter, exercises, space, settings, slot, seed)
         results, problem = await _read_json(space.home / runner.RESULTS, MAX_RESULTS)
     if results is None:
         result = _unrunnable(name, chapter, exercises, "no answers were collected: " +
@@ -184,17 +189,13 @@ async def _grade(path, chapter, settings, slot):
         return result
     graded = []
     for exercise in exercises:
-        entry = results.get(exercise.id)
-        called = _reference_called(entry)
-        if called:
-            flags.append(f"{exercise.id}: {called}")
-        why = flagged.get(exercise.name) or called
+        why = flagged.get(exercise.name)
         graded.append(replace(failed_to_run(exercise, "FLAGGED, no points: " + why), status="flagged")
-                      if why else _grade_exercise(exercise, entry))
+                      if why else _grade_exercise(exercise, results.get(exercise.id), seed))
     score = round(sum(r.score for r in graded), 2)
     total = sum(e.points for e in exercises)
     return SubmissionResult(name, chapter, "graded", f"{points(score)} of {points(total)} points",
-                            score, total, graded, notes, flags)
+                            score, total, graded, notes, flags, seed)
 
 
 async def _read(path, limit):
@@ -232,22 +233,16 @@ def _accept_cell_ids(notebook):
             cell.setdefault("id", f"cell-{number}")
 
 
-def _reference_called(entry):
-    """Why the collector flagged the answer (it called minigraph's grading code), or None."""
-    called = entry.get("reference") if isinstance(entry, dict) else None
-    return f"the answer called minigraph's grading code ({shorten(called, MAX_NOTE)})" if called else None
-
-
 def _unrunnable(name, chapter, exercises, message, notes):
     total = sum(e.points for e in exercises)
     return SubmissionResult(name, chapter, "error", message, 0.0, total,
                             [failed_to_run(e, "not graded: " + message) for e in exercises], notes)
 
 
-def _grade_exercise(exercise, entry):
+def _grade_exercise(exercise, entry, seed):
     status = entry.get("status") if isinstance(entry, dict) else None
     if status == "ran":
-        return grade(exercise, entry.get("records"))
+        return grade(exercise, entry.get("records"), with_hidden(exercise, seed))
     if status == "missing":
         return missing(exercise)
     if status == "error":
@@ -297,8 +292,9 @@ async def _read_notes(home):
 
 # -- executing ------------------------------------------------------------------------------
 
-async def _execute(notebook, data, chapter, exercises, space, settings, slot):
-    """Run the submission in ``space`` (in a sandbox unless told not to); return the notes."""
+async def _execute(notebook, data, chapter, exercises, space, settings, slot, seed):
+    """Run the submission in ``space`` (in a sandbox unless told not to), handing the runner
+    ``seed`` on its standard input; return the notes."""
     home = space.home
     work = home / runner.WORK
     work.mkdir()
@@ -318,9 +314,11 @@ async def _execute(notebook, data, chapter, exercises, space, settings, slot):
         argv, options = sandbox.unsandboxed_command(argv, space, env, slot)
     with open(space.stderr, "wb") as stderr:           # outside the sandbox's view; size-capped by Limits
         process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
             preexec_fn=functools.partial(settings.limits.apply, sandbox.counts_processes(settings.sandbox)),
             **options)
+    process.stdin.write(f"{seed}\n".encode())       # a pipe's buffer holds it until the runner reads
+    process.stdin.close()
     try:
         await asyncio.wait_for(process.wait(), settings.timeout)
         stopped = None

@@ -9,7 +9,11 @@ the submission's sandbox (``sandbox.py``). It
 1. runs every code cell top to bottom in a new kernel -- errors do not stop the run, a cell
    that exceeds its time limit is interrupted -- keeping no outputs, only counting them;
 2. runs one more cell, the *collector* (``collect.py``), which writes the answers' results
-   to ``HOME/out/results.json``;
+   to ``HOME/out/results.json``. The seed of the hidden cases comes on this process's standard
+   input, which is read only when the collector is about to run, and written into that cell:
+   no cell of the learner's could know it. The kernel does not inherit this process's standard
+   input, and this process is made non-dumpable, so no process of the sandbox's user can
+   read its memory or open its file descriptors through ``/proc``;
 3. writes what happened along the way (errors, time-outs, floods of output) to
    ``HOME/out/notes.json``, after every cell, so that the grader knows where a run that it had to
    stop was.
@@ -18,6 +22,7 @@ Everything here runs next to the submission's code, which may rewrite any of the
 the grader reads them as untrusted data, within size limits, and judges the results itself.
 """
 
+import ctypes
 import json
 import os
 import subprocess
@@ -42,7 +47,10 @@ OUT = "out"
 NOTES, RESULTS = f"{OUT}/notes.json", f"{OUT}/results.json"
 
 
-def collector_cell(chapter, results_file):
+PR_SET_DUMPABLE = 4                        # prctl(2)
+
+
+def collector_cell(chapter, results_file, seed):
     """The cell appended to the submission: forget its minigraph modules, collect fresh."""
     return nbformat.v4.new_code_cell(
         "# Added by the minigraph grader: run every answer's cases, write the results as JSON.\n"
@@ -53,7 +61,7 @@ def collector_cell(chapter, results_file):
         "    for name in old:\n"
         "        del sys.modules[name]\n"
         "    from minigraph.grading.batch.collect import collect\n"
-        f"    collect({chapter!r}, namespace, {str(results_file)!r}, old)\n"
+        f"    collect({chapter!r}, namespace, {str(results_file)!r}, old, {int(seed)})\n"
         "_minigraph_grader_collect(globals())")
 
 
@@ -93,6 +101,8 @@ class _Client(NotebookClient):
     def _on_execute(self, cell, cell_index):
         self.current = cell_index
         self.save()
+        if cell_index == len(self.nb.cells) - 1:          # the collector: now, and only now, the seed
+            cell.source = collector_cell(self.job["chapter"], self.home / RESULTS, read_seed()).source
 
     def _on_error(self, cell, cell_index, execute_reply):
         content = execute_reply["content"]
@@ -114,18 +124,36 @@ class _Client(NotebookClient):
                 for index, size in sorted(self.printed.items()) if size > BIG_OUTPUT]
 
 
+def read_seed():
+    """The hidden cases' seed, from standard input (0 if the grader sent none)."""
+    text = sys.stdin.readline().strip()
+    return int(text) if text.isdigit() else 0
+
+
+def _undumpable():
+    """Make this process non-dumpable (Linux): its ``/proc`` entries become unreadable to the
+    kernel and its children, which run as the same user."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):          # not Linux: nothing to hide behind
+        pass
+
+
 def run(home):
     """Execute the job in ``home`` (see the module docstring)."""
+    _undumpable()
     home = Path(home)
     job = json.loads((home / JOB).read_text(encoding="utf-8"))
     for folder in ("ipython", "runtime", "matplotlib", OUT):
         (home / folder).mkdir(exist_ok=True)
     cells = [nbformat.v4.new_code_cell(source) for source in job["cells"]]
-    notebook = nbformat.v4.new_notebook(cells=cells + [collector_cell(job["chapter"], home / RESULTS)])
+    collector = nbformat.v4.new_code_cell("# the grader's cell; written once the cells above have run")
+    notebook = nbformat.v4.new_notebook(cells=cells + [collector])
     km = AsyncKernelManager(kernel_name=job["kernel"], connection_file=str(home / "runtime" / "kernel.json"))
     client = _Client(notebook, km, job, home)
     try:
-        client.execute(cwd=str(home / WORK), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client.execute(cwd=str(home / WORK), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
     except DeadKernelError:
         client.notes.append(f"the kernel died while running {client.where(client.current)}")
     except Exception as error:                   # nbclient raises many kinds (kernel start...)

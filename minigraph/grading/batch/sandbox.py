@@ -10,7 +10,9 @@ process those start -- inside Debian's ``bubblewrap`` (``bwrap``), one sandbox p
 * a file system of its own: the system folders (``/usr``, ``/etc``, ...), Python and the
   minigraph package, all read-only; one writable folder (the submission's ``home``) and a
   private ``/tmp``. Nothing else exists in there: not the other submissions, not the
-  instructor's files (``solutions/``, the rest of the course repository), not the reports;
+  instructor's files (``solutions/``, the rest of the course repository), not the reports,
+  and not the reference answers: an empty read-only folder hides ``minigraph/grading/answers/``
+  (wherever the package is installed);
 * an empty environment plus the few variables Python and Jupyter need (no tokens);
 * an unprivileged user: when the grader runs as root, each sandbox running at the same time
   gets a user of its own with no rights at all (``sandbox_uid``), for real, not only inside
@@ -53,6 +55,7 @@ SLOTS = 128                      # users per grader process (concurrent notebook
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]        # the folder holding minigraph/
 PACKAGE = Path(__file__).resolve().parents[2]             # minigraph/ itself
+ANSWERS = PACKAGE / "grading" / "answers"                  # the reference answers: never shown
 
 
 @dataclass(frozen=True)
@@ -254,6 +257,8 @@ def _bwrap_args(home, tmp=None, tmp_mb=None):
     python = sorted({sys.base_prefix, sys.prefix, str(PACKAGE)} - {"/usr", "/usr/local"})
     for path in python:
         args += ["--ro-bind", path, path]
+    if ANSWERS.is_dir():
+        args += ["--tmpfs", str(ANSWERS), "--remount-ro", str(ANSWERS)]
     bound = python
     if home != Path("/"):
         args += ["--bind", str(home), str(home), "--chdir", str(home)]

@@ -4,7 +4,8 @@ What a notebook may import from ``minigraph.grading`` is judged by module: the p
 API (``from minigraph.grading import check, progress``) and its ``tools`` (``from
 minigraph.grading.tools.ch04 import try_recipe``, ``from minigraph.grading.tools import ch04``
 then ``ch04.train_recipe(...)``), which hold no reference answers. Any other module there
-(``content``, where the reference answers live, the toolkit, the grader) is grading internals.
+(``content``, ``answers``, where the reference answers live, the toolkit, the grader) is
+grading internals.
 
 A cell is read as Python (``ast``), so an import may be written as the learner likes: over
 several lines, in parentheses, with aliases (``check as c``), with Windows line endings. What
@@ -12,9 +13,10 @@ the learner may use is taken out of the cell's text; whatever of the text still 
 internals (``GRADING_INTERNALS``) is a use of them. A cell that is not plain Python (an
 IPython ``%magic``) is read line by line instead, with the same patterns.
 
-A reading of the source cannot be fooled by the kernel, only by disguise; ``collect.py``
-watches for calls into the reference code at run time as well. A cell using the usual tools of
-disguise (``IMPORT_TRICKS``) is listed too, with no answers.
+A reading of the source cannot be fooled by the kernel, only by disguise; a disguise gains
+nothing, though: the reference answers are not in the sandbox (``sandbox.py``), and hidden
+cases are drawn after the learner's cells ran. A cell using the usual tools of disguise
+(``IMPORT_TRICKS``) is listed too, with no answers, for the instructor to look at.
 """
 
 import ast

@@ -6,16 +6,15 @@ The answers here are graphs, or functions that walk graphs, so the exercises wri
 talk about nodes by name and only names travel as JSON.
 """
 
-import numpy as np
-
 import minigraph as mg
 
-from ..toolkit.exercise import Exercise, Verdict, arrays, compare, value_exercise
-from ..toolkit.graphs import (BRANCHES, SHARED, a_kind, ancestors, build, compare_sets, formula, inputs_of,
-                              kinds_of, names_of, stacked_diamonds, WALKING_YOURSELF)
-from ..toolkit.values import decode, encode
+from ..toolkit.answers import answers_of
+from ..toolkit.exercise import Exercise, arrays, value_exercise
+from ..toolkit.graphs import BRANCHES, SHARED, build, formula, names_of, stacked_diamonds, WALKING_YOURSELF
+from ..toolkit.values import encode
 
 TITLE = "Computational graphs"
+answers = answers_of(__name__)    # answers/ch01.py: references, judges and mistakes
 
 
 # -- 01.neuron: build sigma(x @ W + b) as a graph ----------------------------------------------
@@ -35,55 +34,8 @@ def _run_neuron(answer, case):
     return got
 
 
-def _neuron_reference(W, b, x):
-    return 1 / (1 + np.exp(-(x @ W + b)))
-
-
-def _judge_neuron(case, got):
-    W, b, x = arrays(case)
-    expected = _neuron_reference(W, b, x)
-    if "problem" in got:
-        return Verdict(False, "an output node", "not a node", got["problem"])
-    leaves = got["leaves"]
-    inputs = [leaf["name"] for leaf in leaves if leaf["kind"] == "input"]
-    if len(inputs) != 1:
-        return Verdict(False, "one Input", f"{len(inputs)} Inputs",
-                       f"the graph has {len(inputs)} Inputs ({', '.join(inputs) or 'none'}); it needs "
-                       "exactly one, x, whose value is fed at run time (an Input, not a Parameter)")
-    if inputs[0] != "x":
-        return Verdict(False, "an Input named 'x'", f"named '{inputs[0]}'",
-                       f"the Input is named '{inputs[0]}'; the statement names it 'x'")
-    for label, value in (("W", W), ("b", b)):
-        holders = [leaf for leaf in leaves if leaf["value"] is not None
-                   and _same(decode(leaf["value"]), value)]
-        if not holders:
-            return Verdict(False, f"a Parameter holding {label}", "none",
-                           f"no node of the graph holds {label}_value: {label} is missing, or "
-                           f"holds something else (a Parameter holds {label}_value itself)")
-        if not any(leaf["kind"] == "parameter" for leaf in holders):
-            return Verdict(False, "Parameter", holders[0]["kind"].capitalize(),
-                           f"'{holders[0]['name']}' holds {label}_value but is {a_kind(holders[0]['kind'])}; "
-                           f"{label} must be a Parameter: its value belongs to the graph, and training will change it")
-    if "output" not in got:
-        return Verdict(False, "an output", "none", "the graph could not be run")
-    output = decode(got["output"])
-    verdict = compare(expected, output)
-    if not verdict.passed and _same(output, x @ W + b):
-        return Verdict(False, verdict.expected, verdict.got,
-                       "your output is the value before the activation: the neuron's output "
-                       "goes through σ (mg.sigmoid)")
-    if not verdict.passed and _same(output, np.tanh(x @ W + b)):
-        return Verdict(False, verdict.expected, verdict.got,
-                       "your activation is tanh; the neuron asks for σ (mg.sigmoid)")
-    return verdict
-
-
-def _same(a, b):
-    return isinstance(a, np.ndarray) and a.shape == b.shape and np.allclose(a, b)
-
-
 neuron = Exercise(
-    "01.neuron", "neuron", points=3, run=_run_neuron, judge=_judge_neuron,
+    "01.neuron", "neuron", points=3, run=_run_neuron, judge=answers.judge_neuron,
     title="neuron(W_value, b_value) -> σ(x @ W + b)",
     cases=(
         {"inputs": {"W_value": [[0.5], [-1.0]], "b_value": [0.25], "x": [[1.0, 2.0], [0.0, 0.0], [-2.0, 1.0]]}},
@@ -103,12 +55,9 @@ neuron = Exercise(
 # -- 01.predict: values of nodes, by hand ---------------------------------------------------------
 
 predict = value_exercise(
-    "01.predict", "predicted", [6.0, 8.0, 46.0], points=2,
+    "01.predict", "predicted", answers.PREDICTED, points=2,
     title="values of u, v, out at x = 2", labels=("u", "v", "out"),
-    mistakes={"out = u·v − x: the − x is missing": [6.0, 8.0, 48.0],
-              "u = w·x is a product, not a sum": [5.0, 7.0, 33.0],
-              "x is 2, and w is the Parameter's value 3: they are swapped or misread":
-                  [6.0, 8.0, 45.0]},
+    mistakes=answers.PREDICT_MISTAKES,
     hint=("Go through the nodes in order; each op only needs the values of its inputs.",
           "u first (from w and x), then v (from u), then out (from u, v and x); x is 2 and w is "
           "the Parameter's value."))
@@ -130,32 +79,8 @@ def _run_consumers(answer, case):
     return {"problem": problem} if problem else {"names": names}
 
 
-def _judge_consumers(case, got):
-    if got.get("problem"):
-        return Verdict(False, "a list of nodes", "?", f"returned {got['problem']}")
-    node, parents = case["node"], inputs_of(SHARED)
-    consumers = [n for n, ins in parents.items() if node in ins]
-    names = [str(n) for n in got["names"]]
-    if names and set(names) == set(parents[node]) != set(consumers):
-        return Verdict(False, ", ".join(consumers) or "(none)", ", ".join(names),
-                       f"those are the inputs of '{node}' (what it uses), not its consumers "
-                       f"(the nodes that use it)")
-
-    def why(n):
-        if n not in parents:
-            return "is not a node of this graph"
-        if n == node:
-            return "is the node itself: a node does not consume itself"
-        if node in ancestors(SHARED, n):
-            return (f"depends on '{node}' only through other nodes: list only the nodes that have "
-                    f"'{node}' among their own inputs")
-        return f"does not use '{node}' as an input"
-
-    return compare_sets(consumers, names, "consumer", why)
-
-
 consumers = Exercise(
-    "01.consumers", "consumers", points=2, run=_run_consumers, judge=_judge_consumers,
+    "01.consumers", "consumers", points=2, run=_run_consumers, judge=answers.judge_consumers,
     title="consumers(graph, node)",
     describe=lambda case: f"node {case['node']} of: {formula(SHARED, 'out')}",
     cases=tuple({"node": n, **({"hint": CONSUMER_HINTS[n]} if n in CONSUMER_HINTS else {})}
@@ -194,25 +119,8 @@ def _run_find_inputs(answer, case):
     return {"problem": problem} if problem else {"names": names}
 
 
-def _judge_find_inputs(case, got):
-    if got.get("problem"):
-        return Verdict(False, "a list of Input nodes", "?", f"returned {got['problem']}")
-    spec, output = SPECS[case["graph"]], case["output"]
-    kinds, above = kinds_of(spec), ancestors(spec, output)
-    expected = [n for n in above if kinds[n] == "input"]
-
-    def why(name):
-        if name not in kinds:
-            return "is not a node of this graph"
-        if kinds[name] != "input":
-            return f"is {a_kind(kinds[name])}, not an Input"
-        return f"is an Input, but '{output}' does not depend on it"
-
-    return compare_sets(expected, [str(n) for n in got["names"]], "Input", why)
-
-
 find_inputs = Exercise(
-    "01.find_inputs", "find_inputs", points=2, run=_run_find_inputs, judge=_judge_find_inputs,
+    "01.find_inputs", "find_inputs", points=2, run=_run_find_inputs, judge=answers.judge_find_inputs,
     title="find_inputs(output)", engine=WALKING_YOURSELF,
     describe=_describe_find_inputs,
     cases=tuple({"graph": g, "output": o, **({"hint": INPUT_HINTS[g, o]} if (g, o) in INPUT_HINTS else {})}

@@ -11,12 +11,14 @@ import numpy as np
 
 import minigraph as mg
 
+from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused, vjps_of
-from ..toolkit.exercise import Exercise, Rule, Verdict, arrays, case, compare, describe_inputs, diagnose
-from ..toolkit.values import decode, encode
-from ..toolkit.vjp import chained, elementwise_cases, graph_case, vjp_exercise
+from ..toolkit.exercise import Exercise, Rule, arrays, case, describe_inputs
+from ..toolkit.values import encode
+from ..toolkit.vjp import chained, elementwise_cases, elementwise_hidden, graph_case, vjp_exercise
 
 TITLE = "Backpropagation"
+answers = answers_of(__name__)    # answers/ch03.py: reference rules, judges and mistakes
 
 
 # -- 03.tanh_vjp ------------------------------------------------------------------------------
@@ -29,22 +31,12 @@ def tanh_graph(rules):
 
 tanh_vjp = vjp_exercise(
     "03.tanh_vjp", "tanh_vjp", 2, "tanh_vjp(g, ans, x)", np.tanh,
-    lambda g, ans, x: g * (1 - np.tanh(x) ** 2), tanh_graph, "loss = sum(tanh(tanh(x·w)·v))",
+    answers.tanh_vjp, tanh_graph, "loss = sum(tanh(tanh(x·w)·v))",
     elementwise_cases("The upstream gradient g multiplies the local derivative, entry by entry."),
-    mistakes={
-        "the upstream gradient g is missing: a VJP multiplies the local derivative by g":
-            lambda g, ans, x: 1 - ans ** 2,
-        "the sign is flipped": lambda g, ans, x: -g * (1 - ans ** 2),
-        "tanh(x) must be squared in the derivative": lambda g, ans, x: g * (1 - ans),
-        "the derivative is written with x where it needs tanh(x), which ans holds":
-            lambda g, ans, x: g * (1 - x ** 2),
-        "that is sigmoid's derivative, not tanh's": lambda g, ans, x: g * ans * (1 - ans),
-        "all entries were summed into one number: a VJP keeps one gradient per entry of x":
-            lambda g, ans, x: np.sum(g * (1 - ans ** 2)),
-    },
+    mistakes=answers.TANH_MISTAKES,
     hint=("Chain rule: the upstream gradient g times tanh'(x), entry by entry.",
           "tanh'(x) = 1 − tanh(x)², and ans already holds tanh(x)."),
-    engine=refused(vjps_of(mg.tanh)))
+    engine=refused(vjps_of(mg.tanh)), hidden=elementwise_hidden)
 
 
 # -- 03.mul_vjp (with broadcasting) -------------------------------------------------------------
@@ -59,13 +51,9 @@ def mul_graph(rules):
     return mg.Graph(mg.sum(mul(h, k, name="hk"), name="loss"))
 
 
-def _mul_reference(g, ans, x, y):
-    return (mg.unbroadcast(g * y, np.shape(x)), mg.unbroadcast(g * x, np.shape(y)))
-
-
 mul_vjp = vjp_exercise(
     "03.mul_vjp", "mul_vjp", 3, "mul_vjp(g, ans, x, y) -> (grad_x, grad_y)", np.multiply,
-    _mul_reference, mul_graph, "loss = sum(tanh(X·w)·k), w (2,), k (3, 1)",
+    answers.mul_vjp, mul_graph, "loss = sum(tanh(X·w)·k), w (2,), k (3, 1)",
     cases=[
         case(g=[1.0, 1.0, 1.0], x=[1.0, -2.0, 3.0], y=[0.5, 4.0, -1.0]),
         case(g=[2.0, -1.0], x=[3.0, 5.0], y=[-2.0, 0.5],
@@ -81,20 +69,7 @@ mul_vjp = vjp_exercise(
                   "gradient back to its own input's shape."),
         graph_case(X=[[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8]]),
     ],
-    mistakes={
-        "not summed back: an input that broadcasting stretched gets the sum of its gradients, "
-        "with its own shape": lambda g, ans, x, y: (g * y, g * x),
-        "the two gradients are swapped: each input's gradient is g times the *other* input":
-            lambda g, ans, x, y: _mul_reference(g, ans, y, x)[::-1] if np.shape(x) == np.shape(y)
-            else (g * x, g * y),
-        "the upstream gradient g is missing": lambda g, ans, x, y: (y, x),
-        "the sign is flipped": lambda g, ans, x, y: tuple(-part for part in _mul_reference(g, ans, x, y)),
-        "each gradient was summed into one number: a gradient has its input's shape":
-            lambda g, ans, x, y: (np.sum(g * y), np.sum(g * x)),
-        "that is the rule of addition (g passes through unchanged); a product's gradient also "
-        "multiplies by the other input": lambda g, ans, x, y: (mg.unbroadcast(g, np.shape(x)),
-                                                               mg.unbroadcast(g, np.shape(y))),
-    },
+    mistakes=answers.MUL_MISTAKES,
     hint=("Each input's gradient is g times the other input, then brought back to its own shape.",
           "Where broadcasting stretched an input, sum its gradient over the stretched axes "
           "(mg.unbroadcast, given the input's shape)."),
@@ -116,7 +91,7 @@ def matmul_graph(rules):
 
 matmul_vjp = vjp_exercise(
     "03.matmul_vjp", "matmul_vjp", 3, "matmul_vjp(g, ans, x, W) -> (grad_x, grad_W)", np.matmul,
-    lambda g, ans, x, W: (g @ W.T, x.T @ g), matmul_graph,
+    answers.matmul_vjp, matmul_graph,
     "loss = sum(tanh(tanh(X@W1)@W2))",
     cases=[
         case(g=[[1.0]], x=[[2.0, -1.0]], W=[[3.0], [0.5]]),
@@ -130,19 +105,7 @@ matmul_vjp = vjp_exercise(
                   "matrix product of the right shape does that sum for you."),
         graph_case(X=[[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8], [1.0, 1.0]]),
     ],
-    mistakes={
-        "the gradient for W is transposed: it must have W's shape (k, m)":
-            lambda g, ans, x, W: (g @ W.T, g.T @ x),
-        "the gradient for x is transposed: it must have x's shape (n, k)":
-            lambda g, ans, x, W: (W @ g.T, x.T @ g),
-        "the upstream gradient g is missing: both gradients are products with g":
-            lambda g, ans, x, W: (np.ones_like(g) @ W.T, x.T @ np.ones_like(g)),
-        "the gradient for W averages over the batch; every row adds its contribution (a sum)":
-            lambda g, ans, x, W: (g @ W.T, x.T @ g / len(x)),
-        "the gradient for W uses only the first row of the batch; every row adds its "
-        "contribution": lambda g, ans, x, W: (g @ W.T, x[:1].T @ g[:1]),
-        "the sign is flipped": lambda g, ans, x, W: (-(g @ W.T), -(x.T @ g)),
-    },
+    mistakes=answers.MATMUL_MISTAKES,
     hint=("Each gradient has its input's shape: only one product of g with the other matrix "
           "(or its transpose) gives it.",
           "For x (n, k) the product is g (n, m) times something (m, k); for W (k, m) it is "
@@ -180,22 +143,8 @@ def _run_hand(answer, case):
     return {str(k): encode(v) for k, v in answer.items()}
 
 
-def _judge_hand(case, got):
-    graph = hand_graph()
-    graph.backward({"x": HAND_FEED["x"]})
-    for name in HAND_ORDER:
-        if name not in got:
-            return Verdict(False, "a number", "missing", f"no gradient for node '{name}' in the dict")
-        verdict = compare(graph.node(name).grad, decode(got[name]), reveal=False)
-        if not verdict.passed:
-            return Verdict(False, "(hidden)", verdict.got,
-                           f"node '{name}' has the wrong gradient ({verdict.message}). "
-                           f"{HAND_HINTS[name]}")
-    return Verdict(True, "6 node gradients", "all right")
-
-
 hand_backprop = Exercise(
-    "03.hand_backprop", "hand_grads", 2, ({"inputs": {}},), _run_hand, _judge_hand,
+    "03.hand_backprop", "hand_grads", 2, ({"inputs": {}},), _run_hand, answers.judge_hand,
     title="hand_grads: dL/d(node) for L = (w·x + b)·(w·x)",
     hint=("Walk from L back to the leaves, one node at a time.",
           "Where a node feeds two ops, its gradient is the sum of what both ops send back."),
@@ -204,17 +153,16 @@ hand_backprop = Exercise(
 
 # -- 03.central_difference --------------------------------------------------------------------
 
-FUNCTIONS = {
-    "sum(x³)": (lambda x: np.sum(x ** 3), lambda x: 3 * x ** 2),
-    "sum(sin(x)·x)": (lambda x: np.sum(np.sin(x) * x), lambda x: np.cos(x) * x + np.sin(x)),
-    "x[0]·x[1]": (lambda x: x.flat[0] * x.flat[1],
-                  lambda x: np.array([x.flat[1], x.flat[0]] + [0.0] * (x.size - 2)).reshape(x.shape)),
-    "log(sum(exp(x)))": (lambda x: np.log(np.sum(np.exp(x))), lambda x: np.exp(x) / np.sum(np.exp(x))),
+FUNCTIONS = {                    # their derivatives are in answers/ch03.py
+    "sum(x³)": lambda x: np.sum(x ** 3),
+    "sum(sin(x)·x)": lambda x: np.sum(np.sin(x) * x),
+    "x[0]·x[1]": lambda x: x.flat[0] * x.flat[1],
+    "log(sum(exp(x)))": lambda x: np.log(np.sum(np.exp(x))),
 }
 
 
 def _run_central(answer, case):
-    f, _ = FUNCTIONS[case["f"]]
+    f = FUNCTIONS[case["f"]]
     (x,) = arrays(case)
     original = x.copy()
     out = answer(f, x)
@@ -222,34 +170,6 @@ def _run_central(answer, case):
         raise Rule("central_difference changed x in place and left it changed; bump copies of x "
                    "instead, so the caller's x stays as it was")
     return encode(out)
-
-
-def _one_sided(f, x, eps=1e-6):
-    """The forward difference (f(x + eps e_i) - f(x)) / eps: a typical wrong answer."""
-    grad = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        bumped = x.copy()
-        bumped[i] += eps
-        grad[i] = (f(bumped) - f(x)) / eps
-    return grad
-
-
-CENTRAL_MISTAKES = {
-    "a one-sided difference: it is only accurate to about eps; the central one, a step on each "
-    "side, is accurate to about eps²": lambda f, derivative, x: _one_sided(f, x),
-    "twice the gradient: the two points are 2·eps apart, so divide by 2·eps":
-        lambda f, derivative, x: 2 * derivative(x),
-    "every entry holds the same number: bump one entry at a time, not all of x at once":
-        lambda f, derivative, x: np.full(x.shape, np.sum(derivative(x))),
-}
-
-
-def _judge_central(case, got):
-    f, derivative = FUNCTIONS[case["f"]]
-    (x,) = arrays(case)
-    got = decode(got)
-    verdict = compare(derivative(x), got, rtol=1e-6, atol=1e-8)
-    return diagnose(verdict, got, CENTRAL_MISTAKES, lambda wrong: wrong(f, derivative, x))
 
 
 central_difference = Exercise(
@@ -263,7 +183,7 @@ central_difference = Exercise(
          "hint": "x can have any shape: np.ndindex walks over every index of an array of any "
                  "shape, and the result has x's shape."},
     ),
-    _run_central, _judge_central, title="central_difference(f, x, eps=1e-6)",
+    _run_central, answers.judge_central, title="central_difference(f, x, eps=1e-6)",
     hint=("Central: one step of eps on each side of x, along one entry at a time.",
           "For entry i: bump a copy of x up by eps and another down by eps (entry i only), and "
           "divide the difference of f by the distance between the two points."),

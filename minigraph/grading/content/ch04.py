@@ -19,36 +19,17 @@ import numpy as np
 
 import minigraph as mg
 
+from ..toolkit.answers import answers_of
 from ..toolkit.engine import forward_of, refused
-from ..toolkit.exercise import Exercise, Verdict, case, function_exercise
-from ..toolkit.optimizer import optimizer_case, optimizer_exercise, own_update, shared_state
+from ..toolkit.exercise import Exercise, Verdict, case, function_exercise, random_array
+from ..toolkit.optimizer import optimizer_case, optimizer_exercise, own_update
 from ..tools.ch04 import STEPS, checked_recipe, train_recipe
 
 TITLE = "Learning"
+answers = answers_of(__name__)    # answers/ch04.py: reference rules and mistakes
 
 
 # -- optimizers -------------------------------------------------------------------------------
-
-def _gd_reference(value, grad, state, lr):
-    return value - lr * grad
-
-
-def _momentum_reference(value, grad, state, lr, momentum=0.9):
-    state["v"] = momentum * state.get("v", 0.0) - lr * grad
-    return value + state["v"]
-
-
-def _uphill(value, grad, state, lr, momentum=0.9):
-    """A typical wrong momentum: the velocity steps *up* the gradient."""
-    state["v"] = momentum * state.get("v", 0.0) + lr * grad
-    return value + state["v"]
-
-
-def _undecayed(value, grad, state, lr, momentum=0.9):
-    """A typical wrong momentum: the old velocity is never scaled down."""
-    state["v"] = state.get("v", 0.0) - lr * grad
-    return value + state["v"]
-
 
 gd = optimizer_exercise(
     "04.gd", "MyGD", 2,
@@ -61,14 +42,8 @@ gd = optimizer_exercise(
                         [[2.0, [1.0, -1.0, 0.0]], [-3.0, [0.0, 2.0, 4.0]], [4.0, [1.0, 1.0, 1.0]]],
                         hint="Use the learning rate the optimizer was made with."),
     ),
-    reference=_gd_reference, engine=own_update(mg.optim.GD),
-    mistakes={
-        "the step goes up the gradient: descent moves against it": lambda v, g, s, lr: v + lr * g,
-        "the step ignores the learning rate": lambda v, g, s, lr: v - g,
-        "the learning rate is fixed at 0.1 instead of the one the optimizer was made with":
-            lambda v, g, s, lr: v - 0.1 * g,
-        "update returned the step, not the parameter's new value": lambda v, g, s, lr: -lr * g,
-    },
+    reference=answers.gd_update, engine=own_update(mg.optim.GD),
+    mistakes=answers.GD_MISTAKES,
     hint=("Gradient descent takes a small step against the gradient, scaled by the learning rate.",
           "The learning rate is an attribute of the optimizer; return a new array (a Parameter's "
           "value is read-only, so changing it in place fails)."))
@@ -88,17 +63,8 @@ momentum = optimizer_exercise(
                         [[[[1.0, 0.0]], 2.0], [[[-1.0, 2.0]], -2.0], [[[0.5, 0.5]], 0.0]],
                         hint="Use the momentum and learning rate the optimizer was made with."),
     ),
-    reference=_momentum_reference, engine=own_update(mg.optim.Momentum),
-    mistakes={
-        "no velocity is kept from one step to the next (plain gradient descent): remember it in "
-        "state": lambda value, grad, state, lr, momentum=0.9: _gd_reference(value, grad, state, lr),
-        "one velocity is shared by all parameters: each parameter keeps its own in its state dict":
-            shared_state(_momentum_reference),
-        "the new velocity adds the gradient step; it must go against the gradient": _uphill,
-        "the old velocity is not decayed by the momentum factor": _undecayed,
-        "the momentum and the learning rate are swapped":
-            lambda v, g, s, lr, momentum=0.9: _momentum_reference(v, g, s, momentum, lr),
-    },
+    reference=answers.momentum_update, engine=own_update(mg.optim.Momentum),
+    mistakes=answers.MOMENTUM_MISTAKES,
     hint=("Momentum keeps a velocity per parameter, from one step to the next.",
           "The new velocity is the old one (0 at first) scaled by the momentum, plus a step "
           "against the gradient scaled by the learning rate; the value moves by the velocity."))
@@ -106,8 +72,14 @@ momentum = optimizer_exercise(
 
 # -- 04.bce -----------------------------------------------------------------------------------
 
+def _hidden_bce(rng):
+    """Logits of any size (some far from 0) and labels 0 or 1."""
+    z = np.asarray(random_array(rng, scale=30.0, dims=(1, 2)))
+    return case(z=z.tolist(), y=rng.integers(0, 2, z.shape).astype(float).tolist())
+
+
 bce = function_exercise(
-    "04.bce", "bce_with_logits", mg.bce_with_logits.opdef.forward,      # the engine's stable BCE
+    "04.bce", "bce_with_logits", answers.bce,
     points=2, raise_on=("over", "invalid", "divide"),
     cases=[
         case(z=[0.0, 2.0, -1.0], y=[1.0, 1.0, 0.0]),
@@ -120,21 +92,8 @@ bce = function_exercise(
              hint=("exp(1000) overflows: only ever take exp of a number that is never positive.",
                    "Use −|z| inside the exp; log1p(t) computes log(1 + t).")),
     ],
-    mistakes={
-        "the losses were summed: the loss is their mean over all entries":
-            lambda z, y: z.size * mg.bce_with_logits.opdef.forward(z, y),
-        "the sign is flipped: a loss is never negative":
-            lambda z, y: -mg.bce_with_logits.opdef.forward(z, y),
-        "the term log(1 + exp(−|z|)) is missing":
-            lambda z, y: np.mean(np.maximum(z, 0) - z * y),
-        "y and 1 − y are swapped: a logit far above 0 should give a small loss for y = 1":
-            lambda z, y: mg.bce_with_logits.opdef.forward(z, 1 - y),
-        "divided by the number of rows: the mean is over all entries (z.size of them)":
-            lambda z, y: z.size / len(z) * mg.bce_with_logits.opdef.forward(z, y),
-        "one loss per entry: the answer is one number, their mean":
-            lambda z, y: np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z))),
-    },
-    engine=refused(forward_of(mg.bce_with_logits)),
+    mistakes=answers.BCE_MISTAKES,
+    engine=refused(forward_of(mg.bce_with_logits)), hidden=_hidden_bce,
     hint=("Never compute σ(z) itself: a stable form has no exp of a large positive number and "
           "no log of 0.",
           "Three terms, all safe for any z: max(z, 0), the product z·y, and log(1 + exp(−|z|)); "

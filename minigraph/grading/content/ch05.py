@@ -22,12 +22,14 @@ import numpy as np
 
 import minigraph as mg
 
+from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused, vjps_of
 from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, diagnose, unchanged
 from ..toolkit.values import Unreadable, decode, encode, shape_text
 from ..tools.ch05 import MAX_EPOCHS, checked_recipe, try_recipe
 
 TITLE = "Handwritten digits"
+answers = answers_of(__name__)    # answers/ch05.py: reference answers and mistakes
 
 
 # -- function exercises with integer inputs and named mistakes ---------------------------------
@@ -67,55 +69,13 @@ def _exercise(id, name, points, reference, mistakes, cases, hint, title, raise_o
 
 # -- 05.softmax_ce_vjp ------------------------------------------------------------------------
 
-def _softmax(z, axis=-1):
-    e = np.exp(z - z.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def _shifted_softmax(z, shift):
-    e = np.exp(z - shift)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def _one_hot(labels, k):
-    return np.eye(k)[labels]
-
-
-def _ce_vjp(g, logits, labels):
-    return g * (_softmax(logits) - _one_hot(labels, logits.shape[1])) / len(logits)
-
-
 def _call_vjp(answer, g, logits, labels):
     """A VJP is called as ``vjp(g, ans, *inputs)``: ``ans`` is the op's output, here the loss."""
     return answer(g, mg.softmax_cross_entropy.opdef.forward(logits, labels), logits, labels)
 
 
-CE_MISTAKES = [
-    ("not divided by the batch size: the loss is the MEAN over the rows, so each row's "
-     "gradient carries a factor 1/n",
-     lambda g, z, y: g * (_softmax(z) - _one_hot(y, z.shape[1]))),
-    ("the upstream gradient g is missing: multiply the local gradient by g",
-     lambda g, z, y: (_softmax(z) - _one_hot(y, z.shape[1])) / len(z)),
-    ("the sign is flipped: the gradient is softmax minus one-hot, not one-hot minus softmax",
-     lambda g, z, y: -_ce_vjp(g, z, y)),
-    ("the one-hot labels were not subtracted: that is the softmax alone",
-     lambda g, z, y: g * _softmax(z) / len(z)),
-    ("softmax over the wrong axis: each ROW (one example) must sum to 1, so normalise along axis 1",
-     lambda g, z, y: g * (_softmax(z, axis=0) - _one_hot(y, z.shape[1])) / len(z)),
-    ("divided by every entry (n rows x k classes) instead of by the n rows",
-     lambda g, z, y: g * (_softmax(z) - _one_hot(y, z.shape[1])) / z.size),
-    ("sigmoid instead of softmax: the ten probabilities of a row must share one normalisation",
-     lambda g, z, y: g * (1 / (1 + np.exp(-z)) - _one_hot(y, z.shape[1])) / len(z)),
-    ("one largest logit was subtracted for the whole batch: a row far below it has every exp "
-     "underflow to 0, and 0/0 gives NaN; subtract EACH ROW's largest logit",
-     lambda g, z, y: g * (_shifted_softmax(z, z.max()) - _one_hot(y, z.shape[1])) / len(z)),
-    ("the logits were clipped: that changes the softmax of logits beyond the clip (1000 and 999 "
-     "become equal); subtract each row's largest logit instead, which changes nothing",
-     lambda g, z, y: _ce_vjp(g, np.clip(z, -300, 300), y)),
-]
-
 softmax_ce_vjp = _exercise(
-    "05.softmax_ce_vjp", "softmax_ce_vjp", 3, _ce_vjp, CE_MISTAKES,
+    "05.softmax_ce_vjp", "softmax_ce_vjp", 3, answers.softmax_ce_vjp, answers.CE_MISTAKES,
     cases=[
         case(g=1.0, logits=[[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]], labels=[2, 0]),
         case(g=2.5, logits=[[0.5, -1.0, 2.0, 0.0], [3.0, 1.0, -2.0, 0.5], [0.0, 0.0, 1.0, -1.0]],
@@ -141,36 +101,8 @@ softmax_ce_vjp = _exercise(
 
 # -- 05.accuracy ----------------------------------------------------------------------------------
 
-def _accuracy(logits, labels):
-    return np.mean(np.argmax(logits, axis=1) == labels)
-
-
-ACCURACY_MISTAKES = [
-    ("that is the NUMBER of right answers: divide by the number of examples to get a fraction",
-     lambda z, y: np.sum(np.argmax(z, axis=1) == y)),
-    ("that is a percentage: return a fraction between 0 and 1",
-     lambda z, y: 100 * _accuracy(z, y)),
-    ("that is the error rate, the fraction WRONG: count the rows that are right",
-     lambda z, y: 1 - _accuracy(z, y)),
-    ("argmin picks the least likely class: the network's answer is the class with the LARGEST logit",
-     lambda z, y: np.mean(np.argmin(z, axis=1) == y)),
-    ("compared the largest logit's value with the label: the answer is its position (the class), "
-     "not its value",
-     lambda z, y: np.mean(np.max(z, axis=1) == y)),
-    ("one True/False per row: the accuracy is one number, the mean of those",
-     lambda z, y: np.argmax(z, axis=1) == y),
-    ("integer division (//) rounds the fraction down to a whole number: divide with /",
-     lambda z, y: np.sum(np.argmax(z, axis=1) == y) // len(y)),
-    ("np.argmax without an axis gives ONE position in the whole flattened array: take the argmax "
-     "of each row (axis=1)",
-     lambda z, y: np.mean(np.argmax(z) == y)),
-    ("a tie was counted as right for the label: when several logits of a row share the largest "
-     "value, the network's answer is the first of them (np.argmax), one class per row",
-     lambda z, y: np.mean(z[np.arange(len(y)), y] == np.max(z, axis=1))),
-]
-
 accuracy = _exercise(
-    "05.accuracy", "accuracy", 1, _accuracy, ACCURACY_MISTAKES,
+    "05.accuracy", "accuracy", 1, answers.accuracy, answers.ACCURACY_MISTAKES,
     cases=[
         case(logits=[[0.1, 2.0, -1.0], [3.0, 0.5, 0.2], [0.0, 0.1, 0.3], [1.0, 4.0, 2.0]], labels=[1, 0, 1, 2]),
         case(logits=[[-2.0, -1.0], [5.0, 6.0], [1.0, 0.0]], labels=[1, 1, 0],
@@ -193,36 +125,8 @@ accuracy = _exercise(
 
 # -- 05.confusion_matrix --------------------------------------------------------------------------
 
-def _confusion(labels, predictions, n_classes):
-    matrix = np.zeros((n_classes, n_classes), dtype=int)
-    np.add.at(matrix, (labels, predictions), 1)
-    return matrix
-
-
-def _fancy_plus_one(labels, predictions, n_classes):
-    matrix = np.zeros((n_classes, n_classes))
-    matrix[labels, predictions] += 1
-    return matrix
-
-
-CONFUSION_MISTAKES = [
-    ("rows and columns are swapped: row = the TRUE class, column = the PREDICTED class",
-     lambda y, p, k: _confusion(y, p, k).T),
-    ("a (true, predicted) pair that occurs several times was counted once: indexing with arrays "
-     "and += adds 1 per distinct position, not per occurrence",
-     _fancy_plus_one),
-    ("fractions instead of counts: each entry is how MANY examples of that true class got that answer",
-     lambda y, p, k: _confusion(y, p, k) / len(y)),
-    ("each row divided by its total: the check asks for counts",
-     lambda y, p, k: _confusion(y, p, k) / np.maximum(_confusion(y, p, k).sum(axis=1, keepdims=True), 1)),
-    ("only the right answers were counted (the diagonal): mistakes go off the diagonal",
-     lambda y, p, k: np.diag(np.diag(_confusion(y, p, k)))),
-    ("the size must come from n_classes, not from the classes that happen to occur",
-     lambda y, p, k: _confusion(y, p, int(max(y.max(), p.max())) + 1)),
-]
-
 confusion_matrix = _exercise(
-    "05.confusion_matrix", "confusion_matrix", 2, _confusion, CONFUSION_MISTAKES,
+    "05.confusion_matrix", "confusion_matrix", 2, answers.confusion_matrix, answers.CONFUSION_MISTAKES,
     cases=[
         case(labels=[0, 1, 2, 1], predictions=[0, 2, 2, 1], n_classes=3),
         case(labels=[1, 1, 1, 0, 0], predictions=[0, 0, 1, 0, 0], n_classes=2,

@@ -13,54 +13,30 @@ import numpy as np
 
 import minigraph as mg
 
+from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused
-from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, function_exercise
-from ..toolkit.values import decode, encode, show
+from ..toolkit.exercise import Exercise, Rule, Verdict, case, function_exercise, random_array
+from ..toolkit.values import encode, show
 from ..toolkit.vjp import graph_case, vjp_exercise
 
 TITLE = "Recurrent networks"
+answers = answers_of(__name__)    # answers/ch07.py: reference answers, judges and mistakes
 
 
-_sigmoid = mg.sigmoid.opdef.forward        # the engine's own, stable for large |x|
-
-
-def _matches(wrong, got):
-    """Does a learner's (encoded) answer equal what a known mistake gives?"""
-    if isinstance(wrong, tuple):
-        return (isinstance(got, list) and len(got) == len(wrong)
-                and all(_matches(w, g) for w, g in zip(wrong, got)))
-    try:
-        value = decode(got)
-    except ValueError:
-        return False
-    wrong = np.asarray(wrong, dtype=float)
-    return (isinstance(value, np.ndarray) and value.shape == wrong.shape
-            and bool(np.allclose(value, wrong, rtol=1e-6, atol=1e-9)))
+sigmoid = mg.sigmoid.opdef.forward        # the engine's own, stable for large |x|
 
 
 # -- 07.rnn_step ---------------------------------------------------------------------------------
 
-def _rnn_step(x, h, W_xh, W_hh, b):
-    return np.tanh(x @ W_xh + h @ W_hh + b)
+def _hidden_step(rng):
+    """A batch of n rows, d inputs and h hidden units, each from 1 to 3."""
+    n, d, h = (int(k) for k in rng.integers(1, 4, 3))
+    return case(**{name: random_array(rng, scale=1.0, shape=shape) for name, shape in
+                   (("x", (n, d)), ("h", (n, h)), ("W_xh", (d, h)), ("W_hh", (h, h)), ("b", (h,)))})
 
-
-STEP_MISTAKES = [
-    ("It looks like the tanh is missing: h_t = tanh(x W_xh + h W_hh + b).",
-     lambda x, h, W_xh, W_hh, b: x @ W_xh + h @ W_hh + b),
-    ("It looks like the bias b was left out.", lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + h @ W_hh)),
-    ("It looks like the previous state h was left out: the recurrence is the h W_hh term.",
-     lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + b)),
-    ("It looks like W_hh was transposed: rows are batch entries, so the state (a row) multiplies W_hh "
-     "from the left, untransposed.",
-     lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + h @ W_hh.T + b)),
-    ("It looks like a sigmoid was used; the simple RNN squashes with tanh.",
-     lambda x, h, W_xh, W_hh, b: _sigmoid(x @ W_xh + h @ W_hh + b)),
-    ("It looks like the tanh was applied before adding the bias.",
-     lambda x, h, W_xh, W_hh, b: np.tanh(x @ W_xh + h @ W_hh) + b),
-]
 
 rnn_step = function_exercise(
-    "07.rnn_step", "rnn_step", _rnn_step, points=2,
+    "07.rnn_step", "rnn_step", answers.rnn_step, points=2,
     cases=[
         case(x=[[1.0, 0.0, 0.0]], h=[[0.5, -0.5]], W_xh=[[0.2, -0.4], [0.7, 0.1], [-0.3, 0.9]],
              W_hh=[[0.6, -0.2], [0.3, 0.8]], b=[0.1, -0.1]),
@@ -75,42 +51,16 @@ rnn_step = function_exercise(
           "A step adds three parts, the input times W_xh, the previous state times W_hh and the "
           "bias b, and squashes the sum with tanh. Rows are batch entries, so each weight "
           "matrix stands on the right of its product."),
-    title="rnn_step(x, h, W_xh, W_hh, b)", mistakes=dict(STEP_MISTAKES))
+    title="rnn_step(x, h, W_xh, W_hh, b)", mistakes=answers.STEP_MISTAKES, hidden=_hidden_step)
 
 
 # -- 07.bptt_two_steps -------------------------------------------------------------------------------
-
-def _two_steps(x1, x2, h0, W_xh, W_hh, b, u, *, tanh_slope=True, through=True, transposed=False,
-               first=True, last=True):
-    """dL/dW_hh for h1 = tanh(x1 W_xh + h0 W_hh + b), h2 = tanh(x2 W_xh + h1 W_hh + b),
-    L = sum(u · h2); the keywords switch on the typical mistakes."""
-    h1 = np.tanh(x1 @ W_xh + h0 @ W_hh + b)
-    h2 = np.tanh(x2 @ W_xh + h1 @ W_hh + b)
-    dz2 = u * (1 - h2 ** 2) if tanh_slope else u
-    dh1 = dz2 @ (W_hh.T if not transposed else W_hh) if through else dz2
-    dz1 = dh1 * (1 - h1 ** 2) if tanh_slope else dh1
-    return (h1.T @ dz2 if last else 0) + (h0.T @ dz1 if first else 0)
-
-
-TWO_STEP_MISTAKES = [
-    ("It looks like only the last step's use of W_hh counts: step 1 used W_hh too, and its "
-     "gradient adds to step 2's.", lambda *a: _two_steps(*a, first=False)),
-    ("It looks like only the first step's use of W_hh counts: add step 2's share too.",
-     lambda *a: _two_steps(*a, last=False)),
-    ("It looks like the tanh's slope (1 − h²) is missing from dz.", lambda *a: _two_steps(*a, tanh_slope=False)),
-    ("It looks like the gradient reached h1 without going back through the matmul with W_hh.",
-     lambda *a: _two_steps(*a, through=False)),
-    ("It looks like W_hh instead of W_hhᵀ carried the gradient back to h1.",
-     lambda *a: _two_steps(*a, transposed=True)),
-    ("It looks like the gradient is transposed: entry [i, j] belongs to unit i of h and unit j of z.",
-     lambda *a: _two_steps(*a).T),
-]
 
 _TWO = dict(x1=[[1.0, 0.0]], x2=[[0.0, 1.0]], h0=[[0.3, -0.6]], W_xh=[[0.5, -0.2], [0.1, 0.4]],
             W_hh=[[0.7, -0.3], [0.2, 0.9]], b=[0.05, -0.1], u=[[1.0, -2.0]])
 
 bptt_two_steps = function_exercise(
-    "07.bptt_two_steps", "bptt_two_steps", _two_steps, points=3,
+    "07.bptt_two_steps", "bptt_two_steps", answers.bptt_two_steps, points=3,
     cases=[
         case(**_TWO),
         case(**{**_TWO, "h0": [[0.0, 0.0]]},
@@ -130,23 +80,18 @@ bptt_two_steps = function_exercise(
           "that step on the left; the gradient reaches h1 through the same product (with W_hh "
           "transposed) and then through step 1's tanh, whose slope is 1 − h1²."),
     title="bptt_two_steps(x1, x2, h0, W_xh, W_hh, b, u) -> dL/dW_hh",
-    mistakes=dict(TWO_STEP_MISTAKES))
+    mistakes=answers.TWO_STEP_MISTAKES)
 
 
 # -- 07.gate_vjp: the VJP of  ans = σ(z) · c  (the forget gate keeping the cell state) ----------
 
-def _gate(z, c):
-    return _sigmoid(z) * c
-
-
-def _gate_reference(g, ans, z, c):
-    s = _sigmoid(z)
-    return g * c * s * (1 - s), g * s
+def gate_forward(z, c):
+    return sigmoid(z) * c
 
 
 def gate_graph(rules):
     """Two LSTM-like steps along the cell state: c1 = σ(x·w)·c0, c2 = σ(x·v)·tanh(c1) + ..."""
-    gate = mg.defop("gate_exercise", _gate, rules, symbol="σ(z)·c")
+    gate = mg.defop("gate_exercise", gate_forward, rules, symbol="σ(z)·c")
     x = mg.Input("x")
     w, v = mg.Parameter([0.8, -1.2, 0.5], name="w"), mg.Parameter([-0.6, 0.9, 1.4], name="v")
     c0 = mg.Parameter([1.5, -0.7, 0.3], name="c0")
@@ -155,26 +100,9 @@ def gate_graph(rules):
     return mg.Graph(mg.sum(mg.mul(c2, c2, name="c2²"), name="loss"))
 
 
-GATE_MISTAKES = [
-    ("It looks like the gradient for z used σ(z) instead of its slope σ(z)(1 − σ(z)).",
-     lambda g, ans, z, c: (g * c * _sigmoid(z), g * _sigmoid(z))),
-    ("It looks like ans·(1 − ans) was used as σ'(z): here ans is σ(z)·c, not σ(z).",
-     lambda g, ans, z, c: (g * _gate(z, c) * (1 - _gate(z, c)), g * _sigmoid(z))),
-    ("It looks like the upstream gradient g was not multiplied in.",
-     lambda g, ans, z, c: _gate_reference(np.ones_like(g), None, z, c)),
-    ("It looks like the two gradients are swapped: return (grad_z, grad_c).",
-     lambda g, ans, z, c: _gate_reference(g, None, z, c)[::-1]),
-    ("It looks like grad_c used z instead of the gate's value σ(z).",
-     lambda g, ans, z, c: (_gate_reference(g, None, z, c)[0], g * z)),
-    ("It looks like grad_z forgot the factor c.",
-     lambda g, ans, z, c: (g * _sigmoid(z) * (1 - _sigmoid(z)), g * _sigmoid(z))),
-    ("It looks like σ(z) was recovered as ans / c: where c = 0 that is 0 / 0. Compute σ(z) from z.",
-     lambda g, ans, z, c: (g * ans * (1 - ans / c), g * ans / c)),
-]
-
 gate_vjp = vjp_exercise(
-    "07.gate_vjp", "gate_vjp", 3, "gate_vjp(g, ans, z, c) -> (grad_z, grad_c)", _gate,
-    _gate_reference, gate_graph, "c1 = σ(x·w)·c0 + 0.2, loss = sum((σ(x·v)·tanh(c1))²)",
+    "07.gate_vjp", "gate_vjp", 3, "gate_vjp(g, ans, z, c) -> (grad_z, grad_c)", gate_forward,
+    answers.gate_vjp, gate_graph, "c1 = σ(x·w)·c0 + 0.2, loss = sum((σ(x·v)·tanh(c1))²)",
     cases=[
         case(g=[1.0, 1.0, 1.0], z=[0.0, 2.0, -1.0], c=[1.0, -0.5, 2.0]),
         case(g=[2.0, -1.0, 0.5], z=[1.0, -2.0, 0.5], c=[0.3, 1.5, -1.0],
@@ -188,23 +116,18 @@ gate_vjp = vjp_exercise(
           "respect to that input, the other factor held fixed.",
           "The slope of σ is σ·(1 − σ). Compute σ(z) from z yourself: ans is σ(z)·c, not "
           "σ(z), and c may be 0, so dividing ans by c fails."),
-    mistakes=dict(GATE_MISTAKES))
+    mistakes=answers.GATE_MISTAKES)
 
 
 # -- 07.clip_by_global_norm -------------------------------------------------------------------
 
-def _clip_inputs(case):
+def clip_inputs(case):
     grads = [np.asarray(g, dtype=float) for g in case["inputs"]["grads"]]
     return grads, float(case["inputs"]["max_norm"])
 
 
-def _clip_reference(grads, max_norm):
-    norm = np.sqrt(sum(np.sum(g ** 2) for g in grads))
-    return [g * min(1.0, max_norm / norm) for g in grads]
-
-
 def _run_clip(answer, case):
-    grads, max_norm = _clip_inputs(case)
+    grads, max_norm = clip_inputs(case)
     originals = [g.copy() for g in grads]
     out = answer(grads, max_norm)
     if any(not np.array_equal(g, o) for g, o in zip(grads, originals)):
@@ -218,42 +141,6 @@ def _run_clip(answer, case):
     return [encode(g) for g in out]
 
 
-CLIP_MISTAKES = [
-    ("It looks like each array was clipped by its own norm: the global norm is one number "
-     "for all of them together.",
-     lambda grads, m: [g * min(1.0, m / np.sqrt(np.sum(g ** 2))) for g in grads]),
-    ("It looks like every entry was clipped to [−max_norm, max_norm] (np.clip): that changes the "
-     "direction; scale all the arrays by one factor instead.",
-     lambda grads, m: [np.clip(g, -m, m) for g in grads]),
-    ("It looks like small gradients were scaled up too: clip only when the norm is above max_norm.",
-     lambda grads, m: [g * m / np.sqrt(sum(np.sum(x ** 2) for x in grads)) for g in grads]),
-    ("It looks like the norm is the sum of the arrays' norms; the global norm is the square root "
-     "of the sum of all squared entries.",
-     lambda grads, m: [g * min(1.0, m / sum(np.sqrt(np.sum(x ** 2)) for x in grads)) for g in grads]),
-    ("It looks like the square root was forgotten: the norm is sqrt(sum of squares).",
-     lambda grads, m: [g * min(1.0, m / sum(np.sum(x ** 2) for x in grads)) for g in grads]),
-    ("It looks like the sum of absolute values (the L1 norm) was used; the global norm is the L2 norm.",
-     lambda grads, m: [g * min(1.0, m / sum(np.sum(np.abs(x)) for x in grads)) for g in grads]),
-]
-
-
-def _judge_clip(case, got):
-    expected = _clip_reference(*_clip_inputs(case))
-    if not isinstance(got, list) or len(got) != len(expected):
-        return Verdict(False, f"a list of {len(expected)} arrays", show(got if not isinstance(got, list)
-                                                                      else f"{len(got)} arrays"),
-                       f"return one clipped array per gradient ({len(expected)})")
-    for k, (want, data) in enumerate(zip(expected, got)):
-        verdict = compare(want, decode(data))
-        if not verdict.passed:
-            with np.errstate(all="ignore"):
-                named = [text for text, wrong in CLIP_MISTAKES
-                         if all(_matches(w, d) for w, d in zip(wrong(*_clip_inputs(case)), got))]
-            looks_like = f". {named[0]}" if len(named) == 1 else ""     # several: cannot tell which
-            return Verdict(False, verdict.expected, verdict.got, f"array {k}: {verdict.message}{looks_like}")
-    return Verdict(True, f"{len(expected)} arrays", "all right")
-
-
 clip_global_norm = Exercise(
     "07.clip_global_norm", "clip_by_global_norm", 2,
     ({"inputs": {"grads": [[3.0, 0.0], [[0.0, 4.0]]], "max_norm": 1.0}},
@@ -262,7 +149,7 @@ clip_global_norm = Exercise(
      {"inputs": {"grads": [[[1.0, -2.0], [2.0, 1.0]], [6.0, -2.0, 3.0], [0.5]], "max_norm": 2.0}},
      {"inputs": {"grads": [[10.0, -0.5], [0.2]], "max_norm": 3.0},
       "hint": "One big entry must not be cut on its own: every entry shrinks by the same factor."}),
-    _run_clip, _judge_clip, title="clip_by_global_norm(grads, max_norm) -> list of arrays",
+    _run_clip, answers.judge_clip, title="clip_by_global_norm(grads, max_norm) -> list of arrays",
     engine=refused({"mg.recurrent.clip_by_global_norm": "clip by the global norm"}),
     hint=("One norm for all the arrays together, and one factor for all of them: clipping keeps "
           "the direction of the whole step.",

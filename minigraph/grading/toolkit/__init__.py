@@ -7,7 +7,9 @@
   ``graphs.py``: small graphs written down as specs (chapters 01 and 02);
 * ``values.py``: numbers to JSON and back, and to short text;
 * ``registry.py``: the table of chapters; ``notebook.py``: ``check`` and ``progress``;
-  ``report.py``: the tables they show.
+  ``report.py``: the tables they show;
+* ``answers.py``: how a chapter's content names its reference answers without holding them.
 
-Nothing here holds an answer: the chapters' content is in ``content/``.
+Nothing here holds an answer: the chapters' content is in ``content/``, their answers in
+``answers/``.
 """

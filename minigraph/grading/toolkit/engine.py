@@ -20,9 +20,15 @@ function objects is swapped for a code object that raises, and swapped back afte
 reference to the function object is the same object, so it refuses however it was reached: an
 attribute captured at the top of the notebook (``f = mg.sigmoid.opdef.forward``), the module
 path ``minigraph.graph.topological_order`` instead of ``mg.Graph``, an optimizer that inherits
-the engine's ``update``. The engine's normal calls pay nothing: outside an answer the functions
-are untouched. Only Python functions can be refused: an op whose forward is a numpy ufunc
-(``np.exp``) is refused through its VJPs.
+the engine's ``update``. A function made from the same code object before the answer ran
+(``types.FunctionType(f.__code__, f.__globals__)``) is found (``gc``) and refuses too. The
+engine's normal calls pay nothing: outside an answer the functions are untouched.
+
+What escapes: only Python functions can be refused. An op whose forward is a numpy ufunc
+(``mg.tanh``'s is ``np.tanh`` itself) cannot be: refusing it would refuse numpy, which answers
+are meant to use; no exercise asks for such a forward (those ops are refused through their
+VJPs). And a copy with *other* code (the source copied, or the code object rebuilt with
+``code.replace``) is the learner's own code: no rule on functions can tell it from an answer.
 
 The batch grader imports the engine afresh before it runs the answers (``batch/collect.py``);
 an answer may still hold functions of the old copy, which ``also_in(old_modules)`` refuses too.
@@ -30,6 +36,7 @@ an answer may still hold functions of the old copy, which ``also_in(old_modules)
 
 import contextlib
 import functools
+import gc
 import importlib
 import sys
 import types
@@ -51,15 +58,19 @@ class EngineRule:
     functions: tuple
     advice: str = NUMPY
 
+    def found(self):
+        """``[(path, the functions there)]``: looked up once per case, copies included."""
+        return [(path, what, _functions(path)) for path, what in self.functions]
+
     @contextlib.contextmanager
-    def refusing(self, name):
+    def refusing(self, name, found=None):
         """While the block runs, each function raises ``Rule``, naming ``name`` (the answer)."""
         swapped = {}
         try:
-            for path, what in self.functions:
+            for path, what, functions in found or self.found():
                 message = (f"{name} calls the engine's own {what} ({path}), which is what this "
                            f"exercise asks you to write: {self.advice}")
-                for function in _functions(path):
+                for function in functions:
                     if id(function) not in swapped:
                         swapped[id(function)] = function, function.__code__
                         function.__code__ = _raising(function.__code__.co_freevars, message)
@@ -71,12 +82,13 @@ class EngineRule:
     def guarded(self, name, answer):
         """``(answer as run() gets it, the context run() goes in)``: a function answer refuses
         during each of its calls; a class or a value during the whole case."""
+        found = self.found()
         if isinstance(answer, type) or not callable(answer):
-            return answer, self.refusing(name)
+            return answer, self.refusing(name, found)
 
         @functools.wraps(answer)
         def refusing_while_it_runs(*args, **kwargs):
-            with self.refusing(name):
+            with self.refusing(name, found):
                 return answer(*args, **kwargs)
         return refusing_while_it_runs, contextlib.nullcontext()
 
@@ -105,17 +117,21 @@ def also_in(modules):
 
 
 def _functions(path):
-    """The Python functions at ``path`` in the engine and in every older copy of it."""
+    """The Python functions at ``path`` in the engine and in every older copy of it, and every
+    function made from one of their code objects (``types.FunctionType(f.__code__, ...)``)."""
     found = []
     for root, fresh in ((importlib.import_module("minigraph"), True), *((copy, False) for copy in _COPIES)):
         target = _resolve(root, path.split(".")[1:], fresh)
         targets = target if isinstance(target, (tuple, list)) else (target,)
         found += [f for f in targets if isinstance(f, types.FunctionType)]
-    return found
+    codes = {id(f.__code__) for f in found}
+    return found + [f for f in gc.get_objects() if type(f) is types.FunctionType
+                    and id(f.__code__) in codes and all(f is not g for g in found)]
 
 
 def _resolve(root, parts, fresh):
-    """``root.a.b.c``; a submodule not imported yet is imported (in the current engine only)."""
+    """``root.a.b.c``; a submodule not imported yet is imported (in the current engine only).
+    None where there is no such thing (the reference answers, absent in the grader's sandbox)."""
     target = root
     for part in parts:
         try:
@@ -123,7 +139,10 @@ def _resolve(root, parts, fresh):
         except AttributeError:
             if not (fresh and isinstance(target, types.ModuleType)):
                 return None
-            target = importlib.import_module(f"{target.__name__}.{part}")
+            try:
+                target = importlib.import_module(f"{target.__name__}.{part}")
+            except ModuleNotFoundError:
+                return None
     return target
 
 

@@ -39,6 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import answers
 from .values import Unreadable, decode, encode, number, sentences, shape_text, show
 
 CASE_TIME_LIMIT = 2.0        # seconds one case may run before it counts as "timed out"
@@ -78,6 +79,13 @@ class Exercise:
     describe  ``describe(case) -> str``: the case's input as shown in the table
     engine    what of the engine the exercise asks for (``engine.refused({...})``): those
               functions refuse while the answer runs (``engine.py``); None refuses nothing
+    hidden    ``hidden(rng) -> case``: makes one more case's inputs from a random generator
+              (inputs only: no answer). The batch grader draws a seed per submission after the
+              learner's cells ran and adds ``HIDDEN_CASES`` such cases (``with_hidden``), so
+              a table of answers made beforehand is worth nothing. None: public cases only
+    reference the reference answer, where the learner's answer is called like it
+              (``function_exercise``): the student edition stores its values on the public
+              cases (``release.py``). None for any other exercise
     """
 
     id: str
@@ -90,6 +98,30 @@ class Exercise:
     hint: str = ""
     describe: Callable[[dict], str] = describe_inputs
     engine: Any = None
+    hidden: Callable[[np.random.Generator], dict] | None = None
+    reference: Any = None
+
+
+HIDDEN_CASES = 3             # cases the batch grader adds to an exercise that has a generator
+
+
+def with_hidden(exercise, seed):
+    """The exercise's cases: its public ones, then ``HIDDEN_CASES`` drawn from ``seed`` (marked
+    ``"hidden": True``) if it has a generator. The kernel and the grader draw the same ones."""
+    if exercise.hidden is None or seed is None:
+        return exercise.cases
+    rng = np.random.default_rng([int(seed), *exercise.id.encode()])
+    drawn = [dict(exercise.hidden(rng), hidden=True) for _ in range(HIDDEN_CASES)]
+    return exercise.cases + tuple(json.loads(json.dumps(drawn)))
+
+
+def random_array(rng, scale=3.0, dims=(0, 1, 2), low=None, shape=None):
+    """A random float array as nested lists (a hidden case's input): of ``shape``, or of
+    ``dims`` axes (one of them, at random) of 1 to 5 entries each; normal with standard
+    deviation ``scale`` (or uniform between ``low`` and ``scale``); rounded to 4 decimals."""
+    shape = tuple(rng.integers(1, 6, size=rng.choice(dims))) if shape is None else shape
+    values = rng.normal(0.0, scale, shape) if low is None else rng.uniform(low, scale, shape)
+    return np.round(values, 4).tolist()
 
 
 def case(hint="", **inputs):
@@ -238,7 +270,8 @@ def _expected_got(expected, got, rtol, atol):
 
 
 def function_exercise(id, name, reference, cases, points, hint="", title=None,
-                      rtol=RTOL, atol=ATOL, raise_on=(), mistakes=None, no_loops=False, engine=None):
+                      rtol=RTOL, atol=ATOL, raise_on=(), mistakes=None, no_loops=False, engine=None,
+                      hidden=None):
     """An exercise "write ``name(*inputs)``", checked against ``reference`` on each case.
 
     ``raise_on`` lists numpy floating-point errors (``"over"``, ``"invalid"``, ``"divide"``)
@@ -247,7 +280,12 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
     ``mistakes`` maps a message to a typical wrong function (called like ``reference``): a
     failing case whose answer matches one says that message. ``no_loops`` refuses a Python loop
     over an input's entries. Every case also fails if the answer changes an input in place.
-    ``engine``: what of the engine the exercise asks for (``Exercise.engine``).
+    ``engine``: what of the engine the exercise asks for (``Exercise.engine``); ``hidden``: a
+    generator of more cases' inputs (``Exercise.hidden``).
+
+    Where the reference answers are not installed (the student edition), a public case is
+    judged against the reference's value stored with the edition (``answers.stored``), without
+    naming mistakes.
     """
     cases = tuple(cases)
     names = list(cases[0]["inputs"]) if cases else []
@@ -264,11 +302,13 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
 
     def judge(case, got):
         got = decode(got)
+        if not answers.available():
+            return compare(decode(answers.stored(id, case)), got, rtol, atol)
         verdict = compare(reference(*arrays(case)), got, rtol, atol)
         return diagnose(verdict, got, mistakes, lambda wrong: wrong(*arrays(case)))
 
     return Exercise(id, name, points, cases, run, judge, title or f"{name}({params})", hint,
-                    engine=engine)
+                    engine=engine, hidden=hidden, reference=reference)
 
 
 def value_exercise(id, name, expected, points, hint="", title=None, labels=None, mistakes=None):
@@ -323,15 +363,16 @@ def time_limit(seconds):
         signal.signal(signal.SIGALRM, previous)
 
 
-def run_cases(exercise, answer, seconds=CASE_TIME_LIMIT):
-    """Run every case on ``answer``; one JSON-able record per case, whatever happens.
+def run_cases(exercise, answer, seconds=CASE_TIME_LIMIT, cases=None):
+    """Run every case (``cases``, by default the exercise's public ones) on ``answer``; one
+    JSON-able record per case, whatever happens.
 
     A record is ``{"status": "ran", "got": ...}``, ``{"status": "not_done"}`` (the stub's
     NotImplementedError, or ``None`` as the answer), ``{"status": "error", "message": ...}``
     or ``{"status": "timeout"}``. After one timeout the remaining cases are not run.
     """
     records = []
-    for each in exercise.cases:
+    for each in exercise.cases if cases is None else cases:
         if answer is None:
             records.append({"status": "not_done"})
         elif records and records[-1]["status"] == "timeout":
@@ -342,13 +383,12 @@ def run_cases(exercise, answer, seconds=CASE_TIME_LIMIT):
 
 
 def _run_one(exercise, answer, case, seconds):
+    # the engine's functions are looked up before the clock starts: the answer's time is its own
+    given, refusing = ((answer, contextlib.nullcontext()) if exercise.engine is None
+                       else exercise.engine.guarded(exercise.name, answer))
     try:
-        with time_limit(seconds):
-            if exercise.engine is None:
-                return {"status": "ran", "got": exercise.run(answer, case)}
-            given, refusing = exercise.engine.guarded(exercise.name, answer)
-            with refusing:
-                return {"status": "ran", "got": exercise.run(given, case)}
+        with time_limit(seconds), refusing:
+            return {"status": "ran", "got": exercise.run(given, case)}
     except NotImplementedError:
         return {"status": "not_done"}
     except CaseTimeout:
@@ -389,12 +429,15 @@ def _rule_behind(error):
 
 # -- judging (where the reference lives) ----------------------------------------------------
 
+UNJUDGED = ("ran without an error; only the grader can judge this case (this installation has "
+            "no reference answers)")
+
 @dataclass
 class CaseResult:
     """One row of a check's table."""
 
     index: int
-    status: str          # "pass" | "fail" | "error" | "timeout" | "not_done"
+    status: str          # "pass" | "fail" | "error" | "timeout" | "not_done" | "unjudged"
     input: str
     expected: str = ""
     got: str = ""
@@ -420,15 +463,17 @@ class ExerciseResult:
         return asdict(self)
 
 
-def grade(exercise, records):
-    """Judge the records of one exercise (a list from ``run_cases``) into an ExerciseResult.
+def grade(exercise, records, cases=None):
+    """Judge the records of one exercise (a list from ``run_cases`` on ``cases``, by default
+    the public ones) into an ExerciseResult. Every case earns an equal share, hidden or not.
 
     ``records`` comes from an untrusted kernel: anything malformed is a failure, never a crash.
     """
-    if not isinstance(records, list) or len(records) != len(exercise.cases):
+    given = exercise.cases if cases is None else cases
+    if not isinstance(records, list) or len(records) != len(given):
         return _result(exercise, "error", [], "the results sent by the notebook were unreadable")
     cases = [_grade_case(exercise, i, each, record)
-             for i, (each, record) in enumerate(zip(exercise.cases, records), start=1)]
+             for i, (each, record) in enumerate(zip(given, records), start=1)]
     if all(c.status == "pass" for c in cases):
         status = "passed"
     elif all(c.status == "not_done" for c in cases):
@@ -456,11 +501,15 @@ def _result(exercise, status, cases, message):
 
 
 def _grade_case(exercise, index, case, record):
-    row = CaseResult(index, "fail", _safe(exercise.describe, case))
+    shown = _safe(exercise.describe, case)
+    row = CaseResult(index, "fail", f"hidden case: {shown}" if case.get("hidden") else shown)
     status = record.get("status") if isinstance(record, dict) else None
     if status == "ran":
         try:
             verdict = exercise.judge(case, record.get("got"))
+        except answers.Withheld:
+            row.status, row.message = "unjudged", UNJUDGED
+            return row
         except Exception as error:
             why = f"the result could not be read ({type(error).__name__}: {error})"
             verdict = Verdict(False, message=sentences(why, MAX_MESSAGE))

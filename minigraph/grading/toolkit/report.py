@@ -11,8 +11,8 @@ import html
 STATUS_TEXT = {"passed": "passed", "failed": "failed", "not_done": "not done yet",
                "missing": "missing", "error": "error"}
 CASE_WORDS = {"pass": "passed", "fail": "FAILED", "error": "ERROR", "timeout": "TIMED OUT",
-              "not_done": "not done"}
-CASE_COLOURS = {"pass": "#1a7f37", "not_done": "#6e7781"}      # anything else: red
+              "not_done": "not done", "unjudged": "ran (not judged)"}
+CASE_COLOURS = {"pass": "#1a7f37", "not_done": "#6e7781", "unjudged": "#6e7781"}   # anything else: red
 RED = "#cf222e"
 
 

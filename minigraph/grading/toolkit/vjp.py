@@ -47,7 +47,7 @@ import numpy as np
 import minigraph as mg
 
 from .exercise import (MAX_MESSAGE, Exercise, Verdict, arrays, case, compare, describe_inputs,
-                       diagnose, unchanged)
+                       diagnose, random_array, unchanged)
 from .values import Unreadable, decode, encode, sentences, shape_text
 
 RTOL, ATOL = 1e-5, 1e-7          # node gradients vs the expected ones (central differences at leaves)
@@ -71,6 +71,13 @@ def elementwise_cases(g_hint):
             graph_case(x=[-1.5, 0.5, 2.0])]
 
 
+def elementwise_hidden(rng):
+    """A hidden case of a one-input elementwise rule (``Exercise.hidden``): g and x of one
+    random shape."""
+    x = np.asarray(random_array(rng, dims=(1, 2)))
+    return case(g=np.round(rng.normal(0.0, 2.0, x.shape), 4).tolist(), x=x.tolist())
+
+
 def chained(op, w, v, letter):
     """loss = sum(op(op(x·w)·v)), nodes z1, {letter}1, z2, {letter}2, loss, leaves x, w, v.
 
@@ -84,7 +91,7 @@ def chained(op, w, v, letter):
 
 
 def vjp_exercise(id, name, points, title, forward, reference, build, graph_text, cases, hint,
-                 mistakes=None, engine=None):
+                 mistakes=None, engine=None, hidden=None):
     """A backward-rule exercise: plain cases, then graph cases (see the module docstring).
 
     forward     the op's forward, ``forward(*inputs)``: gives ``ans`` in plain cases
@@ -101,7 +108,6 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
     cases = tuple(cases)
     inputs = list(cases[0]["inputs"])[1:]            # the op's inputs, after g: ["x"], ["x", "y"]
     pair = len(inputs) == 2
-    mistakes = mistakes or {}
 
     def rules_of(function):
         """One VJP per input of the op, from a function written like the exercise asks."""
@@ -121,7 +127,7 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
 
     def judge(case, got):
         if case.get("graph"):
-            wrong_rules = {message: rules_of(rule) for message, rule in mistakes.items()}
+            wrong_rules = {message: rules_of(rule) for message, rule in (mistakes or {}).items()}
             return _judge_graph(build, rules_of(reference), case, got, _naming(name, inputs),
                                 wrong_rules)
         g, *values = arrays(case)
@@ -147,7 +153,7 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
         where = f"in the graph {graph_text}, " if case.get("graph") else ""
         return where + describe_inputs(case)
 
-    return Exercise(id, name, points, cases, run, judge, title, hint, describe, engine)
+    return Exercise(id, name, points, cases, run, judge, title, hint, describe, engine, hidden)
 
 
 def _split(out, name):

@@ -1,0 +1,73 @@
+"""Chapter 09's reference answers and typical mistakes (``content/ch09.py`` has the exercises)."""
+
+import numpy as np
+
+
+def softmax(scores):
+    shifted = scores - scores.max(axis=-1, keepdims=True)
+    e = np.exp(shifted)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def temperature(logits, temperature):
+    return softmax(logits / temperature)
+
+
+TEMPERATURE_MISTAKES = {
+    "It looks like the scores were multiplied by the temperature: divide them by it, so that a "
+    "temperature below 1 sharpens the distribution.": lambda z, T: softmax(z * T),
+    "It looks like the temperature was left out: this is the distribution at temperature 1.":
+        lambda z, T: softmax(z),
+    "It looks like the probabilities (not the scores) were divided by the temperature: they no "
+    "longer sum to 1.": lambda z, T: softmax(z) / T,
+    "It looks like the probabilities were raised to the power 1/T but not normalised again: "
+    "they no longer sum to 1.": lambda z, T: softmax(z) ** (1 / T),
+    "It looks like the softmax ran over the wrong axis: each row (the last axis) is one "
+    "distribution over the characters.":
+        lambda z, T: np.exp(z / T - (z / T).max(axis=0)) / np.exp(z / T - (z / T).max(axis=0)).sum(axis=0),
+    "It looks like the log-probabilities were returned: exponentiate them.":
+        lambda z, T: np.log(temperature(z, T)),
+}
+
+def streams(ids, batch, steps, *, shift=1, interleaved=False, whole_chunks=True):
+    """(inputs, targets) of ``batch`` streams; the keywords switch on the typical mistakes."""
+    ids, batch, steps = np.asarray(ids).astype(np.int64), int(batch), int(steps)
+    usable = len(ids) - 1                                  # the last target needs one more id
+    length = usable // (batch * steps) * steps if whole_chunks else usable // batch
+    inputs, targets = ids[:batch * length], ids[shift:batch * length + shift]
+    if interleaved:
+        return inputs.reshape(length, batch).T, targets.reshape(length, batch).T
+    return inputs.reshape(batch, length), targets.reshape(batch, length)
+
+
+STREAM_MISTAKES = {
+    "It looks like the targets are the inputs themselves: each target is the character one "
+    "place after its input.": lambda ids, b, s: streams(ids, b, s, shift=0),
+    "It looks like the streams are interleaved (character k of the text in stream k mod B): "
+    "stream j is one long piece of the text, read left to right.":
+        lambda ids, b, s: streams(ids, b, s, interleaved=True),
+    "It looks like a stream's length is not a whole number of chunks: round it down to a "
+    "multiple of steps.": lambda ids, b, s: streams(ids, b, s, whole_chunks=False),
+    "It looks like the targets run one character behind the inputs: they run one ahead.":
+        lambda ids, b, s: streams(ids, b, s)[::-1],
+}
+
+
+def loss_units(nats):
+    return nats / np.log(2), np.exp(nats)
+
+
+LOSS_MISTAKES = {
+    "It looks like the loss was multiplied by ln 2: bits are nats divided by ln 2 (a bit is a "
+    "larger unit than a nat).": lambda L: (L * np.log(2), np.exp(L)),
+    "It looks like the perplexity is 2 to the loss in nats: the base must match the unit, e to "
+    "the nats (or 2 to the bits).": lambda L: (L / np.log(2), 2 ** L),
+    "It looks like the perplexity is e to the bits: the base must match the unit, e to the nats "
+    "(or 2 to the bits).": lambda L: (L / np.log(2), np.exp(L / np.log(2))),
+    "It looks like the perplexity is the probability e^(-L): perplexity is its inverse, a number "
+    "of choices (at least 1).": lambda L: (L / np.log(2), np.exp(-L)),
+    "It looks like the two are swapped: return (bits per character, perplexity).":
+        lambda L: (np.exp(L), L / np.log(2)),
+    "It looks like the log base 2 of the loss was taken: the loss is already a logarithm; "
+    "change its unit by dividing by ln 2.": lambda L: (np.log2(L), np.exp(L)),
+}
