@@ -21,58 +21,23 @@ import numpy as np
 
 import minigraph as mg
 
+from ..toolkit.answers import answers_of
 from ..toolkit.engine import forward_of, refused, vjps_of
-from ..toolkit.exercise import case, function_exercise, unchanged
+from ..toolkit.exercise import case, function_exercise, random_array, unchanged
 from ..toolkit.values import encode
 from ..toolkit.vjp import graph_case, vjp_exercise
 
 TITLE = "Attention"
+answers = answers_of(__name__)    # answers/ch10.py: references and mistakes, used only to judge
 
 
-def _softmax(scores, axis=-1):
+def softmax(scores, axis=-1):
     shifted = scores - scores.max(axis=axis, keepdims=True)
     e = np.exp(shifted)
     return e / e.sum(axis=axis, keepdims=True)
 
 
 # -- 10.attention -------------------------------------------------------------------------------
-
-def _attention(Q, K, V, mask=None, *, divisor=lambda Q, K: np.sqrt(Q.shape[-1]), axis=-1,
-               fill=-np.inf, inverted=False, after=False, transposed=False):
-    """softmax(Q Kᵀ / √d) V over the keys; the keywords switch on the typical mistakes."""
-    scores = Q @ np.swapaxes(K, -1, -2) / divisor(Q, K)
-    allowed = None if mask is None else np.asarray(mask, dtype=bool) != inverted
-    if allowed is not None and not after:
-        scores = np.where(allowed, scores, fill)
-    weights = _softmax(scores, axis)
-    if allowed is not None and after:
-        weights = weights * allowed
-    return (np.swapaxes(weights, -1, -2) if transposed else weights) @ V
-
-
-ATTENTION_MISTAKES = {
-    "It looks like the scores were not scaled: divide Q Kᵀ by √d, d being the length of a query "
-    "(the last axis of Q).": lambda *a: _attention(*a, divisor=lambda Q, K: 1.0),
-    "It looks like the scores were divided by d: divide them by √d, the square root of a "
-    "query's length.": lambda *a: _attention(*a, divisor=lambda Q, K: Q.shape[-1]),
-    "It looks like the scores were divided by the square root of the number of keys: d is the "
-    "length of a query (the last axis of Q), not how many keys there are.":
-        lambda *a: _attention(*a, divisor=lambda Q, K: np.sqrt(K.shape[-2])),
-    "It looks like the softmax ran over the queries (axis -2): each query's weights over the "
-    "keys (the last axis of the scores) sum to 1.": lambda *a: _attention(*a, axis=-2),
-    "It looks like the mask was applied after the softmax: the weights a query keeps no longer "
-    "sum to 1; mask the scores before the softmax.": lambda *a: _attention(*a, after=True),
-    "It looks like masked scores were set to 0 instead of −∞: e⁰ = 1, so a masked key still "
-    "gets weight; give masked scores −∞ (or a very large negative number).":
-        lambda *a: _attention(*a, fill=0.0),
-    "It looks like the mask was read the wrong way round: True marks the keys a query MAY "
-    "attend to.": lambda *a: _attention(*a, inverted=True),
-    "It looks like the weights were transposed before multiplying V: row i of the output mixes "
-    "the rows of V with query i's weights, (weights) @ V.": lambda *a: _attention(*a, transposed=True),
-    "It looks like the attention weights were returned: the output is the weights times V.":
-        lambda Q, K, V, mask=None: _attention(Q, K, np.eye(K.shape[-2]), mask),
-}
-
 
 def _run_attention(answer, case):
     """Call the answer with Q, K, V as float arrays and the mask, if the case has one, as booleans."""
@@ -90,6 +55,24 @@ def _rounded(rng, *shape):
     return np.round(rng.normal(size=shape), 1).tolist()
 
 
+def _hidden_attention(rng):
+    """Q (…, n, d), K and V (…, m, d) and (…, m, dv) of random small sizes, with or without a
+    batch axis, and half the time a mask: causal (n = m) or padding (each sequence's first keys
+    kept), so every query may attend to at least one key."""
+    batch = () if rng.random() < 0.5 else (int(rng.integers(1, 4)),)
+    n, m, d, dv = (int(k) for k in rng.integers(1, 5, size=4))
+    kind = rng.choice(["none", "causal", "padding"])
+    m = n if kind == "causal" else m
+    inputs = {name: random_array(rng, scale=2.0, shape=batch + shape)
+              for name, shape in (("Q", (n, d)), ("K", (m, d)), ("V", (m, dv)))}
+    if kind == "causal":
+        inputs["mask"] = np.tri(n, dtype=bool).tolist()
+    elif kind == "padding":
+        kept = rng.integers(1, m + 1, size=batch or (1,))
+        inputs["mask"] = (np.arange(m) < kept[:, None, None]).reshape(batch + (1, m)).tolist()
+    return case(**inputs)
+
+
 _rng = np.random.default_rng(10)
 _BATCHED = dict(Q=_rounded(_rng, 2, 3, 4), K=_rounded(_rng, 2, 3, 4), V=_rounded(_rng, 2, 3, 4))
 _SMALL = dict(Q=_rounded(_rng, 2, 3, 2), K=_rounded(_rng, 2, 3, 2), V=_rounded(_rng, 2, 3, 2))
@@ -97,7 +80,7 @@ _CAUSAL = [[True, False, False], [True, True, False], [True, True, True]]
 _PADDING = [[[True, True, False]], [[True, False, False]]]       # (batch, 1, keys): the last keys are padding
 
 attention = dataclasses.replace(function_exercise(
-    "10.attention", "attention", _attention, points=4,
+    "10.attention", "attention", answers.attention, points=4,
     cases=[
         case(Q=[[1.0, 0.0], [0.0, 2.0]], K=[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
              V=[[1.0, 0.0], [0.0, 1.0], [2.0, 2.0]]),
@@ -121,54 +104,38 @@ attention = dataclasses.replace(function_exercise(
           "the query length. Masked scores become −∞ before a stable softmax over the last axis; "
           "the weights then multiply V. np.swapaxes or np.einsum handle the batch axes."),
     title="attention(Q, K, V, mask=None)",
-    mistakes=ATTENTION_MISTAKES,
-    engine=refused({**forward_of(mg.softmax), **forward_of(mg.log_softmax), **forward_of(mg.matmul)})),
+    mistakes=answers.ATTENTION_MISTAKES,
+    engine=refused({**forward_of(mg.softmax), **forward_of(mg.log_softmax), **forward_of(mg.matmul)}),
+    hidden=_hidden_attention),
     run=_run_attention)
 
 
 # -- 10.softmax_vjp -------------------------------------------------------------------------------
 
-def _softmax_vjp(g, ans, x, axis=-1):
-    return ans * (g - np.sum(g * ans, axis=axis, keepdims=True))
-
-
 def softmax_graph(rules):
     """loss = sum(softmax(softmax(X·w, axis=0)·v, axis=-1)·u): the rule along both axes."""
-    softmax = mg.defop("softmax_exercise", _softmax, rules, symbol="softmax")
+    softmax_op = mg.defop("softmax_exercise", softmax, rules, symbol="softmax")
     X = mg.Input("X")
     w = mg.Parameter([[0.5, -1.0], [1.5, 0.3], [-0.7, 1.1]], name="w")
     v = mg.Parameter([[2.0, -1.0], [0.5, 1.5], [-1.0, 3.0]], name="v")
     u = mg.Parameter([[1.0, -2.0], [3.0, 0.5], [-1.5, 2.0]], name="u")
-    columns = softmax(mg.mul(X, w, name="z1"), axis=0, name="s1")
-    rows = softmax(mg.mul(columns, v, name="z2"), axis=-1, name="s2")
+    columns = softmax_op(mg.mul(X, w, name="z1"), axis=0, name="s1")
+    rows = softmax_op(mg.mul(columns, v, name="z2"), axis=-1, name="s2")
     return mg.Graph(mg.sum(mg.mul(rows, u, name="z3"), name="loss"))
 
 
-SOFTMAX_VJP_MISTAKES = {
-    "only the diagonal of the Jacobian was used (g·y·(1 − y), as for sigmoid): every output of a "
-    "softmax depends on every input along its axis, which subtracts a sum over that axis":
-        lambda g, ans, x, axis=-1: g * ans * (1 - ans),
-    "that is exp's rule (g·y): the normalisation by the sum adds a term":
-        lambda g, ans, x, axis=-1: g * ans,
-    "the sum ran over axis 0: it runs along the axis the softmax normalised (axis)":
-        lambda g, ans, x, axis=-1: _softmax_vjp(g, ans, x, axis=0),
-    "the axis was ignored (the sum always ran over the last axis): use the rule's axis, the "
-    "axis the softmax normalised": lambda g, ans, x, axis=-1: _softmax_vjp(g, ans, x),
-    "the sum lost its axis (keepdims): it broadcast along the wrong axis; keep the summed axis "
-    "so that each row subtracts its own sum":
-        lambda g, ans, x, axis=-1: ans * (g - np.sum(g * ans, axis=axis)),
-    "the sum ran over every entry: each slice along the axis is a softmax of its own":
-        lambda g, ans, x, axis=-1: ans * (g - np.sum(g * ans)),
-    "the sum is of g alone: weight g by the softmax's output before summing":
-        lambda g, ans, x, axis=-1: ans * (g - np.sum(g, axis=axis, keepdims=True)),
-    "the sign is flipped": lambda g, ans, x, axis=-1: -_softmax_vjp(g, ans, x, axis),
-}
+def _hidden_softmax_vjp(rng):
+    """g and x of one random shape (1-D or 2-D), and an axis of it (negative or not)."""
+    x = np.asarray(random_array(rng, dims=(1, 2)))
+    axis = int(rng.integers(-x.ndim, x.ndim))
+    return case(g=random_array(rng, scale=2.0, shape=x.shape), x=x.tolist(), axis=axis)
+
 
 _G = np.round(np.random.default_rng(11).normal(size=(3, 3)), 1).tolist()
 _X = np.round(np.random.default_rng(12).normal(size=(3, 3)), 1).tolist()
 
 softmax_vjp = vjp_exercise(
-    "10.softmax_vjp", "softmax_vjp", 3, "softmax_vjp(g, ans, x, axis=-1)", _softmax, _softmax_vjp,
+    "10.softmax_vjp", "softmax_vjp", 3, "softmax_vjp(g, ans, x, axis=-1)", softmax, answers.softmax_vjp,
     softmax_graph, "loss = sum(softmax(softmax(X·w, axis=0)·v, axis=-1)·u)",
     cases=[
         case(g=[1.0, 0.0, 0.0], x=[0.0, 1.0, 2.0],
@@ -180,12 +147,12 @@ softmax_vjp = vjp_exercise(
                   "1, so its gradient there is 0."),
         graph_case(X=[[1.0, -0.5], [0.2, 2.0], [-1.0, 0.4]]),
     ],
-    mistakes=SOFTMAX_VJP_MISTAKES,
+    mistakes=answers.SOFTMAX_VJP_MISTAKES,
     hint=("Each output of a softmax depends on every input along the axis: the Jacobian is "
           "diag(y) − y yᵀ, and the VJP is g times it, without building the matrix.",
           "gᵀ(diag(y) − y yᵀ) is y·g minus y times one number per slice: the sum along the axis "
           "of g·y. Keep that axis so the number broadcasts back over its slice."),
-    engine=refused({**vjps_of(mg.softmax), **vjps_of(mg.log_softmax)}))
+    engine=refused({**vjps_of(mg.softmax), **vjps_of(mg.log_softmax)}), hidden=_hidden_softmax_vjp)
 
 
 EXERCISES = [attention, softmax_vjp]

@@ -46,7 +46,7 @@ import numpy as np
 
 import minigraph as mg
 
-from .exercise import (MAX_MESSAGE, Exercise, Verdict, arrays, case, compare, describe_inputs,
+from .exercise import (MAX_MESSAGE, Exercise, Verdict, case, compare, describe_inputs,
                        diagnose, random_array, unchanged)
 from .values import Unreadable, decode, encode, sentences, shape_text
 
@@ -94,7 +94,9 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
                  mistakes=None, engine=None, hidden=None):
     """A backward-rule exercise: plain cases, then graph cases (see the module docstring).
 
-    forward     the op's forward, ``forward(*inputs)``: gives ``ans`` in plain cases
+    forward     the op's forward, ``forward(*inputs, **attrs)``: gives ``ans`` in plain cases;
+                a case's inputs beyond the first case's (``g``, the op's inputs) are the op's
+                attributes, ints passed by keyword (``axis``: a hidden case may draw one)
     reference   the right rule, called like the learner's ``name(g, ans, *inputs)``; for an op
                 with two inputs it returns the pair (grad for the first, grad for the second)
     build       ``build(rules) -> mg.Graph``, ``rules`` being one VJP per input of the op
@@ -118,10 +120,10 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
     def run(answer, case):
         if case.get("graph"):
             return _record(build, rules_of(answer), case)
-        given = arrays(case)
+        given, attrs = _operands(case, inputs)
         g, *values = copies = [x.copy() for x in given]
-        ans = forward(*values)
-        out = answer(g, ans, *values)
+        ans = forward(*values, **attrs)
+        out = answer(g, ans, *values, **attrs)
         unchanged(name, ["g", *inputs], given, copies)
         return [encode(part) for part in _split(out, name)] if pair else encode(out)
 
@@ -130,12 +132,13 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
             wrong_rules = {message: rules_of(rule) for message, rule in (mistakes or {}).items()}
             return _judge_graph(build, rules_of(reference), case, got, _naming(name, inputs),
                                 wrong_rules)
-        g, *values = arrays(case)
-        expected = reference(g, forward(*values), *values)
+        (g, *values), attrs = _operands(case, inputs)
+        ans = forward(*values, **attrs)
+        expected = reference(g, ans, *values, **attrs)
         if not pair:
             got = decode(got)
             return diagnose(compare(expected, got), got, mistakes,
-                            lambda wrong: wrong(g, forward(*values), *values))
+                            lambda wrong: wrong(g, ans, *values, **attrs))
         if not isinstance(got, list) or len(got) != 2:
             return Verdict(False, message="did not return a pair")
         for k in range(2):
@@ -143,7 +146,7 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
             verdict = compare(expected[k], part)
             if not verdict.passed:
                 verdict = diagnose(verdict, part, mistakes,
-                                   lambda wrong: _split(wrong(g, forward(*values), *values), name)[k])
+                                   lambda wrong: _split(wrong(g, ans, *values, **attrs), name)[k])
                 which = f"the gradient for {inputs[k]}"
                 return Verdict(False, verdict.expected, verdict.got, verdict.message
                                if which in verdict.message else f"{which}: {verdict.message}")
@@ -154,6 +157,16 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
         return where + describe_inputs(case)
 
     return Exercise(id, name, points, cases, run, judge, title, hint, describe, engine, hidden)
+
+
+def _operands(case, inputs):
+    """A plain case's arrays (``g``, then the op's ``inputs``, as floats) and its attributes:
+    any other input is an int the op and the rule take by keyword (``axis=0``), as the engine
+    passes an op's attributes to its VJPs."""
+    given = case["inputs"]
+    names = ["g", *inputs]
+    return ([np.asarray(given[each], dtype=float) for each in names],
+            {key: int(value) for key, value in given.items() if key not in names})
 
 
 def _split(out, name):
