@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import nn, optim, recurrent
+from .. import nn, optim
 from ..charlm import checkpoint as files
-from ..charlm.training import Settings
+from ..charlm.training import Settings, clip_and_update
 from . import data
 from .model import Translator
 
@@ -88,13 +88,7 @@ class Training:
         rows, self.order = self.order[:cfg.batch], self.order[cfg.batch:]
         loss = float(net.graph.backward(net.feed(self.source_ids[rows], self.target_ids[rows]),
                                         wrt=params))
-        clipped, _ = recurrent.clip_by_global_norm([p.grad for p in params], cfg.clip)
-        for p, g in zip(params, clipped):
-            p.grad = g
-        self.optimizer.step()
-        self.iteration += 1
-        self.history["train"].append([self.iteration, loss])
-        return loss
+        return clip_and_update(self, loss)
 
     def evaluate(self):
         """Exact match on ``eval_examples`` held-out examples, recorded in the history."""
