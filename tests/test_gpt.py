@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-from minigraph.charlm import checkpoint as lstm_checkpoint, text as texts
+from minigraph.charlm import checkpoint as lstm_checkpoint
 from minigraph.charlm.sample import sample
 from minigraph.charlm.training import Config as LSTMConfig, Training as LSTMTraining
 from minigraph.gpt import checkpoint, evaluate
