@@ -20,7 +20,8 @@ written out as straight-line Python: ``print(mg.codegen.source(graph))``) and ``
 (when ``Graph.backward`` runs that code instead of its loop),
 ``symbolic`` (``mg.grad``: the backward pass built as a graph, to draw or differentiate again)
 and ``compiled`` (``mg.function``: a graph as a callable training step, as in Theano). The
-chapters' own tools: ``digits`` (05), ``landscape`` (06), ``recurrent`` (07), ``charlm`` (09).
+chapters' own tools: ``digits`` (05), ``landscape`` (06), ``recurrent`` (07), ``charlm`` (09),
+``attention`` (10 and 11), ``translate`` (10) and ``gpt`` (11).
 """
 
 from . import data, gradcheck, nn, optim
@@ -41,9 +42,10 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    """``mg.widgets``, ``mg.digits``, ``mg.landscape``, ``mg.recurrent`` and ``mg.charlm`` are
-    imported on first use: ipywidgets and matplotlib are slow to import."""
-    if name in ("widgets", "digits", "landscape", "recurrent", "charlm"):
+    """``mg.widgets`` and the chapters' tools (``mg.digits``, ``mg.landscape``, ``mg.recurrent``,
+    ``mg.charlm``, ``mg.attention``, ``mg.translate``, ``mg.gpt``) are imported on first use:
+    ipywidgets and matplotlib are slow to import."""
+    if name in ("widgets", "digits", "landscape", "recurrent", "charlm", "attention", "translate", "gpt"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'minigraph' has no attribute '{name}'")

@@ -298,7 +298,7 @@ def test_the_train_and_evaluate_commands(tmp_path, capsys, monkeypatch):
     assert loss == 111_540 + 1 and meta["iteration"] == 2
 
 
-def test_a_run_records_the_commit_it_started_from_even_as_the_tree_changes(tmp_path, monkeypatch):
+def test_a_run_records_the_commit_it_started_from_even_as_the_tree_changes(tmp_path, monkeypatch, ctrl_c_at):
     """The commit is read once, when the run starts: the files the run writes (a tracked
     checkpoint among them) and commits made while it trains do not change its record; a resumed
     run records both."""
@@ -308,15 +308,7 @@ def test_a_run_records_the_commit_it_started_from_even_as_the_tree_changes(tmp_p
     args = ["--out", out, "--hidden", "4", "--batch", "2", "--steps", "3", "--iterations", "4",
             "--eval-every", "2", "--eval-chars", "30", "--sample-length", "0",
             "--best", str(tmp_path / "best.npz")]
-    real_step, stops = Training.step, [3]
-
-    def step_or_ctrl_c(run):                     # Ctrl-C once, as iteration 3 starts
-        if run.iteration in stops:
-            stops.clear()
-            raise KeyboardInterrupt
-        return real_step(run)
-
-    monkeypatch.setattr(Training, "step", step_or_ctrl_c)
+    ctrl_c_at(Training, 3)                           # Ctrl-C once, as iteration 3 starts
     assert train_main(args) == 130
     assert checkpoint.read(out)[0]["commit"] == checkpoint.read(tmp_path / "best.npz")[0]["commit"] == "c1"
     assert train_main(["--out", out, "--resume", "--sample-length", "0"]) == 0

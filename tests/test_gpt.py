@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-from minigraph.charlm import checkpoint as lstm_checkpoint, text as texts
+from minigraph.charlm import checkpoint as lstm_checkpoint
 from minigraph.charlm.sample import sample
 from minigraph.charlm.training import Config as LSTMConfig, Training as LSTMTraining
 from minigraph.gpt import checkpoint, evaluate
@@ -227,19 +227,12 @@ def test_the_shipped_model_reaches_nanogpts_published_loss():
     assert loss <= 1.88
 
 
-def test_the_command_stopped_and_resumed_ends_where_a_straight_run_ends(small_text, tmp_path, monkeypatch):
+def test_the_command_stopped_and_resumed_ends_where_a_straight_run_ends(small_text, tmp_path, monkeypatch,
+                                                                      ctrl_c_at):
     monkeypatch.setattr("minigraph.data.shakespeare", lambda: small_text)
     monkeypatch.setattr("minigraph.charlm.train.git_commit", lambda: "c1")
     out = str(tmp_path / "run.npz")
-    real_step, stops = Training.step, [4]
-
-    def step_or_ctrl_c(run):                     # Ctrl-C once, as iteration 4 starts
-        if run.iteration in stops:
-            stops.clear()
-            raise KeyboardInterrupt
-        return real_step(run)
-
-    monkeypatch.setattr(Training, "step", step_or_ctrl_c)
+    real_step = ctrl_c_at(Training, 4)               # Ctrl-C once, as iteration 4 starts
     args = ["--out", out, "--sample-length", "0",
             *(f"--{key.replace('_', '-')}={value}" for key, value in TINY.items())]
     assert train_main(args) == 130

@@ -35,6 +35,14 @@ def test_import_minigraph_stays_light_and_widgets_load_on_first_use():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.parametrize("package, name", [("charlm", "text"), ("attention", "attention"),
+                                           ("translate", "data"), ("gpt", "model")])
+def test_the_chapters_tools_are_imported_on_first_use(package, name):
+    code = (f"import sys, minigraph as mg; assert 'minigraph.{package}' not in sys.modules; "
+            f"mg.{package}.{name}; assert 'minigraph.{package}' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
 def test_moving_a_slider_recomputes_and_redraws_in_place(net):
     g, x, w, h, loss = net
     explorer = mg.widgets.explore(g, {x: (-3, 3)}, feed={x: 1.0})

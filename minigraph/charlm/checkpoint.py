@@ -13,8 +13,10 @@ the state of the samples' random generator, the command line and the git commit 
 produced it. ``load`` rebuilds the run from the config (the same text gives the same
 streams), then puts every saved number back, so training continues exactly where it stopped.
 
-The pieces every run's file shares (``record``, ``write``, ``read``, ``restore``) are public:
-chapter 11's GPT (``minigraph.gpt.checkpoint``) writes its runs with them, in its own format.
+The pieces every run's file shares (``record``, ``write``, ``read``, ``restore``,
+``parameters``, ``set_parameters``) are public: chapter 11's GPT (``minigraph.gpt.checkpoint``)
+writes its runs with them, and chapter 10's translator (``minigraph.translate.training``) its
+model, each in its own format.
 """
 
 import json
@@ -51,7 +53,7 @@ def record(run, format, command, commit, resumable):
     ``model.parameters``, ``vocab``, ``config``, ``iteration``, ``history`` and ``optimizer``
     (an ``optim.Scheduled`` Adam)."""
     params, adam = run.model.parameters, run.optimizer.optimizer
-    arrays = {f"param/{p.name}": p.value for p in params}
+    arrays = parameters(run.model)
     meta = {"format": format, "vocabulary": run.vocab.chars, "config": run.config.as_dict(),
             "iteration": run.iteration, "history": run.history, "command": command,
             "commit": commit, "resumable": resumable}
@@ -126,6 +128,12 @@ def check_resumable(meta, path):
         raise BadValueError(f"{path} holds a model alone (saved with resumable=False: no optimizer "
                             f"state), so training cannot continue from it. Sample from it or score "
                             f"it with load_model; resume from the run's own checkpoint (--out).")
+
+
+def parameters(model):
+    """The values of the model's Parameters by name (``param/<name>``): what ``set_parameters``
+    puts back."""
+    return {f"param/{p.name}": p.value for p in model.parameters}
 
 
 def set_parameters(model, arrays):

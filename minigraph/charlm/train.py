@@ -86,20 +86,23 @@ def git_commit():
     return head + ("+changes" if dirty else "")
 
 
-def parser(config=Config, prog="python -m minigraph.charlm.train", description=__doc__.split("\n")[0]):
-    """The command line of a training command: its own flags, then one per field of ``config``."""
+def parser(config, prog, description):
+    """The command line of a training command (this chapter's, the GPT's, the translator's):
+    ``--out``, ``--threads``, then one flag per field of the Config class ``config``
+    (``--eval-every`` sets ``eval_every``), None unless given: ``settings`` reads them back."""
     p = argparse.ArgumentParser(prog=prog, description=description)
-    p.add_argument("--out", required=True, help="the checkpoint file (.npz) to write")
-    p.add_argument("--resume", action="store_true", help="continue the run saved in --out")
-    p.add_argument("--best", help="also write the model alone (no optimizer state: a third of the "
-                                  "size) to this file whenever its held-out loss is the lowest so far")
-    p.add_argument("--sample-length", type=int, default=200, help="characters per sample (0: none)")
+    p.add_argument("--out", required=True, help="the file (.npz) to write")
     p.add_argument("--threads", type=int, default=1,
                    help="threads of numpy's matrix products (default 1: faster on a busy machine)")
     for f in fields(config):
         p.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=None,
                        help=f"default {f.default}")
     return p
+
+
+def settings(args, config):
+    """The fields of ``config`` set on the command line (``args``, parsed by ``parser``), by name."""
+    return {f.name: getattr(args, f.name) for f in fields(config) if getattr(args, f.name) is not None}
 
 
 def main(argv=None):
@@ -117,16 +120,21 @@ def training_command(argv, prog, config, make_run, files, describe, description=
     ``describe(run)`` one line printed at the start; the first line of ``description`` is the
     command's help. Returns the exit status (130 on Ctrl-C).
     """
-    args = parser(config, prog, description.split("\n")[0]).parse_args(argv)
-    settings = {f.name: getattr(args, f.name) for f in fields(config) if getattr(args, f.name) is not None}
+    p = parser(config, prog, description.split("\n")[0])
+    p.add_argument("--resume", action="store_true", help="continue the run saved in --out")
+    p.add_argument("--best", help="also write the model alone (no optimizer state: a third of the "
+                                  "size) to this file whenever its held-out loss is the lowest so far")
+    p.add_argument("--sample-length", type=int, default=200, help="characters per sample (0: none)")
+    args = p.parse_args(argv)
+    given = settings(args, config)
     text = data.shakespeare()
     if args.resume:
-        if settings:
+        if given:
             raise BadValueError(f"--resume continues with the settings saved in {args.out}; drop "
-                                f"--{', --'.join(k.replace('_', '-') for k in settings)}.")
+                                f"--{', --'.join(k.replace('_', '-') for k in given)}.")
         run = files.load(args.out, text)
     else:
-        run = make_run(config(**settings), text)
+        run = make_run(config(**given), text)
     print(f"{run.model!r}\n{run.config}\n{describe(run)}; from iteration {run.iteration}", flush=True)
     command = f"{prog} {shlex.join(argv)}"
     commit = git_commit()                       # before this run writes any file of the tree

@@ -136,14 +136,23 @@ class Training(Run):
         loss = float(chunk.graph.backward(chunk.feed(self.inputs[:, cut], self.targets[:, cut],
                                                      self.state), wrt=params))
         self.state = chunk.final_state()
-        clipped, _ = recurrent.clip_by_global_norm([p.grad for p in params], cfg.clip)
-        for p, g in zip(params, clipped):
-            p.grad = g
-        self.optimizer.step()
-        self.iteration += 1
-        self.history["train"].append([self.iteration, loss])
-        return loss
+        return clip_and_update(self, loss)
 
     def score(self, ids):
         """The mean loss of predicting ``ids[1:]``: ``eval_batch`` streams, ``steps`` at a time."""
         return mean_loss(self.model, ids, batch=self.config.eval_batch, steps=self.config.steps)
+
+
+def clip_and_update(run, loss):
+    """Steps 3 and 4, once backward has filled the gradients (this chapter's runs, and chapter
+    10's translator): clip the Parameters' gradients to a global norm of at most
+    ``config.clip``, take one step of the optimizer, count the iteration and record its
+    training ``loss`` in the history. Returns ``loss``."""
+    params = run.model.parameters
+    clipped, _ = recurrent.clip_by_global_norm([p.grad for p in params], run.config.clip)
+    for p, g in zip(params, clipped):
+        p.grad = g
+    run.optimizer.step()
+    run.iteration += 1
+    run.history["train"].append([run.iteration, loss])
+    return loss

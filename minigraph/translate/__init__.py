@@ -14,8 +14,8 @@ Translate" (2015) on this engine, one module per idea, in reading order:
     widgets    the alignment as a heatmap, and a widget to translate and see where the model
                looked (imported on its own: it needs ipywidgets)
 
-``from minigraph.translate import data, model`` (or ``import minigraph.translate``) imports the
-modules a chapter reads: all but the commands and the widgets.
+``import minigraph as mg`` then ``mg.translate.data.dates(...)``: the package is imported on
+first use, with the modules a chapter reads (all but the commands and the widgets).
 """
 
 from . import data, model, training

@@ -10,16 +10,16 @@ history, this command line and the git commit of the code. The same settings giv
 file's numbers, bit for bit. Score a saved model with ``python -m minigraph.translate.evaluate``.
 """
 
-import argparse
 import shlex
 import sys
-from dataclasses import fields
 
 from threadpoolctl import threadpool_limits
 
-from ..charlm.train import git_commit
+from ..charlm.train import git_commit, parser, settings
 from ..progress import Progress
 from .training import Config, Training, save
+
+PROG = "python -m minigraph.translate.train"
 
 
 def train(run, out=None, command=None, commit=None, progress=None, show=3):
@@ -47,25 +47,12 @@ def train(run, out=None, command=None, commit=None, progress=None, show=3):
     return run
 
 
-def parser():
-    p = argparse.ArgumentParser(prog="python -m minigraph.translate.train",
-                                description=__doc__.split("\n")[0])
-    p.add_argument("--out", required=True, help="the model file (.npz) to write")
-    p.add_argument("--threads", type=int, default=1,
-                   help="threads of numpy's matrix products (default 1: faster on a busy machine)")
-    for f in fields(Config):
-        p.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=None,
-                       help=f"default {f.default}")
-    return p
-
-
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    args = parser().parse_args(argv)
-    settings = {f.name: getattr(args, f.name) for f in fields(Config) if getattr(args, f.name) is not None}
-    run = Training(Config(**settings))
+    args = parser(Config, PROG, __doc__.split("\n")[0]).parse_args(argv)
+    run = Training(Config(**settings(args, Config)))
     print(f"{run.model!r}\n{run.config}\n{run.task!r}", flush=True)
-    command = "python -m minigraph.translate.train " + shlex.join(argv)
+    command = f"{PROG} {shlex.join(argv)}"
     commit = git_commit()                       # before this run writes any file of the tree
     with threadpool_limits(args.threads, user_api="blas"):
         train(run, out=args.out, command=command, commit=commit)

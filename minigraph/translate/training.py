@@ -15,15 +15,17 @@ same losses, bit for bit.
 The file is an ``.npz`` of numpy arrays only (``np.load(path, allow_pickle=False)`` reads it):
 ``param/<name>`` for each Parameter and ``meta.json``, one string of JSON: the format, the
 config, the iteration, the history of losses and exact-match accuracies, the command line and
-the git commit that made it.
+the git commit that made it. It is written and read with chapter 09's pieces
+(``charlm.checkpoint``), in this format of its own.
 """
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
-from .. import BadValueError, nn, optim, recurrent
+from .. import nn, optim
+from ..charlm import checkpoint as files
+from ..charlm.training import Settings, clip_and_update
 from . import data
 from .model import Translator
 
@@ -31,7 +33,7 @@ FORMAT = "minigraph.translate/1"
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(Settings):
     """The choices that define a run: the task (``examples`` training examples from ``seed``),
     the model's sizes, the optimizer, and how often ``eval_examples`` held-out examples are
     scored (exact match) while it trains."""
@@ -86,13 +88,7 @@ class Training:
         rows, self.order = self.order[:cfg.batch], self.order[cfg.batch:]
         loss = float(net.graph.backward(net.feed(self.source_ids[rows], self.target_ids[rows]),
                                         wrt=params))
-        clipped, _ = recurrent.clip_by_global_norm([p.grad for p in params], cfg.clip)
-        for p, g in zip(params, clipped):
-            p.grad = g
-        self.optimizer.step()
-        self.iteration += 1
-        self.history["train"].append([self.iteration, loss])
-        return loss
+        return clip_and_update(self, loss)
 
     def evaluate(self):
         """Exact match on ``eval_examples`` held-out examples, recorded in the history."""
@@ -109,24 +105,14 @@ def exact_match(translations, targets):
 
 def save(run, path, command=None, commit=None):
     """Write the model of ``run`` and its record to ``path`` (``command`` and ``commit`` as given)."""
-    arrays = {f"param/{p.name}": p.value for p in run.model.parameters}
-    meta = {"format": FORMAT, "config": asdict(run.config), "iteration": run.iteration,
+    meta = {"format": FORMAT, "config": run.config.as_dict(), "iteration": run.iteration,
             "history": run.history, "command": command, "commit": commit}
-    arrays["meta.json"] = np.array(json.dumps(meta))
-    with open(path, "wb") as file:
-        np.savez(file, **arrays)
+    files.write(path, files.parameters(run.model), meta)
 
 
 def load_model(path):
     """``(model, meta)``: the trained ``Translator`` saved at ``path`` and its record."""
-    with np.load(path, allow_pickle=False) as saved:
-        arrays = {key: saved[key] for key in saved.files}
-    meta = json.loads(str(arrays.pop("meta.json")))
-    if meta.get("format") != FORMAT:
-        raise BadValueError(f"{path} is not a translator of this version (format "
-                            f"{meta.get('format')!r}, expected {FORMAT!r}): make it again with "
-                            f"python -m minigraph.translate.train.")
-    model = Config(**meta["config"]).model()
-    for p in model.parameters:
-        p.value = arrays[f"param/{p.name}"]
+    meta, arrays = files.read(path, FORMAT, "translator", "python -m minigraph.translate.train")
+    model = Config.from_dict(meta["config"]).model()
+    files.set_parameters(model, arrays)
     return model, meta

@@ -14,7 +14,6 @@ module imports ipywidgets and matplotlib; ``import minigraph.translate`` does no
 """
 
 import html
-import io
 
 import ipywidgets as ipw
 import matplotlib.pyplot as plt
@@ -22,7 +21,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import BadValueError, viz
-from ..widgets import WIDE
+from ..widgets import WIDE, png
 
 HIGHLIGHT = viz.GRADIENT
 
@@ -135,9 +134,7 @@ class Explorer(ipw.VBox):
         ax = fig.subplots()
         fig.colorbar(draw_alignment(ax, source, output, weights, step), ax=ax, shrink=0.8)
         fig.tight_layout()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        return png(fig)
 
 
 def explorer(model, examples, value=None):
