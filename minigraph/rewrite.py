@@ -33,6 +33,7 @@ import numpy as np
 
 from . import losses, ops, symbolic
 from .dtypes import number_dtype
+from .graph import Constant, Graph, Op
 from .opdef import OpDef
 from .values import freeze
 
@@ -83,6 +84,19 @@ def program_of(nodes, results):
         else:
             term[node] = Term(node.name, "op", node, node.op, [term[p] for p in node.inputs], node.attrs)
     return Program(term.values(), [term[n] for n in results])
+
+
+def graph_of(program):
+    """The ``program`` as a ``Graph`` to draw or run (``mg.draw(graph_of(p))``): a new node for
+    each op and constant term, named as the term; the Inputs and Parameters are the program's
+    own. Its outputs are the ``results``, in order."""
+    node = {}
+    for t in program.terms:
+        if t.kind == "op":
+            node[t] = Op(t.op, [node[a] for a in t.args], t.attrs, name=t.name)
+        else:
+            node[t] = Constant(t.value, name=t.name) if t.kind == "constant" else t.node
+    return Graph(list(dict.fromkeys(node[t] for t in program.results)))
 
 
 def evaluate(program, leaf_value):

@@ -281,3 +281,28 @@ def test_a_float32_training_step_stays_float32_and_matches_backward():
         for a, e in zip(got, expected):
             np.testing.assert_allclose(a, e, rtol=1e-5, atol=1e-6)
         assert all(p.value.dtype == np.float32 for p in params)
+
+
+def test_the_rewritten_graph_computes_what_the_function_computes_with_fewer_ops():
+    (x, t), params, h, y, error = koehn_network()
+    new = [p - 0.1 * g for p, g in zip(params, mg.grad(error, list(params)))]
+    train = mg.function([x, t], [h, error], updates=dict(zip(params, new)))
+    original = mg.Graph([h, error] + new)
+    n_ops = sum(n.kind == "op" for n in original.nodes)
+    before = train.rewritten()                     # not called yet: the rewrites made at creation
+    assert train.memory is None and sum(n.kind == "op" for n in before.nodes) <= n_ops
+    feed = ([[1.0, 0.0], [0.0, 1.0]], [1.0, 0.0])
+    want = original.forward({x: feed[0], t: feed[1]})
+    got = train.rewritten().forward({x: feed[0], t: feed[1]})
+    train(*feed)                                   # planned: the rewrites of these shapes
+    rewritten = train.rewritten()
+    after, want_after = (g.forward({x: feed[0], t: feed[1]}) for g in (rewritten, original))
+    assert [n.name for n in rewritten.inputs] == ["x", "t"]
+    assert {n for n in rewritten.nodes if n.kind == "parameter"} == set(params)   # the function's own
+    assert sum(n.kind == "op" for n in rewritten.nodes) == train.written.n_ops < n_ops
+    for computed, expected in ((got, want), (after, want_after)):   # (before and after the update)
+        assert len(computed) == len(expected)
+        for a, b in zip(computed, expected):
+            assert np.array_equal(a, b)            # bit for bit
+    assert len(train.memory.table()) == len(train.memory.buffers) > 0
+    assert isinstance(mg.draw(rewritten), mg.viz.Drawing)
