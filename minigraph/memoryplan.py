@@ -50,6 +50,16 @@ def _sum_into(x, axis=None, keepdims=False, out=None):
     return x.sum(axis=axis, keepdims=keepdims, out=out)   # np.sum's reduction, without its wrapper
 
 
+def _sigmoid_into(x, out):
+    """kernels.sigmoid's numbers in 7 calls instead of 8, one array allocated instead of seven:
+    where(x >= 0, 1, e) / (1 + e), e = exp(-|x|), with where(x >= 0, 1, e) = exp(min(x, 0)) (x
+    for x < 0 is -|x|, exp(0) is 1), divided once."""
+    np.exp(np.negative(np.abs(x, out=out), out=out), out=out)      # e
+    denominator = np.add(out, 1)                                   # 1 + e
+    np.exp(np.minimum(x, 0, out=out), out=out)                     # 1, or e where x < 0
+    return np.divide(out, denominator, out=out)
+
+
 def _step_into(x, out):
     return np.greater(x, 0, out=out)                      # step: (x > 0) as 1.0 and 0.0
 
@@ -71,10 +81,14 @@ OUT_FORMS = {
     ops.add.opdef: np.add, ops.sub.opdef: np.subtract, ops.mul.opdef: np.multiply,
     ops.div.opdef: np.divide, ops.power.opdef: np.power, ops.neg.opdef: np.negative,
     ops.exp.opdef: np.exp, ops.log.opdef: np.log, ops.tanh.opdef: np.tanh,
-    ops.relu.opdef: _relu_into, ops.matmul.opdef: np.matmul, ops.linear.opdef: _linear_into,
+    ops.relu.opdef: _relu_into, ops.sigmoid.opdef: _sigmoid_into,
+    ops.matmul.opdef: np.matmul, ops.linear.opdef: _linear_into,
     ops.sum_.opdef: _sum_into, symbolic.broadcast_like.opdef: _broadcast_into,
     symbolic.sum_to.opdef: _sum_to_into, symbolic.step.opdef: _step_into,
 }
+# ops whose result is ``x.T`` (a view: an attribute, no call) when ``written_as_T(x, **attrs)``
+AS_ATTRIBUTE_T = {ops.transpose.opdef: lambda x, axes=None: axes is None,
+                  symbolic.matrix_transpose.opdef: lambda x: x.ndim == 2}
 REMEMBERS_INPUTS = {ops.softmax_cross_entropy.opdef, CROSS_ENTROPY_GRADIENT}   # (and its VJP)
 # ops whose result is always a new array (never a view of an input), with or without out=
 NEW_ARRAYS = set(OUT_FORMS) - {symbolic.sum_to.opdef} | {op.opdef for op in (
@@ -96,11 +110,11 @@ class MemoryPlan:
     ``fresh``: Input terms copied at each call; ``in_place``: the Parameters whose new values are
     written into their own arrays (all of them, unless an op that may keep arrays reads them);
     ``writes``: step -> the (Parameter's term, result number) pairs written right after it (the
-    others: at the end)."""
+    others: at the end); ``transposed``: the transposes written ``x.T`` (``AS_ATTRIBUTE_T``)."""
 
-    def __init__(self, into, buffers, copied, fresh, in_place, writes):
+    def __init__(self, into, buffers, copied, fresh, in_place, writes, transposed):
         self.into, self.buffers, self.copied, self.fresh = into, buffers, copied, fresh
-        self.in_place, self.writes = in_place, writes
+        self.in_place, self.writes, self.transposed = in_place, writes, transposed
 
     @property
     def nbytes(self):
@@ -162,7 +176,8 @@ def plan_memory(program, values, n_outputs, updated):
     parameter, writes = {t.node: t for t in in_place}, {}
     for k, step in early.items():
         writes.setdefault(step, []).append((parameter[updated[k - n_outputs]], k))
-    return MemoryPlan(into, buffers, copied, fresh, {t.node for t in in_place}, writes)
+    transposed = {t for t in terms if t.kind == "op" and _written_as_T(t, values)}
+    return MemoryPlan(into, buffers, copied, fresh, {t.node for t in in_place}, writes, transposed)
 
 
 def _buffer_for(nbytes, buffers, free):
@@ -232,3 +247,9 @@ def _out_form(t, values):
         return None
     same = got is trial and np.array_equal(trial, value, equal_nan=True)
     return form if same else None
+
+
+def _written_as_T(t, values):
+    """Is ``t`` a transpose whose value is its input's ``.T`` (an ndarray's attribute: no call)?"""
+    test, x = AS_ATTRIBUTE_T.get(getattr(t.op, "plain", t.op)), values[t.args[0]] if t.args else None
+    return test is not None and type(x) is np.ndarray and test(x, **t.attrs)

@@ -279,7 +279,7 @@ def fold_shapes(program, values):
 IDENTITY_WHEN_SAME_SHAPE = {symbolic.sum_to.opdef, symbolic.sum_to_product.opdef,
                             symbolic.broadcast_like.opdef, symbolic.reshape_like.opdef,
                             symbolic.as_matrix.opdef, symbolic.product_matrix.opdef,
-                            ops.reshape.opdef}
+                            symbolic.to_operand.opdef, ops.reshape.opdef}
 
 
 def drop_identities(program, values):
@@ -315,10 +315,10 @@ def fuse_cross_entropy_gradient(program, values):
     """softmax cross-entropy's gradient graph replaced by its fused VJP (the same numbers)
 
     For class labels ``y``, ``mg.grad`` builds the gradient of ``softmax_cross_entropy(z, y)``
-    as ``(softmax(z) * sum(one_hot(y, z)) - one_hot(y, z)) / examples(z)``: six ops, one of
-    them the softmax the loss has computed already. The op table's VJP computes it in one:
-    exp(log-softmax), 1 taken off at each label, divided by n; each number is rounded as in
-    the graph (times 1, and minus 0 off the labels, change nothing)."""
+    as ``(exp(log_softmax(z)) * sum(one_hot(y, z)) - one_hot(y, z)) / examples(z)``: seven
+    ops, one of them the log-softmax the loss has computed already. The op table's VJP computes
+    it in one: exp(log-softmax), 1 taken off at each label, divided by n; each number is rounded
+    as in the graph (times 1, and minus 0 off the labels, change nothing)."""
     fixed = shapes_follow(program)
 
     def visit(t, old):
@@ -337,7 +337,8 @@ def _cross_entropy_gradient(t, values):
     if not (op(one_hot, symbolic.targets) and op(scaled, ops.mul)):
         return None
     (soft, mass), (labels, logits) = scaled.args, one_hot.args
-    if not (op(soft, ops.softmax, axis=-1) and soft.args[0] is logits
+    log_soft = soft.args[0] if op(soft, ops.exp) else None
+    if not (log_soft and op(log_soft, ops.log_softmax, axis=-1) and log_soft.args[0] is logits
             and op(mass, ops.sum_, axis=-1, keepdims=True) and mass.args[0] is one_hot):
         return None
     z, y = values[logits], values[labels]
