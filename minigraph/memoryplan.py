@@ -32,8 +32,8 @@ An update ``W - lr * dW`` costs four passes over the weights where a hand-writte
 (finite only if each is: the check that refuses NaN and infinity, as an assignment does, before
 anything moves) and the copy into ``W``'s own array. The copy could go (the Parameter would take
 the buffer, its old array becoming the next call's buffer), but then ``W``'s array would change
-at every call: an array taken from ``W.value`` (a learner's, an optimizer's) would show a value
-two steps old, then be overwritten by the next. ``mg.function`` keeps the promise that the
+at every call: an array taken from ``W.value`` (a learner's, an optimizer's) would stop
+following ``W``, showing an old value, then numbers the next call is computing. ``mg.function`` keeps the promise that the
 update is written into the Parameter's own array, and pays the copy: on
 ``bench/compiled_step.py``'s T3 (784-512-512-10), the check and the copy are about 5% of a
 float64 step. (Computing ``W - lr * dW`` into ``W`` itself, checked after, would leave a
