@@ -49,7 +49,7 @@ gradient's fused op.
 
 import numpy as np
 
-from . import ops, symbolic
+from . import kernels, ops, symbolic
 from .rewrite import CROSS_ENTROPY_GRADIENT, own_op
 
 
@@ -75,6 +75,32 @@ def _sigmoid_into(x, out):
     return np.divide(out, denominator, out=out)
 
 
+def _softmax_into(x, axis=-1, mask=None, out=None):
+    """kernels.softmax (its mask checked when the op ran at the planning call) into ``out``."""
+    if mask is not None:
+        x = np.where(mask, x, -np.inf)
+    np.exp(np.subtract(x, x.max(axis=axis, keepdims=True), out=out), out=out)
+    return np.divide(out, out.sum(axis=axis, keepdims=True), out=out)
+
+
+def _gelu_into(x, out):
+    """kernels.gelu's steps, in place in ``out`` instead of a fresh array."""
+    np.multiply(x, x, out=out)
+    out *= 0.044715
+    out += 1
+    out *= x
+    out *= kernels.GELU_C
+    np.tanh(out, out=out)
+    out += 1
+    out *= x
+    out *= 0.5
+    return out
+
+
+def _embedding_into(table, ids, out):
+    return np.take(table, kernels.checked_ids(ids, table), axis=0, out=out)   # table[ids]
+
+
 def _step_into(x, out):
     return np.greater(x, 0, out=out)                      # step: (x > 0) as 1.0 and 0.0
 
@@ -97,7 +123,8 @@ OUT_FORMS = {
     ops.div.opdef: np.divide, ops.power.opdef: np.power, ops.neg.opdef: np.negative,
     ops.exp.opdef: np.exp, ops.log.opdef: np.log, ops.tanh.opdef: np.tanh,
     ops.relu.opdef: _relu_into, ops.sigmoid.opdef: _sigmoid_into,
-    ops.matmul.opdef: np.matmul, ops.linear.opdef: _linear_into,
+    ops.matmul.opdef: np.matmul, ops.linear.opdef: _linear_into,        # (matmul: stacks too)
+    ops.softmax.opdef: _softmax_into, ops.gelu.opdef: _gelu_into, ops.embedding.opdef: _embedding_into,
     ops.sum_.opdef: _sum_into, symbolic.broadcast_like.opdef: _broadcast_into,
     symbolic.sum_to.opdef: _sum_to_into, symbolic.step.opdef: _step_into,
 }
@@ -112,7 +139,7 @@ NEW_ARRAYS = set(OUT_FORMS) - {symbolic.sum_to.opdef} | {op.opdef for op in (
 # ops that raise on wrong shapes only, never on the numbers (unlike class labels out of range,
 # or integers to a negative integer power):
 # with the shapes of a plan, they do not fail
-FAIL_ON_SHAPES_ONLY = NEW_ARRAYS - {ops.softmax_cross_entropy.opdef, ops.power.opdef} | {op.opdef for op in (
+FAIL_ON_SHAPES_ONLY = NEW_ARRAYS - {ops.softmax_cross_entropy.opdef, ops.power.opdef, ops.embedding.opdef} | {op.opdef for op in (
     ops.reshape, ops.transpose, symbolic.sum_to, symbolic.sum_to_product, symbolic.reshape_like,
     symbolic.as_matrix, symbolic.product_matrix, symbolic.expand_dims, symbolic.step,
     symbolic.is_zero)}

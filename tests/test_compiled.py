@@ -327,3 +327,27 @@ def test_few_calls_per_op_transposes_as_attributes_sigmoid_into_a_buffer():
     code = train.source[train.source.index("def _run"):]
     assert "= W_.T" in code and "f_transpose" not in code and code.count("= to_operand(") == 1
     assert all("-> buffer" in line for line in code.splitlines() if "sigmoid(" in line)
+
+
+def test_the_transformer_ops_write_into_buffers_bit_for_bit():
+    """A tiny attention step: embedding, a stack of matmuls, a masked softmax and gelu take their
+    out= forms and give the interpreter's numbers; ids out of range are refused as embedding does."""
+    ids = mg.Input("ids", dtype=int)
+    rng = np.random.default_rng(0)
+    table = mg.Parameter(rng.normal(size=(7, 4)), name="table")
+    h = mg.embedding(table, ids)                                        # (2, 3, 4)
+    scores = h @ mg.transpose(h, (0, 2, 1))                             # (2, 3, 3): a stack
+    mixed = mg.softmax(scores, axis=-1, mask=mg.causal_mask(3)) @ h
+    loss = mg.sum(mg.gelu(mixed))
+    train = mg.function([ids], loss, updates={table: table - 0.1 * mg.grad(loss, table)})
+    step_graph = mg.Graph([loss, table - 0.1 * mg.grad(loss, table)])
+    for feed in (np.array([[1, 2, 3], [4, 5, 6]]), np.array([[0, 0, 6], [3, 2, 1]])):
+        want_loss, want_table = step_graph.forward({ids: feed})
+        assert np.array_equal(train.run_compiled(feed)[0], want_loss)
+        assert np.array_equal(table.value, want_table)
+    forms = {form.__name__ for form, *_ in train.memory.into.values()}
+    assert {"_embedding_into", "matmul", "_softmax_into", "_gelu_into"} <= forms
+    before = np.array(table.value)
+    with pytest.raises(mg.BadValueError, match="range over"):
+        train(np.array([[1, 2, 9], [4, 5, 6]]))
+    assert np.array_equal(table.value, before)
