@@ -220,8 +220,9 @@ def _write(parameters, news, in_place):
 def write_into(parameter, new):
     """Write ``new`` into the Parameter's own array (stamped, so what depends on it recomputes),
     if its numbers are finite, as a Parameter's are; else the error of an assignment of them."""
-    if not math.isfinite(new.sum()):            # a sum is finite only if every number is (or
-        parameter_array(new, f"the new value of Parameter '{parameter.name}'")   # it overflows)
+    # new.sum() without its wrapper: a sum is finite only if every number is (or it overflows)
+    if not math.isfinite(np.add.reduce(new, axis=None)):
+        parameter_array(new, f"the new value of Parameter '{parameter.name}'")
     own = parameter._value
     if not own.flags.owndata:                   # (a Parameter's array is its own, unless
         parameter.value = new                   # someone gave it another)

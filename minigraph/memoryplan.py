@@ -62,7 +62,7 @@ def _linear_into(x, W, b, out):
 
 
 def _sum_into(x, axis=None, keepdims=False, out=None):
-    return x.sum(axis=axis, keepdims=keepdims, out=out)   # np.sum's reduction, without its wrapper
+    return np.add.reduce(x, axis=axis, keepdims=keepdims, out=out)   # np.sum, without its wrappers
 
 
 def _sigmoid_into(x, out):
@@ -109,7 +109,7 @@ def _sum_to_into(g, x, out):
     added = g.ndim - np.ndim(x)                           # sum_to (kernels.unbroadcast): its
     if added < 1 or g.shape[added:] != np.shape(x):       # usual case, leading axes summed away
         raise ValueError("not the usual case of sum_to")
-    return g.sum(axis=0 if added == 1 else tuple(range(added)), out=out)
+    return np.add.reduce(g, axis=0 if added == 1 else tuple(range(added)), out=out)
 
 
 def _broadcast_into(g, x, out):
