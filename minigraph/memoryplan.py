@@ -50,7 +50,7 @@ gradient's fused op.
 import numpy as np
 
 from . import kernels, ops, symbolic
-from .rewrite import CROSS_ENTROPY_GRADIENT, own_op
+from .rewrite import CROSS_ENTROPY_GRADIENT, RELU_GRADIENT, own_op
 
 
 def _relu_into(x, out):
@@ -101,6 +101,10 @@ def _embedding_into(table, ids, out):
     return np.take(table, kernels.checked_ids(ids, table), axis=0, out=out)   # table[ids]
 
 
+def _relu_gradient_into(g, x, out):
+    return np.multiply(g, np.greater(x, 0), out=out)     # g * (x > 0): g times True or False
+
+
 def _step_into(x, out):
     return np.greater(x, 0, out=out)                      # step: (x > 0) as 1.0 and 0.0
 
@@ -127,6 +131,7 @@ OUT_FORMS = {
     ops.softmax.opdef: _softmax_into, ops.gelu.opdef: _gelu_into, ops.embedding.opdef: _embedding_into,
     ops.sum_.opdef: _sum_into, symbolic.broadcast_like.opdef: _broadcast_into,
     symbolic.sum_to.opdef: _sum_to_into, symbolic.step.opdef: _step_into,
+    RELU_GRADIENT: _relu_gradient_into,
 }
 # ops whose result is ``x.T`` (a view: an attribute, no call) when ``written_as_T(x, **attrs)``
 AS_ATTRIBUTE_T = {ops.transpose.opdef: lambda x, axes=None: axes is None,

@@ -20,7 +20,7 @@ notes how many ops each one removed (``f.source`` prints the notes):
   ``drop_dead``;
 * at the first call with new shapes (the values of that call known, see ``evaluate``):
   ``settle_numbers``, ``fold_shapes``, ``drop_identities``, ``fuse_cross_entropy_gradient``,
-  then ``merge_common`` and ``drop_dead`` again. What these decide from shapes holds for
+  ``fuse_relu_gradient``, then ``merge_common`` and ``drop_dead`` again. What these decide from shapes holds for
   every call with the same shapes and dtypes of Inputs and Parameters; a call with others
   writes the program again.
 
@@ -351,5 +351,31 @@ CROSS_ENTROPY_GRADIENT = OpDef("softmax_ce_grad", lambda z, y: losses.softmax_ce
     1, None, z, y), [], "dCE")
 
 
+def fuse_relu_gradient(program, values):
+    """relu's gradient g * step(x) computed as g * (x > 0): no array of 1.0s and 0.0s
+
+    ``step(x)`` is (x > 0) as numbers, 1.0 or 0.0, and g times them is g or ±0 (NaN for an
+    infinite or NaN g); numpy multiplies g by True and False as by 1.0 and 0.0: the same
+    numbers, one pass over the layer fewer. Only where the product has g's dtype and shape."""
+    fixed = shapes_follow(program)
+
+    def visit(t, old):
+        if t.kind != "op" or t.op is not ops.mul.opdef or old not in fixed:
+            return t
+        steps = [k for k, a in enumerate(t.args) if a.kind == "op" and a.op is symbolic.step.opdef]
+        if not steps:
+            return t
+        g, x = t.args[1 - steps[0]], t.args[steps[0]].args[0]
+        product, before = values[t], values[g]
+        fits = type(product) is type(before) is np.ndarray and (
+            product.shape, product.dtype) == (before.shape, before.dtype)
+        return Term(t.name, "op", t.node, RELU_GRADIENT, (g, x)) if fits else t
+    return _rewrite(program, values, visit)
+
+
+RELU_GRADIENT = OpDef("relu_grad", lambda g, x: g * (x > 0), [], "g·[x>0]")
+
+
 FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, fuse_cross_entropy_gradient,
+              fuse_relu_gradient,
               merge_common, drop_dead]
