@@ -175,6 +175,7 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None):
     into = memory.into if memory else {}
     copied = memory.copied if memory else set()
     fresh = memory.fresh if memory else set()
+    transposed = memory.transposed if memory else set()
     env = {"_value": value_of}
     lines = [f"# {line}" for line in header] + ["def _run(_arrays):"]
     buffers = [np.empty(size, np.uint8) for size in (memory.buffers if memory else [])]
@@ -197,7 +198,9 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None):
             continue
         args = _arguments(t, value, f"attrs_{me}")
         env[f"attrs_{me}"] = t.attrs
-        if t in into:
+        if t in transposed:
+            call, where = f"{value[t]} = {value[t.args[0]]}.T", ""
+        elif t in into:
             form, b, shape, dtype = into[t]
             env[f"into_{me}"], env[f"out_{me}"] = form, _view(buffers[b], shape, dtype)
             call = f"{value[t]} = into_{me}({args}, out=out_{me})"

@@ -8,7 +8,8 @@
 
 All the work of a training step (forward, backward, the update) is one graph, fixed once and
 watched by no hook, so ``mg.function`` may do what the interpreter may not. It compiles the
-graph in three steps, each of which ``print(train.source)`` shows:
+graph in three steps, each of which ``print(train.source)`` shows (``mg.draw(train.rewritten())``
+draws the graph the rewrites leave, ``train.memory.table()`` lists the memory plan's buffers):
 
 1. **rewrites** (``rewrite.py``): identical subexpressions merged, ops of constants computed
    once, then, at the first call, what shapes decide (the seed 1, ``sum_to`` and reshapes that
@@ -81,6 +82,7 @@ class Function:
         self.program = rewrite.run_passes(program, rewrite.AT_CREATION) if optimize else program
         self.parameters = [t.node for t in self.program.terms if t.kind == "parameter"]
         self.plans = {}                   # shapes and dtypes of a call -> its _Plan
+        self.written, self.memory = self.program, None    # what the last code written runs
         self.source = self._written(self.program, None, ["not called yet: no shapes known, "
                                                          "no memory plan"])[0]
 
@@ -139,9 +141,18 @@ class Function:
         shapes = ", ".join(f"{node.name} {a.shape} {a.dtype}" for node, a in zip(self.inputs, arrays))
         again = f" (plan {len(self.plans) + 1}: new shapes, planned again)" if self.plans else ""
         self.source, run = self._written(program, memory, [f"for {shapes or 'no inputs'}{again}"])
+        self.written, self.memory = program, memory
         in_place = memory.in_place if memory else set()
         self.plans[key] = plan = _Plan(run, self.source, in_place)
         return plan, values
+
+    def rewritten(self):
+        """The graph the last code written computes (after the rewrites of its shapes; before
+        the first call, of the rewrites made at creation), as a new ``Graph`` to draw or count
+        (``mg.draw(train.rewritten())``): its Inputs and Parameters are the function's own, its
+        outputs the function's outputs, then the updates' new values. ``train.memory`` is that
+        code's memory plan (``memory.table()``: its buffers), None before the first call."""
+        return rewrite.graph_of(self.written)
 
     def _written(self, program, memory, about):
         """The source of ``program`` with ``memory``, its header saying what the passes did, and
@@ -209,8 +220,9 @@ def _write(parameters, news, in_place):
 def write_into(parameter, new):
     """Write ``new`` into the Parameter's own array (stamped, so what depends on it recomputes),
     if its numbers are finite, as a Parameter's are; else the error of an assignment of them."""
-    if not math.isfinite(new.sum()):            # a sum is finite only if every number is (or
-        parameter_array(new, f"the new value of Parameter '{parameter.name}'")   # it overflows)
+    # new.sum() without its wrapper: a sum is finite only if every number is (or it overflows)
+    if not math.isfinite(np.add.reduce(new, axis=None)):
+        parameter_array(new, f"the new value of Parameter '{parameter.name}'")
     own = parameter._value
     if not own.flags.owndata:                   # (a Parameter's array is its own, unless
         parameter.value = new                   # someone gave it another)

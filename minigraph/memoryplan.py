@@ -20,10 +20,25 @@ whole step, so it can plan, once for each set of shapes:
 * when each update is written into its Parameter's own array: as soon as nothing reads the
   old value any more and no op that may fail on the numbers follows (``_early_writes``), so
   that its buffer is free for the rest of the step; else at the end;
+* which transposes are written as the attribute ``x.T`` (``AS_ATTRIBUTE_T``: the same view,
+  without a call of ``np.transpose``);
 * what must be copied: a value returned to the caller lives in a buffer the next call
   overwrites (or in a Parameter's array that the update writes into), so it is returned as a
   copy; an update whose new value comes from a Parameter updated in place (``a <- b, b <- a``)
   is copied before any Parameter is written.
+
+An update ``W - lr * dW`` costs four passes over the weights where a hand-written
+``W -= lr * dW`` costs two: ``lr * dW`` and ``W - that`` into a buffer, a sum of the new numbers
+(finite only if each is: the check that refuses NaN and infinity, as an assignment does, before
+anything moves) and the copy into ``W``'s own array. The copy could go (the Parameter would take
+the buffer, its old array becoming the next call's buffer), but then ``W``'s array would change
+at every call: an array taken from ``W.value`` (a learner's, an optimizer's) would stop
+following ``W``, showing an old value, then numbers the next call is computing. ``mg.function`` keeps the promise that the
+update is written into the Parameter's own array, and pays the copy: on
+``bench/compiled_step.py``'s T3 (784-512-512-10), the check and the copy are about 5% of a
+float64 step. (Computing ``W - lr * dW`` into ``W`` itself, checked after, would leave a
+refused update half written; ``lr * dW`` in one pass with the subtraction would round
+differently.)
 
 Only values read by minigraph's own ops get buffers: a learner's op (``mg.defop``) might keep
 the array it was given, and would see it change. ``softmax_cross_entropy`` remembers its
@@ -34,8 +49,8 @@ gradient's fused op.
 
 import numpy as np
 
-from . import ops, symbolic
-from .rewrite import CROSS_ENTROPY_GRADIENT, own_op
+from . import kernels, ops, symbolic
+from .rewrite import CROSS_ENTROPY_GRADIENT, RELU_GRADIENT, own_op
 
 
 def _relu_into(x, out):
@@ -47,7 +62,47 @@ def _linear_into(x, W, b, out):
 
 
 def _sum_into(x, axis=None, keepdims=False, out=None):
-    return x.sum(axis=axis, keepdims=keepdims, out=out)   # np.sum's reduction, without its wrapper
+    return np.add.reduce(x, axis=axis, keepdims=keepdims, out=out)   # np.sum, without its wrappers
+
+
+def _sigmoid_into(x, out):
+    """kernels.sigmoid's numbers in 7 calls instead of 8, one array allocated instead of seven:
+    where(x >= 0, 1, e) / (1 + e), e = exp(-|x|), with where(x >= 0, 1, e) = exp(min(x, 0)) (x
+    for x < 0 is -|x|, exp(0) is 1), divided once."""
+    np.exp(np.negative(np.abs(x, out=out), out=out), out=out)      # e
+    denominator = np.add(out, 1)                                   # 1 + e
+    np.exp(np.minimum(x, 0, out=out), out=out)                     # 1, or e where x < 0
+    return np.divide(out, denominator, out=out)
+
+
+def _softmax_into(x, axis=-1, mask=None, out=None):
+    """kernels.softmax (its mask checked when the op ran at the planning call) into ``out``."""
+    if mask is not None:
+        x = np.where(mask, x, -np.inf)
+    np.exp(np.subtract(x, x.max(axis=axis, keepdims=True), out=out), out=out)
+    return np.divide(out, out.sum(axis=axis, keepdims=True), out=out)
+
+
+def _gelu_into(x, out):
+    """kernels.gelu's steps, in place in ``out`` instead of a fresh array."""
+    np.multiply(x, x, out=out)
+    out *= 0.044715
+    out += 1
+    out *= x
+    out *= kernels.GELU_C
+    np.tanh(out, out=out)
+    out += 1
+    out *= x
+    out *= 0.5
+    return out
+
+
+def _embedding_into(table, ids, out):
+    return np.take(table, kernels.checked_ids(ids, table), axis=0, out=out)   # table[ids]
+
+
+def _relu_gradient_into(g, x, out):
+    return np.multiply(g, np.greater(x, 0), out=out)     # g * (x > 0): g times True or False
 
 
 def _step_into(x, out):
@@ -58,7 +113,7 @@ def _sum_to_into(g, x, out):
     added = g.ndim - np.ndim(x)                           # sum_to (kernels.unbroadcast): its
     if added < 1 or g.shape[added:] != np.shape(x):       # usual case, leading axes summed away
         raise ValueError("not the usual case of sum_to")
-    return g.sum(axis=0 if added == 1 else tuple(range(added)), out=out)
+    return np.add.reduce(g, axis=0 if added == 1 else tuple(range(added)), out=out)
 
 
 def _broadcast_into(g, x, out):
@@ -71,10 +126,16 @@ OUT_FORMS = {
     ops.add.opdef: np.add, ops.sub.opdef: np.subtract, ops.mul.opdef: np.multiply,
     ops.div.opdef: np.divide, ops.power.opdef: np.power, ops.neg.opdef: np.negative,
     ops.exp.opdef: np.exp, ops.log.opdef: np.log, ops.tanh.opdef: np.tanh,
-    ops.relu.opdef: _relu_into, ops.matmul.opdef: np.matmul, ops.linear.opdef: _linear_into,
+    ops.relu.opdef: _relu_into, ops.sigmoid.opdef: _sigmoid_into,
+    ops.matmul.opdef: np.matmul, ops.linear.opdef: _linear_into,        # (matmul: stacks too)
+    ops.softmax.opdef: _softmax_into, ops.gelu.opdef: _gelu_into, ops.embedding.opdef: _embedding_into,
     ops.sum_.opdef: _sum_into, symbolic.broadcast_like.opdef: _broadcast_into,
     symbolic.sum_to.opdef: _sum_to_into, symbolic.step.opdef: _step_into,
+    RELU_GRADIENT: _relu_gradient_into,
 }
+# ops whose result is ``x.T`` (a view: an attribute, no call) when ``written_as_T(x, **attrs)``
+AS_ATTRIBUTE_T = {ops.transpose.opdef: lambda x, axes=None: axes is None,
+                  symbolic.matrix_transpose.opdef: lambda x: x.ndim == 2}
 REMEMBERS_INPUTS = {ops.softmax_cross_entropy.opdef, CROSS_ENTROPY_GRADIENT}   # (and its VJP)
 # ops whose result is always a new array (never a view of an input), with or without out=
 NEW_ARRAYS = set(OUT_FORMS) - {symbolic.sum_to.opdef} | {op.opdef for op in (
@@ -83,7 +144,7 @@ NEW_ARRAYS = set(OUT_FORMS) - {symbolic.sum_to.opdef} | {op.opdef for op in (
 # ops that raise on wrong shapes only, never on the numbers (unlike class labels out of range,
 # or integers to a negative integer power):
 # with the shapes of a plan, they do not fail
-FAIL_ON_SHAPES_ONLY = NEW_ARRAYS - {ops.softmax_cross_entropy.opdef, ops.power.opdef} | {op.opdef for op in (
+FAIL_ON_SHAPES_ONLY = NEW_ARRAYS - {ops.softmax_cross_entropy.opdef, ops.power.opdef, ops.embedding.opdef} | {op.opdef for op in (
     ops.reshape, ops.transpose, symbolic.sum_to, symbolic.sum_to_product, symbolic.reshape_like,
     symbolic.as_matrix, symbolic.product_matrix, symbolic.expand_dims, symbolic.step,
     symbolic.is_zero)}
@@ -96,11 +157,11 @@ class MemoryPlan:
     ``fresh``: Input terms copied at each call; ``in_place``: the Parameters whose new values are
     written into their own arrays (all of them, unless an op that may keep arrays reads them);
     ``writes``: step -> the (Parameter's term, result number) pairs written right after it (the
-    others: at the end)."""
+    others: at the end); ``transposed``: the transposes written ``x.T`` (``AS_ATTRIBUTE_T``)."""
 
-    def __init__(self, into, buffers, copied, fresh, in_place, writes):
+    def __init__(self, into, buffers, copied, fresh, in_place, writes, transposed):
         self.into, self.buffers, self.copied, self.fresh = into, buffers, copied, fresh
-        self.in_place, self.writes = in_place, writes
+        self.in_place, self.writes, self.transposed = in_place, writes, transposed
 
     @property
     def nbytes(self):
@@ -162,7 +223,8 @@ def plan_memory(program, values, n_outputs, updated):
     parameter, writes = {t.node: t for t in in_place}, {}
     for k, step in early.items():
         writes.setdefault(step, []).append((parameter[updated[k - n_outputs]], k))
-    return MemoryPlan(into, buffers, copied, fresh, {t.node for t in in_place}, writes)
+    transposed = {t for t in terms if t.kind == "op" and _written_as_T(t, values)}
+    return MemoryPlan(into, buffers, copied, fresh, {t.node for t in in_place}, writes, transposed)
 
 
 def _buffer_for(nbytes, buffers, free):
@@ -232,3 +294,9 @@ def _out_form(t, values):
         return None
     same = got is trial and np.array_equal(trial, value, equal_nan=True)
     return form if same else None
+
+
+def _written_as_T(t, values):
+    """Is ``t`` a transpose whose value is its input's ``.T`` (an ndarray's attribute: no call)?"""
+    test, x = AS_ATTRIBUTE_T.get(getattr(t.op, "plain", t.op)), values[t.args[0]] if t.args else None
+    return test is not None and type(x) is np.ndarray and test(x, **t.attrs)

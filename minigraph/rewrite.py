@@ -20,7 +20,7 @@ notes how many ops each one removed (``f.source`` prints the notes):
   ``drop_dead``;
 * at the first call with new shapes (the values of that call known, see ``evaluate``):
   ``settle_numbers``, ``fold_shapes``, ``drop_identities``, ``fuse_cross_entropy_gradient``,
-  then ``merge_common`` and ``drop_dead`` again. What these decide from shapes holds for
+  ``fuse_relu_gradient``, then ``merge_common`` and ``drop_dead`` again. What these decide from shapes holds for
   every call with the same shapes and dtypes of Inputs and Parameters; a call with others
   writes the program again.
 
@@ -33,6 +33,7 @@ import numpy as np
 
 from . import losses, ops, symbolic
 from .dtypes import number_dtype
+from .graph import Constant, Graph, Op
 from .opdef import OpDef
 from .values import freeze
 
@@ -83,6 +84,19 @@ def program_of(nodes, results):
         else:
             term[node] = Term(node.name, "op", node, node.op, [term[p] for p in node.inputs], node.attrs)
     return Program(term.values(), [term[n] for n in results])
+
+
+def graph_of(program):
+    """The ``program`` as a ``Graph`` to draw or run (``mg.draw(graph_of(p))``): a new node for
+    each op and constant term, named as the term; the Inputs and Parameters are the program's
+    own. Its outputs are the ``results``, in order."""
+    node = {}
+    for t in program.terms:
+        if t.kind == "op":
+            node[t] = Op(t.op, [node[a] for a in t.args], t.attrs, name=t.name)
+        else:
+            node[t] = Constant(t.value, name=t.name) if t.kind == "constant" else t.node
+    return Graph(list(dict.fromkeys(node[t] for t in program.results)))
 
 
 def evaluate(program, leaf_value):
@@ -265,7 +279,7 @@ def fold_shapes(program, values):
 IDENTITY_WHEN_SAME_SHAPE = {symbolic.sum_to.opdef, symbolic.sum_to_product.opdef,
                             symbolic.broadcast_like.opdef, symbolic.reshape_like.opdef,
                             symbolic.as_matrix.opdef, symbolic.product_matrix.opdef,
-                            ops.reshape.opdef}
+                            symbolic.to_operand.opdef, ops.reshape.opdef}
 
 
 def drop_identities(program, values):
@@ -301,10 +315,10 @@ def fuse_cross_entropy_gradient(program, values):
     """softmax cross-entropy's gradient graph replaced by its fused VJP (the same numbers)
 
     For class labels ``y``, ``mg.grad`` builds the gradient of ``softmax_cross_entropy(z, y)``
-    as ``(softmax(z) * sum(one_hot(y, z)) - one_hot(y, z)) / examples(z)``: six ops, one of
-    them the softmax the loss has computed already. The op table's VJP computes it in one:
-    exp(log-softmax), 1 taken off at each label, divided by n; each number is rounded as in
-    the graph (times 1, and minus 0 off the labels, change nothing)."""
+    as ``(exp(log_softmax(z)) * sum(one_hot(y, z)) - one_hot(y, z)) / examples(z)``: seven
+    ops, one of them the log-softmax the loss has computed already. The op table's VJP computes
+    it in one: exp(log-softmax), 1 taken off at each label, divided by n; each number is rounded
+    as in the graph (times 1, and minus 0 off the labels, change nothing)."""
     fixed = shapes_follow(program)
 
     def visit(t, old):
@@ -323,7 +337,8 @@ def _cross_entropy_gradient(t, values):
     if not (op(one_hot, symbolic.targets) and op(scaled, ops.mul)):
         return None
     (soft, mass), (labels, logits) = scaled.args, one_hot.args
-    if not (op(soft, ops.softmax, axis=-1) and soft.args[0] is logits
+    log_soft = soft.args[0] if op(soft, ops.exp) else None
+    if not (log_soft and op(log_soft, ops.log_softmax, axis=-1) and log_soft.args[0] is logits
             and op(mass, ops.sum_, axis=-1, keepdims=True) and mass.args[0] is one_hot):
         return None
     z, y = values[logits], values[labels]
@@ -336,5 +351,31 @@ CROSS_ENTROPY_GRADIENT = OpDef("softmax_ce_grad", lambda z, y: losses.softmax_ce
     1, None, z, y), [], "dCE")
 
 
+def fuse_relu_gradient(program, values):
+    """relu's gradient g * step(x) computed as g * (x > 0): no array of 1.0s and 0.0s
+
+    ``step(x)`` is (x > 0) as numbers, 1.0 or 0.0, and g times them is g or ±0 (NaN for an
+    infinite or NaN g); numpy multiplies g by True and False as by 1.0 and 0.0: the same
+    numbers, one pass over the layer fewer. Only where the product has g's dtype and shape."""
+    fixed = shapes_follow(program)
+
+    def visit(t, old):
+        if t.kind != "op" or t.op is not ops.mul.opdef or old not in fixed:
+            return t
+        steps = [k for k, a in enumerate(t.args) if a.kind == "op" and a.op is symbolic.step.opdef]
+        if not steps:
+            return t
+        g, x = t.args[1 - steps[0]], t.args[steps[0]].args[0]
+        product, before = values[t], values[g]
+        fits = type(product) is type(before) is np.ndarray and (
+            product.shape, product.dtype) == (before.shape, before.dtype)
+        return Term(t.name, "op", t.node, RELU_GRADIENT, (g, x)) if fits else t
+    return _rewrite(program, values, visit)
+
+
+RELU_GRADIENT = OpDef("relu_grad", lambda g, x: g * (x > 0), [], "g·[x>0]")
+
+
 FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, fuse_cross_entropy_gradient,
+              fuse_relu_gradient,
               merge_common, drop_dead]

@@ -228,9 +228,10 @@ def _is_integer(node):
 
 
 def _cross_entropy_logits(g, ans, logits, labels):
-    """softmax · (total label mass) - targets, per example, times g."""
+    """softmax · (total label mass) - targets, per example, times g; the softmax as exp(log-softmax),
+    the loss's own numbers (as its numeric VJP computes it)."""
     t = targets(labels, logits) if _is_integer(labels) else labels
-    p = ops.softmax(logits, axis=-1) * ops.sum(t, axis=-1, keepdims=True)
+    p = ops.exp(ops.log_softmax(logits, axis=-1)) * ops.sum(t, axis=-1, keepdims=True)
     return g * (p - t) / examples(logits)
 
 

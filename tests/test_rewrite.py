@@ -238,3 +238,18 @@ def test_a_parameter_updated_from_another_is_copied_before_the_writes():
     a, b = mg.Parameter([1.0], name="a"), mg.Parameter([2.0], name="b")
     p, memory = plan([a * b, b, a], {}, updated=[a, b])
     assert memory.copied == {0, 1, 2} and memory.in_place == {a, b}
+
+
+def test_relus_gradient_is_fused_bit_for_bit_at_the_edges():
+    """g * step(x) becomes g * (x > 0), one op: the same numbers for every g and x, NaN,
+    infinities and both zeros included, in float32 and float64."""
+    edges = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30, 2.5, -2.5, 3e38, -3e38])
+    for dtype in (np.float32, np.float64):
+        g, x = np.meshgrid(edges, edges)
+        xin = mg.Input("x", dtype=dtype)
+        loss = mg.sum(mg.relu(xin) * mg.Constant(g.astype(dtype)))
+        p, values = program(mg.grad(loss, xin), {xin: x.astype(dtype)})     # each g * step(x)
+        fused = rewrite.run_passes(p, rewrite.FOR_SHAPES, dict(values))
+        assert "relu_grad" in ops_of(fused) and "step" not in ops_of(fused)
+        got = rewrite.evaluate(fused, lambda t: x.astype(dtype) if t.kind == "input" else t.node._value)
+        assert same(got[fused.results[0]], values[p.results[0]])                   # bit for bit
