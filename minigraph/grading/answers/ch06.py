@@ -8,7 +8,7 @@ from ..toolkit.exercise import Verdict
 from ..toolkit.values import decode
 
 
-def _ada(v, g, s, lr, eps, sign=-1, keep=True, square=True, inside=False, root=np.sqrt,
+def adagrad_update(v, g, s, lr, eps, sign=-1, keep=True, square=True, inside=False, root=np.sqrt,
          per_coordinate=True, late=False):
     """AdaGrad with knobs that turn it into the typical wrong rules."""
     g2 = g * g if square else g
@@ -20,26 +20,26 @@ def _ada(v, g, s, lr, eps, sign=-1, keep=True, square=True, inside=False, root=n
 
 ADAGRAD_MISTAKES = {
     "a step uphill: subtract the step (value - ...), do not add it":
-        lambda *a, **k: _ada(*a, **k, sign=1),
+        lambda *a, **k: adagrad_update(*a, **k, sign=1),
     "the squared gradients are not accumulated: keep their "
     "running sum in state and add g² each step":
-        lambda *a, **k: _ada(*a, **k, keep=False),
+        lambda *a, **k: adagrad_update(*a, **k, keep=False),
     "the sum adds g, not g²: square the gradient before adding it":
-        lambda *a, **k: _ada(*a, **k, square=False),
+        lambda *a, **k: adagrad_update(*a, **k, square=False),
     "eps is inside the square root: divide by sqrt(s) + eps":
-        lambda *a, **k: _ada(*a, **k, inside=True),
+        lambda *a, **k: adagrad_update(*a, **k, inside=True),
     "no square root: divide by sqrt(s) + eps, not by s + eps":
-        lambda *a, **k: _ada(*a, **k, root=lambda x: x),
+        lambda *a, **k: adagrad_update(*a, **k, root=lambda x: x),
     "one sum for all coordinates (np.sum): AdaGrad "
     "keeps a sum per coordinate":
-        lambda *a, **k: _ada(*a, **k, per_coordinate=False),
+        lambda *a, **k: adagrad_update(*a, **k, per_coordinate=False),
     "the step divides by the sum before this step's g² is added: "
     "add g² first, then divide":
-        lambda *a, **k: _ada(*a, **k, late=True),
+        lambda *a, **k: adagrad_update(*a, **k, late=True),
 }
 
 
-def _rms(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, inside=False, root=np.sqrt,
+def rmsprop_update(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, inside=False, root=np.sqrt,
          start_at_g2=False):
     """RMSProp with knobs that turn it into the typical wrong rules."""
     old, new = (1 - decay, decay) if swap else (decay, 1.0 if whole else 1 - decay)
@@ -51,25 +51,25 @@ def _rms(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, i
 
 RMSPROP_MISTAKES = {
     "a step uphill: subtract the step (value - ...), do not add it":
-        lambda *a, **k: _rms(*a, **k, sign=1),
+        lambda *a, **k: rmsprop_update(*a, **k, sign=1),
     "decay and 1 - decay are swapped: decay multiplies the old "
     "average, 1 - decay the new g²":
-        lambda *a, **k: _rms(*a, **k, swap=True),
+        lambda *a, **k: rmsprop_update(*a, **k, swap=True),
     "the average is not kept between steps: read the previous s "
     "from state and store the new one":
-        lambda *a, **k: _rms(*a, **k, keep=False),
+        lambda *a, **k: rmsprop_update(*a, **k, keep=False),
     "eps is inside the square root: divide by sqrt(s) + eps":
-        lambda *a, **k: _rms(*a, **k, inside=True),
+        lambda *a, **k: rmsprop_update(*a, **k, inside=True),
     "no square root: divide by sqrt(s) + eps, not by s + eps":
-        lambda *a, **k: _rms(*a, **k, root=lambda x: x),
+        lambda *a, **k: rmsprop_update(*a, **k, root=lambda x: x),
     "g² is added whole: the new average is decay·s + (1 - decay)·g²":
-        lambda *a, **k: _rms(*a, **k, whole=True),
+        lambda *a, **k: rmsprop_update(*a, **k, whole=True),
     "the average starts at the first g² instead of at 0: start s at 0 and blend every g² in, "
-    "the first one too": lambda *a, **k: _rms(*a, **k, start_at_g2=True),
+    "the first one too": lambda *a, **k: rmsprop_update(*a, **k, start_at_g2=True),
 }
 
 
-def _adam(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, first_t=1, sign=-1,
+def adam_update(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, first_t=1, sign=-1,
           swap=False, inside=False, power=True):
     """Adam with knobs that turn it into the typical wrong rules."""
     if swap:
@@ -84,24 +84,24 @@ def _adam(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, first_
 
 ADAM_MISTAKES = {
     "no bias correction: divide m by 1 - beta1^t and s by 1 - beta2^t":
-        lambda *a, **k: _adam(*a, **k, correct_m=False, correct_s=False),
+        lambda *a, **k: adam_update(*a, **k, correct_m=False, correct_s=False),
     "bias correction with t starting at 0: 1 - beta^0 = 0; "
     "count t = 1 at the first step":
-        lambda *a, **k: _adam(*a, **k, first_t=0),
+        lambda *a, **k: adam_update(*a, **k, first_t=0),
     "beta1 and beta2 are swapped: beta1 averages the gradient, "
     "beta2 its square":
-        lambda *a, **k: _adam(*a, **k, swap=True),
+        lambda *a, **k: adam_update(*a, **k, swap=True),
     "bias correction on m only: correct s too":
-        lambda *a, **k: _adam(*a, **k, correct_s=False),
+        lambda *a, **k: adam_update(*a, **k, correct_s=False),
     "bias correction on s only: correct m too":
-        lambda *a, **k: _adam(*a, **k, correct_m=False),
+        lambda *a, **k: adam_update(*a, **k, correct_m=False),
     "eps is inside the square root: divide by sqrt(ŝ) + eps":
-        lambda *a, **k: _adam(*a, **k, inside=True),
+        lambda *a, **k: adam_update(*a, **k, inside=True),
     "a step uphill: subtract the step (value - ...), do not add it":
-        lambda *a, **k: _adam(*a, **k, sign=1),
+        lambda *a, **k: adam_update(*a, **k, sign=1),
     "the bias correction divides by 1 - beta at every step: the power t (the step count, "
     "1, 2, 3, ...) is missing from 1 - beta1^t and 1 - beta2^t":
-        lambda *a, **k: _adam(*a, **k, power=False),
+        lambda *a, **k: adam_update(*a, **k, power=False),
 }
 
 

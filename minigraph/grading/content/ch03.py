@@ -13,7 +13,7 @@ import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused, vjps_of
-from ..toolkit.exercise import Exercise, Rule, arrays, case, describe_inputs
+from ..toolkit.exercise import Exercise, Rule, arrays, case, describe_inputs, random_array
 from ..toolkit.values import encode
 from ..toolkit.vjp import chained, elementwise_cases, elementwise_hidden, graph_case, vjp_exercise
 
@@ -51,6 +51,19 @@ def mul_graph(rules):
     return mg.Graph(mg.sum(mul(h, k, name="hk"), name="loss"))
 
 
+def _hidden_mul(rng):
+    """g of a random shape (1 or 2 axes of 1 to 4 entries); x and y each of that shape or of
+    one that broadcasts to it (some axes of size 1, some leading axes dropped)."""
+    shape = [int(k) for k in rng.integers(1, 5, size=int(rng.integers(1, 3)))]
+
+    def broadcasting():
+        kept = [1 if rng.random() < 0.4 else k for k in shape]
+        return tuple(kept[int(rng.integers(0, len(kept))) if rng.random() < 0.4 else 0:])
+
+    return case(g=random_array(rng, scale=2.0, shape=tuple(shape)),
+                x=random_array(rng, shape=broadcasting()), y=random_array(rng, shape=broadcasting()))
+
+
 mul_vjp = vjp_exercise(
     "03.mul_vjp", "mul_vjp", 3, "mul_vjp(g, ans, x, y) -> (grad_x, grad_y)", np.multiply,
     answers.mul_vjp, mul_graph, "loss = sum(tanh(X·w)·k), w (2,), k (3, 1)",
@@ -73,7 +86,7 @@ mul_vjp = vjp_exercise(
     hint=("Each input's gradient is g times the other input, then brought back to its own shape.",
           "Where broadcasting stretched an input, sum its gradient over the stretched axes "
           "(mg.unbroadcast, given the input's shape)."),
-    engine=refused(vjps_of(mg.mul)))
+    engine=refused(vjps_of(mg.mul)), hidden=_hidden_mul)
 
 
 # -- 03.matmul_vjp ------------------------------------------------------------------------------
@@ -87,6 +100,13 @@ def matmul_graph(rules):
     h = mg.tanh(matmul(X, W1, name="XW1"), name="h")
     out = mg.tanh(matmul(h, W2, name="hW2"), name="out")
     return mg.Graph(mg.sum(out, name="loss"))
+
+
+def _hidden_matmul(rng):
+    """x (n, k), W (k, m) and g (n, m), n, k and m each from 1 to 4."""
+    n, k, m = (int(size) for size in rng.integers(1, 5, size=3))
+    return case(g=random_array(rng, scale=2.0, shape=(n, m)), x=random_array(rng, shape=(n, k)),
+                W=random_array(rng, scale=1.0, shape=(k, m)))
 
 
 matmul_vjp = vjp_exercise(
@@ -110,7 +130,7 @@ matmul_vjp = vjp_exercise(
           "(or its transpose) gives it.",
           "For x (n, k) the product is g (n, m) times something (m, k); for W (k, m) it is "
           "something (k, n) times g. The batch is summed by that product."),
-    engine=refused(vjps_of(mg.matmul)))
+    engine=refused(vjps_of(mg.matmul)), hidden=_hidden_matmul)
 
 
 # -- 03.hand_backprop -----------------------------------------------------------------------

@@ -23,7 +23,7 @@ import minigraph as mg
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise, Verdict, compare
-from ..toolkit.optimizer import optimizer_exercise, own_update, twin_case
+from ..toolkit.optimizer import optimizer_exercise, own_update, random_cases, twin_case
 from ..toolkit.values import decode, encode
 
 TITLE = "Optimizers"
@@ -33,7 +33,8 @@ answers = answers_of(__name__)    # answers/ch06.py: reference rules, hand-worke
 # -- 06.adagrad, 06.rmsprop, 06.adam --------------------------------------------------------------
 
 adagrad = optimizer_exercise(
-    "06.adagrad", "MyAdaGrad", 2, engine=own_update(mg.optim.AdaGrad), cases=
+    "06.adagrad", "MyAdaGrad", 2, engine=own_update(mg.optim.AdaGrad), reference=answers.adagrad_update,
+    hidden=random_cases("MyAdaGrad", lambda rng: {"lr": round(rng.uniform(0.01, 1.0), 4), "eps": round(rng.uniform(0.01, 1.0), 4)}), cases=
     (
         twin_case("MyAdaGrad", {"lr": 1.0, "eps": 0.0}, [10.0, 10.0], [[3.0, 6.0], [4.0, 8.0], [12.0, 24.0]],
                         answers.ADAGRAD_TWINS[0],
@@ -54,7 +55,8 @@ adagrad = optimizer_exercise(
 
 
 rmsprop = optimizer_exercise(
-    "06.rmsprop", "MyRMSProp", 2, engine=own_update(mg.optim.RMSProp), cases=
+    "06.rmsprop", "MyRMSProp", 2, engine=own_update(mg.optim.RMSProp), reference=answers.rmsprop_update,
+    hidden=random_cases("MyRMSProp", lambda rng: {"lr": round(rng.uniform(0.01, 1.0), 4), "decay": round(rng.uniform(0.5, 0.99), 3), "eps": round(rng.uniform(0.01, 1.0), 4)}), cases=
     (
         twin_case("MyRMSProp", {"lr": 0.1, "decay": 0.5, "eps": 0.0}, 1.0, [2.0, 2.0],
                         answers.RMSPROP_TWINS[0],
@@ -76,7 +78,8 @@ rmsprop = optimizer_exercise(
 
 
 adam = optimizer_exercise(
-    "06.adam", "MyAdam", 3, engine=own_update(mg.optim.Adam), cases=
+    "06.adam", "MyAdam", 3, engine=own_update(mg.optim.Adam), reference=answers.adam_update,
+    hidden=random_cases("MyAdam", lambda rng: {"lr": round(rng.uniform(0.01, 1.0), 4), "beta1": round(rng.uniform(0.5, 0.95), 3), "beta2": round(rng.uniform(0.9, 0.999), 3), "eps": round(rng.uniform(0.01, 1.0), 4)}), cases=
     (
         twin_case("MyAdam", {"lr": 0.1, "beta1": 0.9, "beta2": 0.999, "eps": 0.0}, 0.0,
                         [1.0, 1.0, 1.0], answers.ADAM_TWINS[0],
