@@ -192,6 +192,12 @@ def _run_central(answer, case):
     return encode(out)
 
 
+def _hidden_central(rng):
+    """One of the functions, at an x of 2 to 5 entries (1-D, or two rows)."""
+    shape = (int(rng.integers(2, 6)),) if rng.random() < 0.5 else (2, int(rng.integers(1, 4)))
+    return {"f": str(rng.choice(list(FUNCTIONS))), "inputs": {"x": random_array(rng, scale=1.5, shape=shape)}}
+
+
 central_difference = Exercise(
     "03.central_difference", "central_difference", 2,
     (
@@ -207,7 +213,7 @@ central_difference = Exercise(
     hint=("Central: one step of eps on each side of x, along one entry at a time.",
           "For entry i: bump a copy of x up by eps and another down by eps (entry i only), and "
           "divide the difference of f by the distance between the two points."),
-    describe=lambda case: f"f(x) = {case['f']}, {describe_inputs(case)}")
+    describe=lambda case: f"f(x) = {case['f']}, {describe_inputs(case)}", hidden=_hidden_central)
 
 
 EXERCISES = [tanh_vjp, mul_vjp, matmul_vjp, hand_backprop, central_difference]

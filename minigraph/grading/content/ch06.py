@@ -189,6 +189,8 @@ fastest_momentum = Exercise(
           "momentum, (mu, L)) measures any pair you try."),
     describe=lambda case: "mu = {mu:g}, L = {L:g}".format(**case["inputs"]),
     engine=refused({"mg.landscape.best_momentum": "fastest pair"},
-                   advice="work the pair out from mu and L yourself"))
+                   advice="work the pair out from mu and L yourself"),
+    hidden=lambda rng: {"inputs": {"mu": round(rng.uniform(0.1, 2.0), 3),
+                                   "L": round(rng.uniform(10.0, 400.0), 2)}})
 
 EXERCISES = [adagrad, rmsprop, adam, cosine, fastest_momentum]
