@@ -4,7 +4,7 @@
 import numpy as np
 
 from ..content.ch06 import STEPS_TOLERANCE
-from ..toolkit.exercise import Verdict
+from ..toolkit.exercise import Verdict, compare
 from ..toolkit.values import decode
 
 
@@ -151,21 +151,55 @@ COSINE_RATES = [                   # the rate at each t, worked out by hand
 ]
 
 
-def _cos(t, total, lr_max, lr_min, f=np.cos, half=0.5, one=1.0, phase=np.pi):
+def cosine_lr(t, total, lr_max, lr_min, f=np.cos, half=0.5, one=1.0, phase=np.pi):
     return lr_min + (lr_max - lr_min) * half * (one + f(phase * t / total))
 
 
 COSINE_MISTAKES = [
-    (lambda t, **k: _cos(t, **k, f=np.sin), "sin instead of cos: the rate must start at lr_max"),
-    (lambda t, **k: _cos(t, **k, half=1.0), "the factor 1/2 is missing: (1 + cos) runs from 2 to 0"),
-    (lambda t, **k: _cos(t, **k, one=0.0), "the 1 + is missing: cos runs from 1 to -1, (1 + cos)/2 from 1 to 0"),
-    (lambda t, **k: _cos(t, **k, phase=1.0), "the angle is t / total radians: multiply by pi"),
-    (lambda t, **k: _cos(t, **k, f=lambda a: -np.cos(a)), "upside down: the rate should fall from "
+    (lambda t, **k: cosine_lr(t, **k, f=np.sin), "sin instead of cos: the rate must start at lr_max"),
+    (lambda t, **k: cosine_lr(t, **k, half=1.0), "the factor 1/2 is missing: (1 + cos) runs from 2 to 0"),
+    (lambda t, **k: cosine_lr(t, **k, one=0.0),
+     "the 1 + is missing: cos runs from 1 to -1, (1 + cos)/2 from 1 to 0"),
+    (lambda t, **k: cosine_lr(t, **k, phase=1.0), "the angle is t / total radians: multiply by pi"),
+    (lambda t, **k: cosine_lr(t, **k, f=lambda a: -np.cos(a)), "upside down: the rate should fall from "
                                                            "lr_max, (1 + cos) not (1 - cos)"),
-    (lambda t, total, lr_max, lr_min: _cos(t, total, lr_max, 0.0), "lr_min is ignored: the rate "
+    (lambda t, total, lr_max, lr_min: cosine_lr(t, total, lr_max, 0.0), "lr_min is ignored: the rate "
                                                                    "must end at lr_min, not 0"),
-    (lambda t, **k: _cos(t + 1, **k), "off by one: at t = 0 the rate is lr_max, so use t, not t + 1"),
+    (lambda t, **k: cosine_lr(t + 1, **k), "off by one: at t = 0 the rate is lr_max, so use t, not t + 1"),
 ]
+
+
+def _same(a, b):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True))
+
+
+def _diagnose(case, got):
+    """The message of the one typical mistake whose rates are exactly ``got``, else None
+    (also when several give them: the case cannot tell which one was made)."""
+    with np.errstate(all="ignore"):
+        named = [message for rule, message in COSINE_MISTAKES
+                 if _same([rule(t, **case["settings"]) for t in case["inputs"]["steps"]], got)]
+    return named[0] if len(named) == 1 else None
+
+
+def judge_cosine(case, got):
+    """Compare rate by rate with the hand-worked ``case["expected"]`` (a hidden case: the
+    reference's rates); name a typical mistake."""
+    expected = case["expected"] if "expected" in case else [
+        cosine_lr(t, **case["settings"]) for t in case["inputs"]["steps"]]
+    if not isinstance(got, list) or len(got) != len(expected):
+        return Verdict(False, message="the notebook sent no readable results")
+    values = [decode(v) for v in got]
+    for k, (want, value) in enumerate(zip(expected, values)):
+        verdict = compare(want, value)
+        if not verdict.passed:
+            named = _diagnose(case, [v if isinstance(v, np.ndarray) else np.nan for v in values])
+            message = (f"at t = {case['inputs']['steps'][k]}: {verdict.message}"
+                       + (f". Looks like: {named}" if named else ""))
+            return Verdict(False, verdict.expected, verdict.got, message)
+    return Verdict(True, f"{len(values)} value{'s' if len(values) > 1 else ''}", "all right")
+
 
 
 def _landscape():

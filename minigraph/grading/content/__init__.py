@@ -59,6 +59,4 @@ wrong ones fail them and a table of the public cases' answers does not. No hidde
 * ``08.framework_words``: the cases are the words of a fixed vocabulary, all of them public.
 * ``08.second_derivative``: the cases are the chapter's three named functions, each at fixed
   points; its input is a choice among them, all public.
-* ``06.cosine``: its cases hold hand-worked rates, and its judge compares with them; drawing
-  (t, total, lr_max, lr_min) needs a reference judge in ``answers/ch06.py`` (not written yet).
 """

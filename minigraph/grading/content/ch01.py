@@ -10,8 +10,8 @@ import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.exercise import Exercise, arrays, random_array, value_exercise
-from ..toolkit.graphs import (BRANCHES, SHARED, ancestors, build, formula, kinds_of, names_of, random_spec, stacked_diamonds,
-                              WALKING_YOURSELF)
+from ..toolkit.graphs import (BRANCHES, SHARED, ancestors, build, formula, kinds_of, names_of, random_spec,
+                              stacked_diamonds, WALKING_YOURSELF)
 from ..toolkit.values import encode
 
 TITLE = "Computational graphs"
@@ -93,7 +93,8 @@ def _hidden_consumers(rng):
     its nodes."""
     spec = random_spec(rng)
     above = ancestors(spec, spec[-1][0])
-    return {"graph": "random", "spec": [row for row in spec if row[0] in above], "node": str(rng.choice(above))}
+    return {"graph": "random", "spec": [row for row in spec if row[0] in above],
+            "node": str(rng.choice(above))}
 
 
 def _run_consumers(answer, case):
@@ -135,7 +136,9 @@ def _describe_find_inputs(case):
     graph, output = case["graph"], case["output"]
     if graph == "DIAMONDS":
         return f"output out of {DIAMONDS} stacked diamonds: h_k = tanh(h_k-1) + σ(h_k-1), out = h{DIAMONDS}·x"
-    return f"output {output} (a leaf)" if output in ("w", "x") else f"output {output} of: {formula(spec_of(case), output)}"
+    if output in ("w", "x"):
+        return f"output {output} (a leaf)"
+    return f"output {output} of: {formula(spec_of(case), output)}"
 
 
 def _run_find_inputs(answer, case):
@@ -148,7 +151,8 @@ def _run_find_inputs(answer, case):
 def _hidden_find_inputs(rng):
     """A random graph and one of its ops as the output (the public cases have leaves)."""
     spec = random_spec(rng)
-    return {"graph": "random", "spec": spec, "output": str(rng.choice([name for name, kind in kinds_of(spec).items() if kind == "op"]))}
+    ops = [name for name, kind in kinds_of(spec).items() if kind == "op"]
+    return {"graph": "random", "spec": spec, "output": str(rng.choice(ops))}
 
 
 find_inputs = Exercise(

@@ -14,8 +14,8 @@ import minigraph as mg
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise, Rule, random_array
-from ..toolkit.graphs import (BRANCHES, SHARED, a_kind, ancestors, build, formula, names_of, random_spec, stacked_diamonds,
-                              WALKING_YOURSELF)
+from ..toolkit.graphs import (BRANCHES, SHARED, a_kind, ancestors, build, formula, names_of, random_spec,
+                              stacked_diamonds, WALKING_YOURSELF)
 from ..toolkit.values import encode
 
 TITLE = "Running a graph"
@@ -99,7 +99,8 @@ TOPO_CASES = (
 
 topo_sort = Exercise(
     "02.topo_sort", "topo_sort", points=3, run=_run_walk, judge=answers.judge_topo,
-    title="topo_sort(output)", describe=describe, cases=TOPO_CASES, engine=WALKING_YOURSELF, hidden=random_case,
+    title="topo_sort(output)", describe=describe, cases=TOPO_CASES, engine=WALKING_YOURSELF,
+    hidden=random_case,
     hint=("Post-order: a node goes into the order only after all its inputs are in it.",
           "Keep a set of placed nodes, so a node shared by several ops is placed once, and keep "
           "the nodes still to visit on a stack of your own instead of recursing."))
@@ -222,8 +223,8 @@ def _run_evaluate(answer, case):
 
 evaluate = Exercise(
     "02.evaluate", "evaluate", points=3, run=_run_evaluate, judge=answers.judge_evaluate,
-    title="evaluate(output, feed)", hidden=_hidden_evaluate, engine=refused({"mg.Graph.forward": "evaluation of a graph"},
-                                                   advice=EVALUATE_YOURSELF),
+    title="evaluate(output, feed)", hidden=_hidden_evaluate,
+    engine=refused({"mg.Graph.forward": "evaluation of a graph"}, advice=EVALUATE_YOURSELF),
     describe=lambda case: describe(case) + "; feed " + ", ".join(
         f"{k}={v}" for k, v in feed_of(case).items()),
     cases=(

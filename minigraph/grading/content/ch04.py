@@ -43,7 +43,7 @@ gd = optimizer_exercise(
                         hint="Use the learning rate the optimizer was made with."),
     ),
     reference=answers.gd_update, engine=own_update(mg.optim.GD),
-    hidden=random_cases("MyGD", lambda rng: {"lr": round(rng.uniform(0.01, 1.0), 4)}),
+    hidden=random_cases("MyGD", lr=(0.01, 1.0)),
     mistakes=answers.GD_MISTAKES,
     hint=("Gradient descent takes a small step against the gradient, scaled by the learning rate.",
           "The learning rate is an attribute of the optimizer; return a new array (a Parameter's "
@@ -65,7 +65,7 @@ momentum = optimizer_exercise(
                         hint="Use the momentum and learning rate the optimizer was made with."),
     ),
     reference=answers.momentum_update, engine=own_update(mg.optim.Momentum),
-    hidden=random_cases("MyMomentum", lambda rng: {"lr": round(rng.uniform(0.01, 1.0), 4), "momentum": round(rng.uniform(0.1, 0.99), 3)}),
+    hidden=random_cases("MyMomentum", lr=(0.01, 1.0), momentum=(0.1, 0.99)),
     mistakes=answers.MOMENTUM_MISTAKES,
     hint=("Momentum keeps a velocity per parameter, from one step to the next.",
           "The new velocity is the old one (0 at first) scaled by the momentum, plus a step "

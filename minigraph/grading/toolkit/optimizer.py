@@ -35,8 +35,8 @@ def optimizer_exercise(id, cls, points, cases, mistakes, hint, reference=None, e
     """An exercise asking for an optimizer class ``cls`` whose ``update`` follows ``reference``
     (``reference(value, grad, state, **settings)``; not needed when every case is a twin case);
     ``mistakes`` maps a message to a wrong rule called like ``reference``; ``engine``: the
-    engine's optimizer it asks for (``Exercise.engine``), e.g. ``engine=own_update(mg.optim.Adam)``; ``hidden``: a generator of more cases
-    (``random_cases``), which need ``reference``."""
+    engine's optimizer it asks for (``Exercise.engine``), e.g. ``engine=own_update(mg.optim.Adam)``;
+    ``hidden``: a generator of more cases (``random_cases``), which need ``reference``."""
     return Exercise(id, cls, points, tuple(cases), _run, _judge(reference, mistakes),
                     title=f"{cls}.update(value, grad, state)", hint=hint, describe=_describe,
                     engine=engine, hidden=hidden)
@@ -55,14 +55,16 @@ def optimizer_case(cls, settings, values, grads, hint=""):
     return {**c, "hint": hint} if hint else c
 
 
-def random_cases(cls, settings):
+def random_cases(cls, **ranges):
     """A hidden-case generator (``Exercise.hidden``): two Parameters of random shapes, 1 to 4
-    steps of random gradients, and the settings ``settings(rng)`` draws (``{"lr": ...}``)."""
+    steps of random gradients, and each setting drawn uniformly from its range
+    (``random_cases("MyGD", lr=(0.01, 1.0))``)."""
     def hidden(rng):
         starts = [random_array(rng) for _ in range(2)]
         grads = [[random_array(rng, shape=np.shape(start)) for start in starts]
                  for _ in range(int(rng.integers(1, 5)))]
-        return optimizer_case(cls, settings(rng), starts, grads)
+        settings = {name: round(rng.uniform(low, high), 4) for name, (low, high) in ranges.items()}
+        return optimizer_case(cls, settings, starts, grads)
     return hidden
 
 
