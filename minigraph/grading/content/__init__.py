@@ -1,4 +1,4 @@
-"""The course's exercises, one module per chapter: ``ch00.py`` ... ``ch09.py``.
+"""The course's exercises, one module per chapter: ``ch00.py`` ... ``ch11.py``.
 
 Each chapter is split in two, so that nothing a submission can read helps it:
 
