@@ -57,6 +57,4 @@ wrong ones fail them and a table of the public cases' answers does not. No hidde
 * ``07.reber_generator``: the answer is a sampler, judged by the statistics of 300 strings it
   draws; its randomness is already the answer's own.
 * ``08.framework_words``: the cases are the words of a fixed vocabulary, all of them public.
-* ``08.second_derivative``: the cases are the chapter's three named functions, each at fixed
-  points; its input is a choice among them, all public.
 """

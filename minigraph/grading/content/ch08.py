@@ -88,6 +88,17 @@ FUNCTIONS = {                     # name -> f built with ops (in numpy, with f' 
 POINTS = [-1.0, 0.5, 2.0]
 
 
+def points_of(case):
+    """Where f'' is evaluated: POINTS, or a hidden case's own points."""
+    return case.get("points", POINTS)
+
+
+def _hidden_second(rng):
+    """One of the functions, at 2 to 4 random points."""
+    points = np.round(rng.uniform(-2.5, 2.5, int(rng.integers(2, 5))), 3).tolist()
+    return {"inputs": {"f": str(rng.choice(list(FUNCTIONS)))}, "points": points}
+
+
 def _second_run(answer, case):
     x = mg.Parameter(0.0, name="x")
     out = answer(FUNCTIONS[case["inputs"]["f"]], x)
@@ -95,7 +106,7 @@ def _second_run(answer, case):
         return {"value": encode(out)}
     graph, values = mg.Graph(out), []
     by_grad = any(node.op is not None and node.op.name == "ones_like" for node in graph.nodes)
-    for point in POINTS:
+    for point in points_of(case):
         x.value = point
         values.append(float(np.sum(graph.forward())))
     return {"value": encode(values), "by_grad": by_grad}
@@ -109,7 +120,7 @@ second_derivative = Exercise(
      "derivative is a node like any other.",
      "f(x) is a node; mg.grad of a node with respect to x is a node too, and mg.grad accepts any "
      "node, including a gradient."),
-    describe=lambda case: f"f = {case['inputs']['f']}, x at {POINTS}")
+    describe=lambda case: f"f = {case['inputs']['f']}, x at {points_of(case)}", hidden=_hidden_second)
 
 
 # -- 08.framework_words ------------------------------------------------------------------------------
