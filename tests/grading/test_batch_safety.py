@@ -281,12 +281,19 @@ def test_every_generator_makes_cases_the_reference_takes():
             cases = with_hidden(exercise, 7)
             if exercise.hidden is not None:
                 assert len(cases) == len(exercise.cases) + HIDDEN_CASES, exercise.id
+                reference = exercise_reference(exercise)
+                if reference is None:       # test_hidden_cases.py runs a learner's right answer on them
+                    continue
                 for case in cases[len(exercise.cases):]:       # judged as the reference would be
-                    assert exercise.judge(case, exercise.run(exercise_reference(exercise), case)).passed
+                    assert exercise.judge(case, exercise.run(reference, case)).passed, exercise.id
 
 
 def exercise_reference(exercise):
-    """The reference answer of a function or backward-rule exercise, from its judge's closure."""
+    """The reference answer of a function or backward-rule exercise, from its judge's closure;
+    None for any other exercise (a graph walk, an optimizer class, ...), whose reference is not
+    called like the learner's answer."""
+    if getattr(exercise.judge, "__qualname__", "").split(".")[0] not in ("function_exercise", "vjp_exercise"):
+        return None
     cells = {name: cell.cell_contents for name, cell in zip(exercise.judge.__code__.co_freevars,
                                                               exercise.judge.__closure__)}
     reference = cells["reference"]

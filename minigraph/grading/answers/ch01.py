@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from ..content.ch01 import SPECS
+from ..content.ch01 import spec_of
 from ..toolkit.exercise import Verdict, arrays, compare
-from ..toolkit.graphs import SHARED, a_kind, ancestors, compare_sets, inputs_of, kinds_of
+from ..toolkit.graphs import a_kind, ancestors, compare_sets, inputs_of, kinds_of
 from ..toolkit.values import decode
 
 
@@ -58,7 +58,8 @@ def same(a, b):
 def judge_consumers(case, got):
     if got.get("problem"):
         return Verdict(False, "a list of nodes", "?", f"returned {got['problem']}")
-    node, parents = case["node"], inputs_of(SHARED)
+    spec = spec_of(case)
+    node, parents = case["node"], inputs_of(spec)
     consumers = [n for n, ins in parents.items() if node in ins]
     names = [str(n) for n in got["names"]]
     if names and set(names) == set(parents[node]) != set(consumers):
@@ -71,7 +72,7 @@ def judge_consumers(case, got):
             return "is not a node of this graph"
         if n == node:
             return "is the node itself: a node does not consume itself"
-        if node in ancestors(SHARED, n):
+        if node in ancestors(spec, n):
             return (f"depends on '{node}' only through other nodes: list only the nodes that have "
                     f"'{node}' among their own inputs")
         return f"does not use '{node}' as an input"
@@ -82,7 +83,7 @@ def judge_consumers(case, got):
 def judge_find_inputs(case, got):
     if got.get("problem"):
         return Verdict(False, "a list of Input nodes", "?", f"returned {got['problem']}")
-    spec, output = SPECS[case["graph"]], case["output"]
+    spec, output = spec_of(case), case["output"]
     kinds, above = kinds_of(spec), ancestors(spec, output)
     expected = [n for n in above if kinds[n] == "input"]
 

@@ -7,7 +7,7 @@ import numpy as np
 
 import minigraph as mg
 
-from ..content.ch02 import AGAIN, EVALUATE_YOURSELF, FEEDS, output_of, spec_of
+from ..content.ch02 import AGAIN, EVALUATE_YOURSELF, feed_of, output_of, spec_of
 from ..toolkit.exercise import Verdict, compare
 from ..toolkit.graphs import ancestors, build, compare_sets, inputs_of, kinds_of, op_args
 from ..toolkit.values import decode, show
@@ -151,7 +151,7 @@ def _without_attributes(spec):
 
 
 def judge_evaluate(case, got):
-    spec, output, feed = spec_of(case), output_of(case), FEEDS[case["graph"]]
+    spec, output, feed = spec_of(case), output_of(case), feed_of(case)
     expected = _forward(spec, output, feed)
     if got.get("used_forward"):
         return Verdict(False, "your own evaluation", "Graph.forward",

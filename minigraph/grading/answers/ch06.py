@@ -4,11 +4,11 @@
 import numpy as np
 
 from ..content.ch06 import STEPS_TOLERANCE
-from ..toolkit.exercise import Verdict
+from ..toolkit.exercise import Verdict, compare
 from ..toolkit.values import decode
 
 
-def _ada(v, g, s, lr, eps, sign=-1, keep=True, square=True, inside=False, root=np.sqrt,
+def adagrad_update(v, g, s, lr, eps, sign=-1, keep=True, square=True, inside=False, root=np.sqrt,
          per_coordinate=True, late=False):
     """AdaGrad with knobs that turn it into the typical wrong rules."""
     g2 = g * g if square else g
@@ -20,26 +20,26 @@ def _ada(v, g, s, lr, eps, sign=-1, keep=True, square=True, inside=False, root=n
 
 ADAGRAD_MISTAKES = {
     "a step uphill: subtract the step (value - ...), do not add it":
-        lambda *a, **k: _ada(*a, **k, sign=1),
+        lambda *a, **k: adagrad_update(*a, **k, sign=1),
     "the squared gradients are not accumulated: keep their "
     "running sum in state and add g² each step":
-        lambda *a, **k: _ada(*a, **k, keep=False),
+        lambda *a, **k: adagrad_update(*a, **k, keep=False),
     "the sum adds g, not g²: square the gradient before adding it":
-        lambda *a, **k: _ada(*a, **k, square=False),
+        lambda *a, **k: adagrad_update(*a, **k, square=False),
     "eps is inside the square root: divide by sqrt(s) + eps":
-        lambda *a, **k: _ada(*a, **k, inside=True),
+        lambda *a, **k: adagrad_update(*a, **k, inside=True),
     "no square root: divide by sqrt(s) + eps, not by s + eps":
-        lambda *a, **k: _ada(*a, **k, root=lambda x: x),
+        lambda *a, **k: adagrad_update(*a, **k, root=lambda x: x),
     "one sum for all coordinates (np.sum): AdaGrad "
     "keeps a sum per coordinate":
-        lambda *a, **k: _ada(*a, **k, per_coordinate=False),
+        lambda *a, **k: adagrad_update(*a, **k, per_coordinate=False),
     "the step divides by the sum before this step's g² is added: "
     "add g² first, then divide":
-        lambda *a, **k: _ada(*a, **k, late=True),
+        lambda *a, **k: adagrad_update(*a, **k, late=True),
 }
 
 
-def _rms(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, inside=False, root=np.sqrt,
+def rmsprop_update(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, inside=False, root=np.sqrt,
          start_at_g2=False):
     """RMSProp with knobs that turn it into the typical wrong rules."""
     old, new = (1 - decay, decay) if swap else (decay, 1.0 if whole else 1 - decay)
@@ -51,25 +51,25 @@ def _rms(v, g, s, lr, decay, eps, sign=-1, swap=False, keep=True, whole=False, i
 
 RMSPROP_MISTAKES = {
     "a step uphill: subtract the step (value - ...), do not add it":
-        lambda *a, **k: _rms(*a, **k, sign=1),
+        lambda *a, **k: rmsprop_update(*a, **k, sign=1),
     "decay and 1 - decay are swapped: decay multiplies the old "
     "average, 1 - decay the new g²":
-        lambda *a, **k: _rms(*a, **k, swap=True),
+        lambda *a, **k: rmsprop_update(*a, **k, swap=True),
     "the average is not kept between steps: read the previous s "
     "from state and store the new one":
-        lambda *a, **k: _rms(*a, **k, keep=False),
+        lambda *a, **k: rmsprop_update(*a, **k, keep=False),
     "eps is inside the square root: divide by sqrt(s) + eps":
-        lambda *a, **k: _rms(*a, **k, inside=True),
+        lambda *a, **k: rmsprop_update(*a, **k, inside=True),
     "no square root: divide by sqrt(s) + eps, not by s + eps":
-        lambda *a, **k: _rms(*a, **k, root=lambda x: x),
+        lambda *a, **k: rmsprop_update(*a, **k, root=lambda x: x),
     "g² is added whole: the new average is decay·s + (1 - decay)·g²":
-        lambda *a, **k: _rms(*a, **k, whole=True),
+        lambda *a, **k: rmsprop_update(*a, **k, whole=True),
     "the average starts at the first g² instead of at 0: start s at 0 and blend every g² in, "
-    "the first one too": lambda *a, **k: _rms(*a, **k, start_at_g2=True),
+    "the first one too": lambda *a, **k: rmsprop_update(*a, **k, start_at_g2=True),
 }
 
 
-def _adam(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, first_t=1, sign=-1,
+def adam_update(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, first_t=1, sign=-1,
           swap=False, inside=False, power=True):
     """Adam with knobs that turn it into the typical wrong rules."""
     if swap:
@@ -84,24 +84,24 @@ def _adam(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, first_
 
 ADAM_MISTAKES = {
     "no bias correction: divide m by 1 - beta1^t and s by 1 - beta2^t":
-        lambda *a, **k: _adam(*a, **k, correct_m=False, correct_s=False),
+        lambda *a, **k: adam_update(*a, **k, correct_m=False, correct_s=False),
     "bias correction with t starting at 0: 1 - beta^0 = 0; "
     "count t = 1 at the first step":
-        lambda *a, **k: _adam(*a, **k, first_t=0),
+        lambda *a, **k: adam_update(*a, **k, first_t=0),
     "beta1 and beta2 are swapped: beta1 averages the gradient, "
     "beta2 its square":
-        lambda *a, **k: _adam(*a, **k, swap=True),
+        lambda *a, **k: adam_update(*a, **k, swap=True),
     "bias correction on m only: correct s too":
-        lambda *a, **k: _adam(*a, **k, correct_s=False),
+        lambda *a, **k: adam_update(*a, **k, correct_s=False),
     "bias correction on s only: correct m too":
-        lambda *a, **k: _adam(*a, **k, correct_m=False),
+        lambda *a, **k: adam_update(*a, **k, correct_m=False),
     "eps is inside the square root: divide by sqrt(ŝ) + eps":
-        lambda *a, **k: _adam(*a, **k, inside=True),
+        lambda *a, **k: adam_update(*a, **k, inside=True),
     "a step uphill: subtract the step (value - ...), do not add it":
-        lambda *a, **k: _adam(*a, **k, sign=1),
+        lambda *a, **k: adam_update(*a, **k, sign=1),
     "the bias correction divides by 1 - beta at every step: the power t (the step count, "
     "1, 2, 3, ...) is missing from 1 - beta1^t and 1 - beta2^t":
-        lambda *a, **k: _adam(*a, **k, power=False),
+        lambda *a, **k: adam_update(*a, **k, power=False),
 }
 
 
@@ -151,21 +151,55 @@ COSINE_RATES = [                   # the rate at each t, worked out by hand
 ]
 
 
-def _cos(t, total, lr_max, lr_min, f=np.cos, half=0.5, one=1.0, phase=np.pi):
+def cosine_lr(t, total, lr_max, lr_min, f=np.cos, half=0.5, one=1.0, phase=np.pi):
     return lr_min + (lr_max - lr_min) * half * (one + f(phase * t / total))
 
 
 COSINE_MISTAKES = [
-    (lambda t, **k: _cos(t, **k, f=np.sin), "sin instead of cos: the rate must start at lr_max"),
-    (lambda t, **k: _cos(t, **k, half=1.0), "the factor 1/2 is missing: (1 + cos) runs from 2 to 0"),
-    (lambda t, **k: _cos(t, **k, one=0.0), "the 1 + is missing: cos runs from 1 to -1, (1 + cos)/2 from 1 to 0"),
-    (lambda t, **k: _cos(t, **k, phase=1.0), "the angle is t / total radians: multiply by pi"),
-    (lambda t, **k: _cos(t, **k, f=lambda a: -np.cos(a)), "upside down: the rate should fall from "
+    (lambda t, **k: cosine_lr(t, **k, f=np.sin), "sin instead of cos: the rate must start at lr_max"),
+    (lambda t, **k: cosine_lr(t, **k, half=1.0), "the factor 1/2 is missing: (1 + cos) runs from 2 to 0"),
+    (lambda t, **k: cosine_lr(t, **k, one=0.0),
+     "the 1 + is missing: cos runs from 1 to -1, (1 + cos)/2 from 1 to 0"),
+    (lambda t, **k: cosine_lr(t, **k, phase=1.0), "the angle is t / total radians: multiply by pi"),
+    (lambda t, **k: cosine_lr(t, **k, f=lambda a: -np.cos(a)), "upside down: the rate should fall from "
                                                            "lr_max, (1 + cos) not (1 - cos)"),
-    (lambda t, total, lr_max, lr_min: _cos(t, total, lr_max, 0.0), "lr_min is ignored: the rate "
+    (lambda t, total, lr_max, lr_min: cosine_lr(t, total, lr_max, 0.0), "lr_min is ignored: the rate "
                                                                    "must end at lr_min, not 0"),
-    (lambda t, **k: _cos(t + 1, **k), "off by one: at t = 0 the rate is lr_max, so use t, not t + 1"),
+    (lambda t, **k: cosine_lr(t + 1, **k), "off by one: at t = 0 the rate is lr_max, so use t, not t + 1"),
 ]
+
+
+def _same(a, b):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True))
+
+
+def _diagnose(case, got):
+    """The message of the one typical mistake whose rates are exactly ``got``, else None
+    (also when several give them: the case cannot tell which one was made)."""
+    with np.errstate(all="ignore"):
+        named = [message for rule, message in COSINE_MISTAKES
+                 if _same([rule(t, **case["settings"]) for t in case["inputs"]["steps"]], got)]
+    return named[0] if len(named) == 1 else None
+
+
+def judge_cosine(case, got):
+    """Compare rate by rate with the hand-worked ``case["expected"]`` (a hidden case: the
+    reference's rates); name a typical mistake."""
+    expected = case["expected"] if "expected" in case else [
+        cosine_lr(t, **case["settings"]) for t in case["inputs"]["steps"]]
+    if not isinstance(got, list) or len(got) != len(expected):
+        return Verdict(False, message="the notebook sent no readable results")
+    values = [decode(v) for v in got]
+    for k, (want, value) in enumerate(zip(expected, values)):
+        verdict = compare(want, value)
+        if not verdict.passed:
+            named = _diagnose(case, [v if isinstance(v, np.ndarray) else np.nan for v in values])
+            message = (f"at t = {case['inputs']['steps'][k]}: {verdict.message}"
+                       + (f". Looks like: {named}" if named else ""))
+            return Verdict(False, verdict.expected, verdict.got, message)
+    return Verdict(True, f"{len(values)} value{'s' if len(values) > 1 else ''}", "all right")
+
 
 
 def _landscape():

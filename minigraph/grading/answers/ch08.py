@@ -6,7 +6,7 @@ import numpy as np
 
 import minigraph as mg
 
-from ..content.ch08 import DECOY, POINTS
+from ..content.ch08 import DECOY, points_of
 from ..toolkit.exercise import Verdict, compare, diagnose
 from ..toolkit.values import Unreadable, decode
 from ..tools.ch08 import softplus_numbers
@@ -80,7 +80,7 @@ NOT_BY_GRAD = ("second_derivative's node was not built by mg.grad (mg.grad start
 
 def judge_second(case, got):
     f, f1, f2 = NUMPY_FUNCTIONS[case["inputs"]["f"]]
-    value, x = decode(got["value"]), np.array(POINTS)
+    value, x = decode(got["value"]), np.array(points_of(case))
     if not isinstance(value, np.ndarray) or value.shape != x.shape:
         return _not_a_node(value)
     mistakes = [("that is the first derivative: apply mg.grad a second time, to the first "

@@ -1,4 +1,4 @@
-"""The course's exercises, one module per chapter: ``ch00.py`` ... ``ch09.py``.
+"""The course's exercises, one module per chapter: ``ch00.py`` ... ``ch11.py``.
 
 Each chapter is split in two, so that nothing a submission can read helps it:
 
@@ -42,5 +42,19 @@ Converting a chapter module written in one piece (mechanical):
    ``toolkit.vjp.elementwise_hidden`` for a one-input elementwise rule). It makes inputs only,
    within what the statement allows (a temperature > 0, ids as ints). The grader adds
    ``exercise.HIDDEN_CASES`` of them, drawn from a seed per submission.
-5. Run ``tests/grading/test_content_answers.py -k NN.`` and ``tests/grading/test_release.py``.
+5. Run ``tests/grading/test_content_answers.py -k NN.``, ``tests/grading/test_hidden_cases.py
+   -k NN.`` and ``tests/grading/test_release.py``.
+
+Hidden cases: every exercise whose inputs can be drawn has a generator (arrays of random
+shapes that agree, random settings, ints, random graphs: ``graphs.random_spec``), and
+``tests/grading/test_hidden_cases.py`` checks that a right answer passes its cases, typical
+wrong ones fail them and a table of the public cases' answers does not. No hidden cases, and why:
+
+* ``00.broadcast_shape``, ``01.predict``, ``03.hand_backprop``: the answer is one value about
+  one fixed example (a shape, three numbers, a dict of gradients); there is no input to draw.
+* ``04.disk_recipe``, ``05.digits_recipe``: the answer is a training recipe, judged by training
+  it on the chapter's data; a drawn case would be another costly training run, not an input.
+* ``07.reber_generator``: the answer is a sampler, judged by the statistics of 300 strings it
+  draws; its randomness is already the answer's own.
+* ``08.framework_words``: the cases are the words of a fixed vocabulary, all of them public.
 """

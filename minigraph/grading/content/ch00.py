@@ -61,7 +61,7 @@ sigmoid = function_exercise(
     hint=("σ(x) = 1 / (1 + exp(-x)) = exp(x) / (1 + exp(x)): each form is safe for one sign of x.",
           "exp(-|x|) never overflows. Write both forms with it, and pick one per entry by the sign "
           "of x."),
-    engine=refused(forward_of(mg.sigmoid)), hidden=lambda rng: case(x=random_array(rng, scale=300.0)))
+    engine=refused(forward_of(mg.sigmoid)), hidden=lambda rng: case(x=random_array(rng, scale=800.0)))
 
 broadcast_shape = value_exercise(
     "00.broadcast_shape", "broadcast_shape", answers.BROADCAST_SHAPE, points=1,

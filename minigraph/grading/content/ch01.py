@@ -9,8 +9,9 @@ talk about nodes by name and only names travel as JSON.
 import minigraph as mg
 
 from ..toolkit.answers import answers_of
-from ..toolkit.exercise import Exercise, arrays, value_exercise
-from ..toolkit.graphs import BRANCHES, SHARED, build, formula, names_of, stacked_diamonds, WALKING_YOURSELF
+from ..toolkit.exercise import Exercise, arrays, random_array, value_exercise
+from ..toolkit.graphs import (BRANCHES, SHARED, ancestors, build, formula, kinds_of, names_of, random_spec,
+                              stacked_diamonds, WALKING_YOURSELF)
 from ..toolkit.values import encode
 
 TITLE = "Computational graphs"
@@ -34,6 +35,14 @@ def _run_neuron(answer, case):
     return got
 
 
+def _hidden_neuron(rng):
+    """W (d, m), b (m,) and a batch x (n, d), d, m and n each from 1 to 3."""
+    d, m, n = (int(k) for k in rng.integers(1, 4, size=3))
+    return {"inputs": {"W_value": random_array(rng, scale=1.0, shape=(d, m)),
+                       "b_value": random_array(rng, scale=1.0, shape=(m,)),
+                       "x": random_array(rng, scale=2.0, shape=(n, d))}}
+
+
 neuron = Exercise(
     "01.neuron", "neuron", points=3, run=_run_neuron, judge=answers.judge_neuron,
     title="neuron(W_value, b_value) -> σ(x @ W + b)",
@@ -49,7 +58,8 @@ neuron = Exercise(
     hint=("Three leaves, each of the right kind: which one is fed at run time, and which two "
           "does training change?",
           "x is an Input named 'x'; W and b are Parameters made from W_value and b_value; the "
-          "output applies σ to the affine map, with x on the left of the matrix product."))
+          "output applies σ to the affine map, with x on the left of the matrix product."),
+    hidden=_hidden_neuron)
 
 
 # -- 01.predict: values of nodes, by hand ---------------------------------------------------------
@@ -72,9 +82,25 @@ CONSUMER_HINTS = {
 }
 
 
+def spec_of(case):
+    """A case's graph: a hidden case's own (``graphs.random_spec``), or one of ``SPECS`` by
+    name (SHARED for the consumers)."""
+    return case["spec"] if "spec" in case else SPECS[case.get("graph", "SHARED")]
+
+
+def _hidden_consumers(rng):
+    """A random graph cut to its last node's ancestors (the graph the answer gets), and one of
+    its nodes."""
+    spec = random_spec(rng)
+    above = ancestors(spec, spec[-1][0])
+    return {"graph": "random", "spec": [row for row in spec if row[0] in above],
+            "node": str(rng.choice(above))}
+
+
 def _run_consumers(answer, case):
-    nodes = build(SHARED)
-    graph = mg.Graph(nodes["out"])
+    spec = spec_of(case)
+    nodes = build(spec)
+    graph = mg.Graph(nodes[spec[-1][0]])
     names, problem = names_of(answer(graph, nodes[case["node"]]))
     return {"problem": problem} if problem else {"names": names}
 
@@ -82,7 +108,8 @@ def _run_consumers(answer, case):
 consumers = Exercise(
     "01.consumers", "consumers", points=2, run=_run_consumers, judge=answers.judge_consumers,
     title="consumers(graph, node)",
-    describe=lambda case: f"node {case['node']} of: {formula(SHARED, 'out')}",
+    describe=lambda case: f"node {case['node']} of: {formula(spec_of(case), spec_of(case)[-1][0])}",
+    hidden=_hidden_consumers,
     cases=tuple({"node": n, **({"hint": CONSUMER_HINTS[n]} if n in CONSUMER_HINTS else {})}
                 for n in CONSUMER_CASES),
     hint=("A node stores its inputs, not its consumers: look at every node of the graph.",
@@ -109,19 +136,28 @@ def _describe_find_inputs(case):
     graph, output = case["graph"], case["output"]
     if graph == "DIAMONDS":
         return f"output out of {DIAMONDS} stacked diamonds: h_k = tanh(h_k-1) + σ(h_k-1), out = h{DIAMONDS}·x"
-    return f"output {output} (a leaf)" if output in ("w", "x") else f"output {output} of: {formula(SPECS[graph], output)}"
+    if output in ("w", "x"):
+        return f"output {output} (a leaf)"
+    return f"output {output} of: {formula(spec_of(case), output)}"
 
 
 def _run_find_inputs(answer, case):
-    nodes = build(SPECS[case["graph"]])
+    nodes = build(spec_of(case))
     result = answer(nodes[case["output"]])
     names, problem = names_of(result)
     return {"problem": problem} if problem else {"names": names}
 
 
+def _hidden_find_inputs(rng):
+    """A random graph and one of its ops as the output (the public cases have leaves)."""
+    spec = random_spec(rng)
+    ops = [name for name, kind in kinds_of(spec).items() if kind == "op"]
+    return {"graph": "random", "spec": spec, "output": str(rng.choice(ops))}
+
+
 find_inputs = Exercise(
     "01.find_inputs", "find_inputs", points=2, run=_run_find_inputs, judge=answers.judge_find_inputs,
-    title="find_inputs(output)", engine=WALKING_YOURSELF,
+    title="find_inputs(output)", engine=WALKING_YOURSELF, hidden=_hidden_find_inputs,
     describe=_describe_find_inputs,
     cases=tuple({"graph": g, "output": o, **({"hint": INPUT_HINTS[g, o]} if (g, o) in INPUT_HINTS else {})}
                 for g, o in INPUT_CASES),

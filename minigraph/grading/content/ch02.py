@@ -13,8 +13,9 @@ import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused
-from ..toolkit.exercise import Exercise, Rule
-from ..toolkit.graphs import BRANCHES, SHARED, a_kind, build, formula, names_of, stacked_diamonds, WALKING_YOURSELF
+from ..toolkit.exercise import Exercise, Rule, random_array
+from ..toolkit.graphs import (BRANCHES, SHARED, a_kind, ancestors, build, formula, names_of, random_spec,
+                              stacked_diamonds, WALKING_YOURSELF)
 from ..toolkit.values import encode
 
 TITLE = "Running a graph"
@@ -43,12 +44,19 @@ def chain(n):
 
 
 def spec_of(case):
+    if "spec" in case:                   # a hidden case's random graph (graphs.random_spec)
+        return case["spec"]
     graph = case["graph"]
     if graph.startswith("diamonds"):
         return stacked_diamonds(int(graph[len("diamonds"):]))
     if graph.startswith("chain"):
         return chain(int(graph[len("chain"):]))
     return {"DIAMOND": DIAMOND, "SHARED": SHARED, "BRANCHES": BRANCHES, "REDUCE": REDUCE}[graph]
+
+
+def random_case(rng, **more):
+    """A hidden case: a random graph (``random_spec``), its last op as the output."""
+    return {"graph": "random", "spec": random_spec(rng), **more}
 
 
 def output_of(case):
@@ -92,6 +100,7 @@ TOPO_CASES = (
 topo_sort = Exercise(
     "02.topo_sort", "topo_sort", points=3, run=_run_walk, judge=answers.judge_topo,
     title="topo_sort(output)", describe=describe, cases=TOPO_CASES, engine=WALKING_YOURSELF,
+    hidden=random_case,
     hint=("Post-order: a node goes into the order only after all its inputs are in it.",
           "Keep a set of placed nodes, so a node shared by several ops is placed once, and keep "
           "the nodes still to visit on a stack of your own instead of recursing."))
@@ -115,7 +124,7 @@ def _run_waves(answer, case):
 
 waves = Exercise(
     "02.waves", "waves", points=3, run=_run_waves, judge=answers.judge_waves,
-    title="waves(output)", describe=describe,
+    title="waves(output)", describe=describe, hidden=random_case,
     cases=(
         {"graph": "DIAMOND"},
         {"graph": "SHARED",
@@ -138,6 +147,7 @@ def _run_recompute(answer, case):
 must_recompute = Exercise(
     "02.must_recompute", "must_recompute", points=2, run=_run_recompute, judge=answers.judge_recompute,
     title="must_recompute(output, changed)", describe=describe,
+    hidden=lambda rng: random_case(rng, changed=str(rng.choice(["x", "y"]))),
     cases=(
         {"graph": "SHARED", "changed": "x"},
         {"graph": "SHARED", "changed": "y",
@@ -163,6 +173,18 @@ FEEDS = {"SHARED": {"x": [1.0, -2.0, 0.5], "y": [0.5, 0.5, -1.0]},
          "diamonds14": {"x": [0.3, -0.2]}}
 
 
+def feed_of(case):
+    """What the case's Inputs are fed: its own ``feed`` (a hidden case), or its graph's."""
+    return case["feed"] if "feed" in case else FEEDS[case["graph"]]
+
+
+def _hidden_evaluate(rng):
+    """A random graph, its Inputs (x, y or both) fed arrays of one random shape."""
+    drawn, shape = random_case(rng), (int(rng.integers(1, 4)),)
+    fed = [name for name in ancestors(drawn["spec"], output_of(drawn)) if name in ("x", "y")]
+    return {**drawn, "feed": {name: random_array(rng, scale=1.0, shape=shape) for name in fed}}
+
+
 EVALUATE_YOURSELF = "walk the graph and call each op's forward yourself"
 
 
@@ -182,7 +204,7 @@ def _run_evaluate(answer, case):
     nodes = build(spec_of(case), counted)
 
     def value_for(scale):
-        feed = {nodes[k]: scale * np.array(v) for k, v in FEEDS[case["graph"]].items()}
+        feed = {nodes[k]: scale * np.array(v) for k, v in feed_of(case).items()}
         try:
             return encode(answer(nodes[output_of(case)], feed))
         except KeyError as error:
@@ -201,10 +223,10 @@ def _run_evaluate(answer, case):
 
 evaluate = Exercise(
     "02.evaluate", "evaluate", points=3, run=_run_evaluate, judge=answers.judge_evaluate,
-    title="evaluate(output, feed)", engine=refused({"mg.Graph.forward": "evaluation of a graph"},
-                                                   advice=EVALUATE_YOURSELF),
+    title="evaluate(output, feed)", hidden=_hidden_evaluate,
+    engine=refused({"mg.Graph.forward": "evaluation of a graph"}, advice=EVALUATE_YOURSELF),
     describe=lambda case: describe(case) + "; feed " + ", ".join(
-        f"{k}={v}" for k, v in FEEDS[case["graph"]].items()),
+        f"{k}={v}" for k, v in feed_of(case).items()),
     cases=(
         {"graph": "SHARED"},
         {"graph": "SHARED", "output": "d",

@@ -13,7 +13,7 @@ import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused, vjps_of
-from ..toolkit.exercise import Exercise, Rule, arrays, case, describe_inputs
+from ..toolkit.exercise import Exercise, Rule, arrays, case, describe_inputs, random_array
 from ..toolkit.values import encode
 from ..toolkit.vjp import chained, elementwise_cases, elementwise_hidden, graph_case, vjp_exercise
 
@@ -51,6 +51,19 @@ def mul_graph(rules):
     return mg.Graph(mg.sum(mul(h, k, name="hk"), name="loss"))
 
 
+def _hidden_mul(rng):
+    """g of a random shape (1 or 2 axes of 1 to 4 entries); x and y each of that shape or of
+    one that broadcasts to it (some axes of size 1, some leading axes dropped)."""
+    shape = [int(k) for k in rng.integers(1, 5, size=int(rng.integers(1, 3)))]
+
+    def broadcasting():
+        kept = [1 if rng.random() < 0.4 else k for k in shape]
+        return tuple(kept[int(rng.integers(0, len(kept))) if rng.random() < 0.4 else 0:])
+
+    return case(g=random_array(rng, scale=2.0, shape=tuple(shape)),
+                x=random_array(rng, shape=broadcasting()), y=random_array(rng, shape=broadcasting()))
+
+
 mul_vjp = vjp_exercise(
     "03.mul_vjp", "mul_vjp", 3, "mul_vjp(g, ans, x, y) -> (grad_x, grad_y)", np.multiply,
     answers.mul_vjp, mul_graph, "loss = sum(tanh(X·w)·k), w (2,), k (3, 1)",
@@ -73,7 +86,7 @@ mul_vjp = vjp_exercise(
     hint=("Each input's gradient is g times the other input, then brought back to its own shape.",
           "Where broadcasting stretched an input, sum its gradient over the stretched axes "
           "(mg.unbroadcast, given the input's shape)."),
-    engine=refused(vjps_of(mg.mul)))
+    engine=refused(vjps_of(mg.mul)), hidden=_hidden_mul)
 
 
 # -- 03.matmul_vjp ------------------------------------------------------------------------------
@@ -87,6 +100,13 @@ def matmul_graph(rules):
     h = mg.tanh(matmul(X, W1, name="XW1"), name="h")
     out = mg.tanh(matmul(h, W2, name="hW2"), name="out")
     return mg.Graph(mg.sum(out, name="loss"))
+
+
+def _hidden_matmul(rng):
+    """x (n, k), W (k, m) and g (n, m), n, k and m each from 1 to 4."""
+    n, k, m = (int(size) for size in rng.integers(1, 5, size=3))
+    return case(g=random_array(rng, scale=2.0, shape=(n, m)), x=random_array(rng, shape=(n, k)),
+                W=random_array(rng, scale=1.0, shape=(k, m)))
 
 
 matmul_vjp = vjp_exercise(
@@ -110,7 +130,7 @@ matmul_vjp = vjp_exercise(
           "(or its transpose) gives it.",
           "For x (n, k) the product is g (n, m) times something (m, k); for W (k, m) it is "
           "something (k, n) times g. The batch is summed by that product."),
-    engine=refused(vjps_of(mg.matmul)))
+    engine=refused(vjps_of(mg.matmul)), hidden=_hidden_matmul)
 
 
 # -- 03.hand_backprop -----------------------------------------------------------------------
@@ -172,6 +192,12 @@ def _run_central(answer, case):
     return encode(out)
 
 
+def _hidden_central(rng):
+    """One of the functions, at an x of 2 to 5 entries (1-D, or two rows)."""
+    shape = (int(rng.integers(2, 6)),) if rng.random() < 0.5 else (2, int(rng.integers(1, 4)))
+    return {"f": str(rng.choice(list(FUNCTIONS))), "inputs": {"x": random_array(rng, scale=1.5, shape=shape)}}
+
+
 central_difference = Exercise(
     "03.central_difference", "central_difference", 2,
     (
@@ -187,7 +213,7 @@ central_difference = Exercise(
     hint=("Central: one step of eps on each side of x, along one entry at a time.",
           "For entry i: bump a copy of x up by eps and another down by eps (entry i only), and "
           "divide the difference of f by the distance between the two points."),
-    describe=lambda case: f"f(x) = {case['f']}, {describe_inputs(case)}")
+    describe=lambda case: f"f(x) = {case['f']}, {describe_inputs(case)}", hidden=_hidden_central)
 
 
 EXERCISES = [tanh_vjp, mul_vjp, matmul_vjp, hand_backprop, central_difference]

@@ -22,7 +22,7 @@ import minigraph as mg
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import forward_of, refused
 from ..toolkit.exercise import Exercise, Verdict, case, function_exercise, random_array
-from ..toolkit.optimizer import optimizer_case, optimizer_exercise, own_update
+from ..toolkit.optimizer import optimizer_case, optimizer_exercise, own_update, random_cases
 from ..tools.ch04 import STEPS, checked_recipe, train_recipe
 
 TITLE = "Learning"
@@ -43,6 +43,7 @@ gd = optimizer_exercise(
                         hint="Use the learning rate the optimizer was made with."),
     ),
     reference=answers.gd_update, engine=own_update(mg.optim.GD),
+    hidden=random_cases("MyGD", lr=(0.01, 1.0)),
     mistakes=answers.GD_MISTAKES,
     hint=("Gradient descent takes a small step against the gradient, scaled by the learning rate.",
           "The learning rate is an attribute of the optimizer; return a new array (a Parameter's "
@@ -64,6 +65,7 @@ momentum = optimizer_exercise(
                         hint="Use the momentum and learning rate the optimizer was made with."),
     ),
     reference=answers.momentum_update, engine=own_update(mg.optim.Momentum),
+    hidden=random_cases("MyMomentum", lr=(0.01, 1.0), momentum=(0.1, 0.99)),
     mistakes=answers.MOMENTUM_MISTAKES,
     hint=("Momentum keeps a velocity per parameter, from one step to the next.",
           "The new velocity is the old one (0 at first) scaled by the momentum, plus a step "

@@ -24,7 +24,7 @@ import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused, vjps_of
-from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, diagnose, unchanged
+from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, diagnose, random_array, unchanged
 from ..toolkit.values import Unreadable, decode, encode, shape_text
 from ..tools.ch05 import MAX_EPOCHS, checked_recipe, try_recipe
 
@@ -44,12 +44,14 @@ def _integers(case):
 
 
 def _exercise(id, name, points, reference, mistakes, cases, hint, title, raise_on=(), integers=(),
-              call=lambda answer, *inputs: answer(*inputs), engine=None):
+              call=lambda answer, *inputs: answer(*inputs), engine=None, hidden=None):
     """A function exercise whose inputs may be integer arrays (labels, sizes) and whose wrong
     answers are named by ``mistakes``; ``call`` says how the learner's answer gets the inputs.
     A case fails if the answer changes one of its input arrays in place. ``engine``: what of
-    the engine it asks for (``Exercise.engine``)."""
+    the engine it asks for (``Exercise.engine``); ``hidden``: a generator of more cases
+    (``Exercise.hidden``), whose ``integers`` are the same names."""
     cases = tuple({**each, "integers": list(integers)} for each in cases)
+    drawn = None if hidden is None else lambda rng: {**hidden(rng), "integers": list(integers)}
 
     def run(answer, case):
         inputs = _integers(case)
@@ -64,7 +66,31 @@ def _exercise(id, name, points, reference, mistakes, cases, hint, title, raise_o
         return diagnose(compare(reference(*inputs), got), got, dict(mistakes),
                         lambda wrong: wrong(*inputs))
 
-    return Exercise(id, name, points, cases, run, judge, title, hint, engine=engine)
+    return Exercise(id, name, points, cases, run, judge, title, hint, engine=engine, hidden=drawn)
+
+
+def _logits_and_labels(rng, scale=3.0):
+    """A batch of 1 to 5 rows of 2 to 5 logits, and a label (a class index) per row."""
+    n, k = int(rng.integers(1, 6)), int(rng.integers(2, 6))
+    return random_array(rng, scale=scale, shape=(n, k)), rng.integers(0, k, n).tolist()
+
+
+def _hidden_ce(rng):
+    """g, and logits that are as often huge (exp overflows) as not, with their labels."""
+    logits, labels = _logits_and_labels(rng, scale=float(rng.choice([3.0, 800.0])))
+    return case(g=round(rng.uniform(0.1, 3.0), 4), logits=logits, labels=labels)
+
+
+def _hidden_accuracy(rng):
+    logits, labels = _logits_and_labels(rng)
+    return case(logits=logits, labels=labels)
+
+
+def _hidden_confusion(rng):
+    """1 to 10 labels and predictions among 2 to 5 classes."""
+    n_classes, n = int(rng.integers(2, 6)), int(rng.integers(1, 11))
+    return case(labels=rng.integers(0, n_classes, n).tolist(),
+                predictions=rng.integers(0, n_classes, n).tolist(), n_classes=n_classes)
 
 
 # -- 05.softmax_ce_vjp ------------------------------------------------------------------------
@@ -96,7 +122,7 @@ softmax_ce_vjp = _exercise(
           "row. Divide by n and multiply by g; ans is not needed."),
     title="softmax_ce_vjp(g, ans, logits, labels) -> gradient of the logits",
     raise_on=("over",), integers=("labels",), call=_call_vjp,
-    engine=refused(vjps_of(mg.softmax_cross_entropy)))
+    engine=refused(vjps_of(mg.softmax_cross_entropy)), hidden=_hidden_ce)
 
 
 # -- 05.accuracy ----------------------------------------------------------------------------------
@@ -120,7 +146,8 @@ accuracy = _exercise(
           "numpy finds the index of the largest entry along an axis (axis 1: one index per row); "
           "comparing those indices with the labels gives one True or False per row, and the mean "
           "of such an array is the fraction of True."),
-    title="accuracy(logits, labels) -> fraction right", integers=("labels",))
+    title="accuracy(logits, labels) -> fraction right", integers=("labels",),
+    hidden=_hidden_accuracy)
 
 
 # -- 05.confusion_matrix --------------------------------------------------------------------------
@@ -140,7 +167,7 @@ confusion_matrix = _exercise(
           "Start from a square array of n_classes by n_classes integer zeros and add 1 at "
           "[true class, predicted class] for every example: a plain loop over the pairs is fine."),
     title="confusion_matrix(labels, predictions, n_classes) -> counts",
-    integers=("labels", "predictions", "n_classes"))
+    integers=("labels", "predictions", "n_classes"), hidden=_hidden_confusion)
 
 
 # -- 05.minibatches -------------------------------------------------------------------------------
@@ -241,13 +268,20 @@ def _judge_batches(case, got):
     return Verdict(True, expected, shown)
 
 
+def _hidden_batches(rng):
+    """n from SHUFFLE_CHECK to 100 (a shuffle shows), in at least two batches of 2 or more."""
+    n = int(rng.integers(SHUFFLE_CHECK, 101))
+    return case(n=n, batch_size=int(rng.integers(2, n // 2 + 1)), seed=int(rng.integers(0, 1000)))
+
+
 minibatches = Exercise(
     "05.minibatches", "minibatches", 2, BATCH_CASES, _run_batches, _judge_batches,
     title="minibatches(n, batch_size, seed) -> one epoch of index arrays",
     hint=("One epoch: shuffle the order of all n indices once, then cut that order into pieces.",
           "A random generator made from the seed gives a random permutation of 0..n−1; cut it into "
           "consecutive slices of batch_size, starting at 0, 0 + batch_size, ... (a slice past "
-          "the end is just shorter, so the last batch takes what is left)."))
+          "the end is just shorter, so the last batch takes what is left)."),
+    hidden=_hidden_batches)
 
 
 # -- 05.digits_recipe ------------------------------------------------------------------------------

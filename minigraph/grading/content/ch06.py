@@ -16,15 +16,13 @@
   1 / -log(rate)). The engine's ``landscape.best_momentum`` refuses while the answer runs.
 """
 
-import numpy as np
-
 import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused
-from ..toolkit.exercise import Exercise, Verdict, compare
-from ..toolkit.optimizer import optimizer_exercise, own_update, twin_case
-from ..toolkit.values import decode, encode
+from ..toolkit.exercise import Exercise
+from ..toolkit.optimizer import optimizer_exercise, own_update, random_cases, twin_case
+from ..toolkit.values import encode
 
 TITLE = "Optimizers"
 answers = answers_of(__name__)    # answers/ch06.py: reference rules, hand-worked values, judges, mistakes
@@ -33,7 +31,8 @@ answers = answers_of(__name__)    # answers/ch06.py: reference rules, hand-worke
 # -- 06.adagrad, 06.rmsprop, 06.adam --------------------------------------------------------------
 
 adagrad = optimizer_exercise(
-    "06.adagrad", "MyAdaGrad", 2, engine=own_update(mg.optim.AdaGrad), cases=
+    "06.adagrad", "MyAdaGrad", 2, engine=own_update(mg.optim.AdaGrad), reference=answers.adagrad_update,
+    hidden=random_cases("MyAdaGrad", lr=(0.01, 1.0), eps=(0.01, 1.0)), cases=
     (
         twin_case("MyAdaGrad", {"lr": 1.0, "eps": 0.0}, [10.0, 10.0], [[3.0, 6.0], [4.0, 8.0], [12.0, 24.0]],
                         answers.ADAGRAD_TWINS[0],
@@ -54,7 +53,9 @@ adagrad = optimizer_exercise(
 
 
 rmsprop = optimizer_exercise(
-    "06.rmsprop", "MyRMSProp", 2, engine=own_update(mg.optim.RMSProp), cases=
+    "06.rmsprop", "MyRMSProp", 2, engine=own_update(mg.optim.RMSProp), reference=answers.rmsprop_update,
+    hidden=random_cases("MyRMSProp", lr=(0.01, 1.0), decay=(0.5, 0.99), eps=(0.01, 1.0)),
+    cases=
     (
         twin_case("MyRMSProp", {"lr": 0.1, "decay": 0.5, "eps": 0.0}, 1.0, [2.0, 2.0],
                         answers.RMSPROP_TWINS[0],
@@ -76,7 +77,9 @@ rmsprop = optimizer_exercise(
 
 
 adam = optimizer_exercise(
-    "06.adam", "MyAdam", 3, engine=own_update(mg.optim.Adam), cases=
+    "06.adam", "MyAdam", 3, engine=own_update(mg.optim.Adam), reference=answers.adam_update,
+    hidden=random_cases("MyAdam", lr=(0.01, 1.0), beta1=(0.5, 0.95), beta2=(0.9, 0.999), eps=(0.01, 1.0)),
+    cases=
     (
         twin_case("MyAdam", {"lr": 0.1, "beta1": 0.9, "beta2": 0.999, "eps": 0.0}, 0.0,
                         [1.0, 1.0, 1.0], answers.ADAM_TWINS[0],
@@ -99,35 +102,12 @@ adam = optimizer_exercise(
 
 # -- 06.cosine ---------------------------------------------------------------------------------------
 
-def _same(a, b):
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return a.shape == b.shape and bool(np.allclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True))
-
-
-def _diagnose(case, got, mistakes):
-    """The message of the one typical mistake whose rates are exactly ``got``, else None
-    (also when several give them: the case cannot tell which one was made)."""
-    with np.errstate(all="ignore"):
-        named = [message for rule, message in mistakes
-                 if _same([rule(t, **case["settings"]) for t in case["inputs"]["steps"]], got)]
-    return named[0] if len(named) == 1 else None
-
-
-def _judge_schedule(mistakes):
-    """Compare rate by rate with the hand-worked ``case["expected"]``; name a typical mistake."""
-    def judge(case, got):
-        if not isinstance(got, list) or len(got) != len(case["expected"]):
-            return Verdict(False, message="the notebook sent no readable results")
-        values = [decode(v) for v in got]
-        for k, (want, value) in enumerate(zip(case["expected"], values)):
-            verdict = compare(want, value)
-            if not verdict.passed:
-                named = _diagnose(case, [v if isinstance(v, np.ndarray) else np.nan for v in values], mistakes)
-                message = (f"at t = {case['inputs']['steps'][k]}: {verdict.message}"
-                           + (f". Looks like: {named}" if named else ""))
-                return Verdict(False, verdict.expected, verdict.got, message)
-        return Verdict(True, f"{len(values)} value{'s' if len(values) > 1 else ''}", "all right")
-    return judge
+def _hidden_schedule(rng):
+    """Random settings (lr_min > 0, below lr_max) and 2 to 5 steps t from 0 to total."""
+    total, lr_max = int(rng.integers(10, 1001)), round(rng.uniform(0.01, 1.0), 4)
+    settings = {"total": total, "lr_max": lr_max, "lr_min": round(rng.uniform(0.05, 0.5) * lr_max, 5)}
+    steps = sorted(rng.integers(0, total + 1, int(rng.integers(2, 6))).tolist())
+    return {"settings": settings, "inputs": {"steps": steps}}
 
 
 def _run_schedule(answer, case):
@@ -151,9 +131,9 @@ cosine = Exercise(
                        answers.COSINE_RATES[2]),
     ),
     _run_schedule,
-    _judge_schedule(answers.COSINE_MISTAKES),
+    answers.judge_cosine,
     title="cosine_lr(t, total, lr_max, lr_min)",
-    engine=refused({"mg.optim.cosine_decay": "cosine schedule"}),
+    engine=refused({"mg.optim.cosine_decay": "cosine schedule"}), hidden=_hidden_schedule,
     hint=("Half a cosine wave from lr_max (t = 0) down to lr_min (t = total): cos goes from 1 to -1 "
           "as its angle goes from 0 to pi.",
           "Turn t into an angle that runs from 0 (t = 0) to pi (t = total); shift and scale cos of "
@@ -186,6 +166,8 @@ fastest_momentum = Exercise(
           "momentum, (mu, L)) measures any pair you try."),
     describe=lambda case: "mu = {mu:g}, L = {L:g}".format(**case["inputs"]),
     engine=refused({"mg.landscape.best_momentum": "fastest pair"},
-                   advice="work the pair out from mu and L yourself"))
+                   advice="work the pair out from mu and L yourself"),
+    hidden=lambda rng: {"inputs": {"mu": round(rng.uniform(0.1, 2.0), 3),
+                                   "L": round(rng.uniform(10.0, 400.0), 2)}})
 
 EXERCISES = [adagrad, rmsprop, adam, cosine, fastest_momentum]

@@ -59,6 +59,14 @@ rnn_step = function_exercise(
 _TWO = dict(x1=[[1.0, 0.0]], x2=[[0.0, 1.0]], h0=[[0.3, -0.6]], W_xh=[[0.5, -0.2], [0.1, 0.4]],
             W_hh=[[0.7, -0.3], [0.2, 0.9]], b=[0.05, -0.1], u=[[1.0, -2.0]])
 
+def _hidden_two_steps(rng):
+    """Two steps of a batch of n rows, d inputs and h hidden units, each from 1 to 3."""
+    n, d, h = (int(k) for k in rng.integers(1, 4, 3))
+    return case(**{name: random_array(rng, scale=scale, shape=shape) for name, shape, scale in
+                   (("x1", (n, d), 1.0), ("x2", (n, d), 1.0), ("h0", (n, h), 0.5), ("W_xh", (d, h), 0.5),
+                    ("W_hh", (h, h), 0.5), ("b", (h,), 0.2), ("u", (n, h), 1.0))})
+
+
 bptt_two_steps = function_exercise(
     "07.bptt_two_steps", "bptt_two_steps", answers.bptt_two_steps, points=3,
     cases=[
@@ -80,7 +88,7 @@ bptt_two_steps = function_exercise(
           "that step on the left; the gradient reaches h1 through the same product (with W_hh "
           "transposed) and then through step 1's tanh, whose slope is 1 − h1²."),
     title="bptt_two_steps(x1, x2, h0, W_xh, W_hh, b, u) -> dL/dW_hh",
-    mistakes=answers.TWO_STEP_MISTAKES)
+    mistakes=answers.TWO_STEP_MISTAKES, hidden=_hidden_two_steps)
 
 
 # -- 07.gate_vjp: the VJP of  ans = σ(z) · c  (the forget gate keeping the cell state) ----------
@@ -100,6 +108,13 @@ def gate_graph(rules):
     return mg.Graph(mg.sum(mg.mul(c2, c2, name="c2²"), name="loss"))
 
 
+def _hidden_gate(rng):
+    """g, z and c of one random shape (1 or 2 axes)."""
+    shape = np.shape(random_array(rng, dims=(1, 2)))
+    return case(g=random_array(rng, scale=2.0, shape=shape), z=random_array(rng, shape=shape),
+                c=random_array(rng, scale=1.5, shape=shape))
+
+
 gate_vjp = vjp_exercise(
     "07.gate_vjp", "gate_vjp", 3, "gate_vjp(g, ans, z, c) -> (grad_z, grad_c)", gate_forward,
     answers.gate_vjp, gate_graph, "c1 = σ(x·w)·c0 + 0.2, loss = sum((σ(x·v)·tanh(c1))²)",
@@ -116,7 +131,7 @@ gate_vjp = vjp_exercise(
           "respect to that input, the other factor held fixed.",
           "The slope of σ is σ·(1 − σ). Compute σ(z) from z yourself: ans is σ(z)·c, not "
           "σ(z), and c may be 0, so dividing ans by c fails."),
-    mistakes=answers.GATE_MISTAKES)
+    mistakes=answers.GATE_MISTAKES, hidden=_hidden_gate)
 
 
 # -- 07.clip_by_global_norm -------------------------------------------------------------------
@@ -141,6 +156,13 @@ def _run_clip(answer, case):
     return [encode(g) for g in out]
 
 
+def _hidden_clip(rng):
+    """One to three arrays of random shapes, and a max_norm above or below their global norm."""
+    grads = [random_array(rng) for _ in range(int(rng.integers(1, 4)))]
+    norm = np.sqrt(sum(np.sum(np.square(g)) for g in grads))
+    return case(grads=grads, max_norm=round(float(norm * rng.uniform(0.2, 1.5)) + 0.01, 4))
+
+
 clip_global_norm = Exercise(
     "07.clip_global_norm", "clip_by_global_norm", 2,
     ({"inputs": {"grads": [[3.0, 0.0], [[0.0, 4.0]]], "max_norm": 1.0}},
@@ -157,7 +179,8 @@ clip_global_norm = Exercise(
           "if it is above max_norm, scale every array by the one factor that brings that norm "
           "down to max_norm, and return new arrays."),
     describe=lambda case: f"grads={show(tuple(np.asarray(g) for g in case['inputs']['grads']))}, "
-                          f"max_norm={case['inputs']['max_norm']}")
+                          f"max_norm={case['inputs']['max_norm']}",
+    hidden=_hidden_clip)
 
 
 # -- 07.reber_generator ------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused
-from ..toolkit.exercise import Exercise, case, unchanged
+from ..toolkit.exercise import Exercise, case, random_array, unchanged
 from ..toolkit.values import encode
 from ..tools.ch08 import softplus
 
@@ -54,6 +54,12 @@ def _vjp_run(answer, case):
     return {"value": encode(value), "again": encode(again)}
 
 
+def _hidden_softplus(rng):
+    """g and x of one random shape; x of either sign and up to a few hundred (exp overflows)."""
+    x = np.asarray(random_array(rng, scale=60.0, dims=(1, 2)))
+    return case(g=random_array(rng, scale=2.0, shape=x.shape), x=x.tolist())
+
+
 softplus_graph_vjp = Exercise(
     "08.softplus_graph_vjp", "softplus_graph_vjp", 3,
     (case(g=1.0, x=[-2.0, 0.0, 3.0]), case(g=[2.0, -1.0], x=[0.5, -0.5]),
@@ -68,7 +74,8 @@ softplus_graph_vjp = Exercise(
      "result is a function you have met since chapter 00, and minigraph has an op for it."),
     engine=refused({"mg.grading.answers.ch08.softplus_graph_vjp": "graph VJP of softplus"},
                    advice="mg.grad back through ans reaches it; build the gradient of x from the "
-                          "nodes g, x (or ans) with ops"))
+                          "nodes g, x (or ans) with ops"),
+    hidden=_hidden_softplus)
 
 
 # -- 08.second_derivative ---------------------------------------------------------------------------
@@ -81,6 +88,17 @@ FUNCTIONS = {                     # name -> f built with ops (in numpy, with f' 
 POINTS = [-1.0, 0.5, 2.0]
 
 
+def points_of(case):
+    """Where f'' is evaluated: POINTS, or a hidden case's own points."""
+    return case.get("points", POINTS)
+
+
+def _hidden_second(rng):
+    """One of the functions, at 2 to 4 random points."""
+    points = np.round(rng.uniform(-2.5, 2.5, int(rng.integers(2, 5))), 3).tolist()
+    return {"inputs": {"f": str(rng.choice(list(FUNCTIONS)))}, "points": points}
+
+
 def _second_run(answer, case):
     x = mg.Parameter(0.0, name="x")
     out = answer(FUNCTIONS[case["inputs"]["f"]], x)
@@ -88,7 +106,7 @@ def _second_run(answer, case):
         return {"value": encode(out)}
     graph, values = mg.Graph(out), []
     by_grad = any(node.op is not None and node.op.name == "ones_like" for node in graph.nodes)
-    for point in POINTS:
+    for point in points_of(case):
         x.value = point
         values.append(float(np.sum(graph.forward())))
     return {"value": encode(values), "by_grad": by_grad}
@@ -102,7 +120,7 @@ second_derivative = Exercise(
      "derivative is a node like any other.",
      "f(x) is a node; mg.grad of a node with respect to x is a node too, and mg.grad accepts any "
      "node, including a gradient."),
-    describe=lambda case: f"f = {case['inputs']['f']}, x at {POINTS}")
+    describe=lambda case: f"f = {case['inputs']['f']}, x at {points_of(case)}", hidden=_hidden_second)
 
 
 # -- 08.framework_words ------------------------------------------------------------------------------
@@ -152,6 +170,14 @@ def _newton_run(answer, case):
     return encode(out)
 
 
+def _hidden_newton(rng):
+    """g, x and a positive definite H (A Aᵀ plus a diagonal) in 1 to 4 dimensions."""
+    n = int(rng.integers(1, 5))
+    A = rng.normal(size=(n, n))
+    H = np.round(A @ A.T + np.diag(rng.uniform(0.5, 2.0, n)), 4)
+    return case(g=random_array(rng, shape=(n,)), H=H.tolist(), x=random_array(rng, shape=(n,)))
+
+
 newton_step = Exercise(
     "08.newton_step", "newton_step", 2,
     (case(g=[1.0, -2.0], H=[[2.0, 0.5], [0.5, 1.0]], x=[0.5, 0.5]),
@@ -161,6 +187,7 @@ newton_step = Exercise(
     ("Newton's method jumps to the minimum of the quadratic that has, at x, the gradient g and "
      "the Hessian H.",
      "That minimum is where the quadratic's gradient, g plus H times the step, vanishes: the "
-     "step comes from a linear system in H, and solving it beats inverting H."))
+     "step comes from a linear system in H, and solving it beats inverting H."),
+    hidden=_hidden_newton)
 
 EXERCISES = [softplus_graph_vjp, second_derivative, framework_words, newton_step]

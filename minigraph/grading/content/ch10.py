@@ -125,10 +125,10 @@ def softmax_graph(rules):
 
 
 def _hidden_softmax_vjp(rng):
-    """g and x of one random shape (1-D or 2-D), and an axis of it (negative or not)."""
-    x = np.asarray(random_array(rng, dims=(1, 2)))
-    axis = int(rng.integers(-x.ndim, x.ndim))
-    return case(g=random_array(rng, scale=2.0, shape=x.shape), x=x.tolist(), axis=axis)
+    """g and x of one random (rows, columns), 2 to 5 of each, and an axis (0, 1, -1 or -2)."""
+    shape = tuple(int(k) for k in rng.integers(2, 6, size=2))
+    return case(g=random_array(rng, scale=2.0, shape=shape), x=random_array(rng, shape=shape),
+                axis=int(rng.integers(-2, 2)))
 
 
 _G = np.round(np.random.default_rng(11).normal(size=(3, 3)), 1).tolist()

@@ -124,7 +124,7 @@ causal_mask = Exercise(
           "That is a lower triangle with its diagonal, as booleans: numpy builds triangles "
           "(np.tri, np.tril), or compare a column of row numbers with a row of column numbers."),
     engine=refused({"mg.causal_mask": "causal mask"}),
-    hidden=lambda rng: case(T=int(rng.integers(1, 9))))
+    hidden=lambda rng: case(T=int(rng.integers(6, 17))))
 
 
 # -- 11.layer_norm_vjp ----------------------------------------------------------------------------

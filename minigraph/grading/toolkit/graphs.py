@@ -56,6 +56,20 @@ def stacked_diamonds(n):
     return tuple(spec + [("out", "mul", f"h{n}", "x")])
 
 
+def random_spec(rng):
+    """A random small graph (a hidden case's): Inputs x and y, a Parameter w, then 4 to 9 ops
+    n1, n2, ... (no exp, whose towers overflow), each on earlier nodes, mostly recent ones, so
+    that nodes are shared and some lie off the last op's ancestors."""
+    spec = [["x", "input"], ["y", "input"], ["w", "parameter", round(float(rng.normal()), 3)]]
+    for k in range(1, int(rng.integers(5, 11))):
+        op = str(rng.choice(["add", "sub", "mul", "tanh", "sigmoid"]))
+        earlier = [row[0] for row in spec]
+        picks = [earlier[-1 - min(int(rng.geometric(0.4)) - 1, len(earlier) - 1)]
+                 for _ in range(1 if op in ("tanh", "sigmoid") else 2)]
+        spec.append([f"n{k}", op, *picks])
+    return spec
+
+
 def build(spec, make_op=None):
     """The nodes of ``spec`` as a dict name -> node (in spec order).
 

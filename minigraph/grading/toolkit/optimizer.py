@@ -17,6 +17,9 @@ Two kinds of case:
 * ``twin_case``: two Parameters that start alike and get the same gradients, so they must move
   alike (a rule that keeps on ``self`` what belongs in ``state`` moves them apart, and is told
   so); the right value after each step was worked out by hand and is stored in the case.
+
+A hidden case (``random_cases``) is an ``optimizer_case`` of random start values, gradients and
+settings, judged against the reference rule.
 """
 
 import numpy as np
@@ -24,18 +27,19 @@ import numpy as np
 import minigraph as mg
 
 from .engine import refused
-from .exercise import Exercise, Rule, Verdict, compare, diagnose
+from .exercise import Exercise, Rule, Verdict, compare, diagnose, random_array
 from .values import decode, encode
 
 
-def optimizer_exercise(id, cls, points, cases, mistakes, hint, reference=None, engine=None):
+def optimizer_exercise(id, cls, points, cases, mistakes, hint, reference=None, engine=None, hidden=None):
     """An exercise asking for an optimizer class ``cls`` whose ``update`` follows ``reference``
     (``reference(value, grad, state, **settings)``; not needed when every case is a twin case);
     ``mistakes`` maps a message to a wrong rule called like ``reference``; ``engine``: the
-    engine's optimizer it asks for (``Exercise.engine``), e.g. ``engine=own_update(mg.optim.Adam)``."""
+    engine's optimizer it asks for (``Exercise.engine``), e.g. ``engine=own_update(mg.optim.Adam)``;
+    ``hidden``: a generator of more cases (``random_cases``), which need ``reference``."""
     return Exercise(id, cls, points, tuple(cases), _run, _judge(reference, mistakes),
                     title=f"{cls}.update(value, grad, state)", hint=hint, describe=_describe,
-                    engine=engine)
+                    engine=engine, hidden=hidden)
 
 
 def own_update(optimizer):
@@ -49,6 +53,19 @@ def optimizer_case(cls, settings, values, grads, hint=""):
     gradient per Parameter."""
     c = {"cls": cls, "settings": settings, "inputs": {"values": values, "grads": grads}}
     return {**c, "hint": hint} if hint else c
+
+
+def random_cases(cls, **ranges):
+    """A hidden-case generator (``Exercise.hidden``): two Parameters of random shapes, 1 to 4
+    steps of random gradients, and each setting drawn uniformly from its range
+    (``random_cases("MyGD", lr=(0.01, 1.0))``)."""
+    def hidden(rng):
+        starts = [random_array(rng) for _ in range(2)]
+        grads = [[random_array(rng, shape=np.shape(start)) for start in starts]
+                 for _ in range(int(rng.integers(1, 5)))]
+        settings = {name: round(rng.uniform(low, high), 4) for name, (low, high) in ranges.items()}
+        return optimizer_case(cls, settings, starts, grads)
+    return hidden
 
 
 def twin_case(cls, settings, value, grads, expected, hint=""):
