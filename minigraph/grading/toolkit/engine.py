@@ -59,8 +59,15 @@ class EngineRule:
     advice: str = NUMPY
 
     def found(self):
-        """``[(path, the functions there)]``: looked up once per case, copies included."""
-        return [(path, what, _functions(path)) for path, what in self.functions]
+        """``[(path, what, the functions there)]``, copies included: looked up once before an
+        answer's cases run. That is enough: a copy made while the answer runs is made from the
+        refusing code, so it refuses too."""
+        functions = [(path, what, _functions(path)) for path, what in self.functions]
+        engine = [f for _, _, found in functions for f in found]
+        copies = [f for f in gc.get_referrers(*(f.__code__ for f in engine))     # one pass over memory
+                  if type(f) is types.FunctionType and all(f is not g for g in engine)]
+        return [(path, what, found + [f for f in copies if any(f.__code__ is g.__code__ for g in found)])
+                for path, what, found in functions]
 
     @contextlib.contextmanager
     def refusing(self, name, found=None):
@@ -79,10 +86,11 @@ class EngineRule:
             for function, code in swapped.values():
                 function.__code__ = code
 
-    def guarded(self, name, answer):
+    def guarded(self, name, answer, found=None):
         """``(answer as run() gets it, the context run() goes in)``: a function answer refuses
-        during each of its calls; a class or a value during the whole case."""
-        found = self.found()
+        during each of its calls; a class or a value during the whole case. ``found``: what
+        ``found()`` gave (by default, looked up now)."""
+        found = self.found() if found is None else found
         if isinstance(answer, type) or not callable(answer):
             return answer, self.refusing(name, found)
 
@@ -117,16 +125,14 @@ def also_in(modules):
 
 
 def _functions(path):
-    """The Python functions at ``path`` in the engine and in every older copy of it, and every
-    function made from one of their code objects (``types.FunctionType(f.__code__, ...)``)."""
+    """The Python functions at ``path`` in the engine and in every older copy of it (``found``
+    adds every function made from one of their code objects: ``types.FunctionType(f.__code__)``)."""
     found = []
     for root, fresh in ((importlib.import_module("minigraph"), True), *((copy, False) for copy in _COPIES)):
         target = _resolve(root, path.split(".")[1:], fresh)
         targets = target if isinstance(target, (tuple, list)) else (target,)
         found += [f for f in targets if isinstance(f, types.FunctionType)]
-    codes = {id(f.__code__) for f in found}
-    return found + [f for f in gc.get_objects() if type(f) is types.FunctionType
-                    and id(f.__code__) in codes and all(f is not g for g in found)]
+    return found
 
 
 def _resolve(root, parts, fresh):
