@@ -11,6 +11,8 @@ the checkpoint file come from chapter 09's ``charlm``):
                  python -m minigraph.gpt.evaluate shakespeare_gpt.npz
     train        the command:    python -m minigraph.gpt.train --out shakespeare_gpt.npz
     reference    the same model in PyTorch (nanoGPT's code), for the tests and bench/gpt_step.py
+    widgets      chapter 11's pictures: the causal mask, attention heatmaps, where each head
+                 looks, the attention-pattern widget (imported on its own: it needs ipywidgets)
 """
 
 from . import model
