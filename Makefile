@@ -46,8 +46,9 @@ NOTEBOOKS ?= $(wildcard chapters/*.ipynb solutions/*.ipynb)
 
 PYTEST_ARGS ?=
 XDIST := -n 2 --dist loadscope
-NBVAL_STRICT := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
-NBVAL_LAX := --nbval-lax --nbval-current-env
+NBVAL_KERNELS := -p tests.nbval_kernels   # a kernel that dies while starting is started again
+NBVAL_STRICT := --nbval --nbval-current-env $(NBVAL_KERNELS) --nbval-sanitize-with tests/nbval_sanitize.cfg
+NBVAL_LAX := --nbval-lax --nbval-current-env $(NBVAL_KERNELS)
 REPORTS := build/test-reports
 
 CHAPTER ?= 00
