@@ -159,16 +159,17 @@ def identifiers(nodes):
 
 # -- the step of mg.function ----------------------------------------------------------------------
 
-def step_source(program, inputs, value_of, memory=None, header=(), write=None):
+def step_source(program, inputs, value_of, memory=None, header=(), write=None, subtract=None):
     """The source of ``_run(arrays)`` for ``mg.function`` and the names it uses: one line per op
     term of ``program`` (a ``rewrite.Program``), named as in the backward's code (``x_`` is the
     value of ``x``, ``f_h`` the forward of op ``h``); ``arrays`` are the values of the Input
     nodes ``inputs``, in order; Parameters are read with ``value_of``, constants are names of
     the code. With a ``memory`` plan (``memoryplan.py``), an op that has a buffer writes into it
     (``into_h(..., out=out_h)``, ``out_h`` a view of its buffer), what the plan says is copied,
-    is, and an update the plan writes early is written with ``write(parameter, value)`` (its
-    result is then None). It returns the values of ``program.results``, in a list; ``header``
-    lines open the source, as comments."""
+    is, and an update the plan writes early is written with ``write(parameter, value)``, or,
+    for an update ``W - change`` the plan says is subtracted, ``subtract(parameter, change)``
+    (its result is then None). It returns the values of ``program.results``, in a list;
+    ``header`` lines open the source, as comments."""
     terms = program.terms
     name = identifiers(terms)
     value = {t: f"{name[t]}_" for t in terms}
@@ -181,10 +182,14 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None):
     buffers = [np.empty(size, np.uint8) for size in (memory.buffers if memory else [])]
     slot = {node: k for k, node in enumerate(inputs)}
     writes = memory.writes if memory else {}
-    env["_write"] = write
+    subtracted = memory.subtracted if memory else {}
+    skipped = {program.results[k] for k in subtracted}          # computed by the subtraction
+    env["_write"], env["_subtract"] = write, subtract
     for i, t in enumerate(terms):
-        lines += _writes(writes.get(i - 1, []), program, name)
+        lines += _writes(writes.get(i - 1, []), program, name, subtracted)
         me = name[t]
+        if t in skipped:
+            continue
         if t.kind == "constant":
             env[value[t]] = t.value
             continue
@@ -210,7 +215,7 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None):
             call, where = f"{value[t]} = f_{me}({args})", ""
         lines.append(f"    {call:<40} # {t.name} = {t.op.name}"
                      f"({', '.join(a.name for a in t.args)}){where}")
-    lines += _writes(writes.get(len(terms) - 1, []), program, name)
+    lines += _writes(writes.get(len(terms) - 1, []), program, name, subtracted)
     written = {k for pairs in writes.values() for _, k in pairs}
     returned = ["None" if k in written else value[t] + (".copy()" if k in copied else "")
                 for k, t in enumerate(program.results)]
@@ -223,10 +228,19 @@ def _view(buffer, shape, dtype):
     return buffer[:int(np.prod(shape, dtype=int)) * dtype.itemsize].view(dtype).reshape(shape)
 
 
-def _writes(pairs, program, name):
-    """The lines that write updates into their Parameters: (Parameter's term, result number)."""
-    return [f"    {f'_write({name[p]}, {name[program.results[k]]}_)':<40} # {p.name} <- "
-            f"{program.results[k].name}, in place" for p, k in pairs]
+def _writes(pairs, program, name, subtracted):
+    """The lines that write updates into their Parameters: (Parameter's term, result number);
+    ``subtracted``: result number -> ``change``, for those written as ``W -= change``."""
+    lines = []
+    for p, k in pairs:
+        new = program.results[k]
+        if k in subtracted:
+            change = subtracted[k]
+            lines.append(f"    {f'_subtract({name[p]}, {name[change]}_)':<40} # {p.name} <- {new.name} = "
+                         f"{p.name} - {change.name}, subtracted in place")
+        else:
+            lines.append(f"    {f'_write({name[p]}, {name[new]}_)':<40} # {p.name} <- {new.name}, in place")
+    return lines
 
 
 def _arguments(node, value, attrs):

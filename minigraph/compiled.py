@@ -36,6 +36,7 @@ call returns is the caller's, never overwritten by the next call. If a line fail
 interpreter runs the same graph again and explains the error.
 """
 
+import functools
 import math
 
 import numpy as np
@@ -82,6 +83,7 @@ class Function:
         self.program = rewrite.run_passes(program, rewrite.AT_CREATION) if optimize else program
         self.parameters = [t.node for t in self.program.terms if t.kind == "parameter"]
         self.plans = {}                   # shapes and dtypes of a call -> its _Plan
+        self._subtract = functools.partial(subtract_from, bounds={})   # bounds: see subtract_from
         self.written, self.memory = self.program, None    # what the last code written runs
         self.source = self._written(self.program, None, ["not called yet: no shapes known, "
                                                          "no memory plan"])[0]
@@ -169,7 +171,8 @@ class Function:
                        f"allocated at each call; updates written in place into: "
                        f"{', '.join(sorted(p.name for p in memory.in_place)) or 'none'}"]
             header += [f"  {line}" for line in memory.table()]
-        text, env = codegen.step_source(program, self.inputs, value_of, memory, header, write_into)
+        text, env = codegen.step_source(program, self.inputs, value_of, memory, header, write_into,
+                                        self._subtract)
         return text, codegen.compile_function(text, env, "mg.function")
 
     def _interpret(self, values):
@@ -215,6 +218,38 @@ def _write(parameters, news, in_place):
             write_into(parameter, new)
         else:
             parameter.value = new
+
+
+def subtract_from(parameter, change, bounds):
+    """``W <- W - change`` (the memory plan's ``subtracted`` updates), written into the
+    Parameter's own array in one pass, ``np.subtract(W, change, out=W)``: the numbers of
+    ``W - change``, without a buffer for them, a check of them or a copy. Only if they are sure
+    to be finite, for a refused update must leave ``W`` as it was; else as ``write_into``.
+
+    Sure, without a look at them: ``change`` is finite with a norm ``||change||`` if its
+    squared norm (one pass, no array made) is finite, and ``|W - change| <= max|W| + ||change||``
+    elementwise. ``bounds`` keeps, for each Parameter, a bound on ``max|W|`` and the stamp it
+    holds for (``||W||`` at first; then each subtraction adds ``||change||``; a value
+    assigned in between has a new stamp, and its bound is computed again). While the bound
+    stays far below the dtype's largest number, ``W - change`` cannot overflow."""
+    own = parameter._value
+    stamp, bound = bounds.get(parameter, (None, 0.0))
+    if stamp != parameter.stamp:
+        bound = math.sqrt(np.vdot(own, own))
+    bound += math.sqrt(np.vdot(change, change))     # NaN (or inf) if a number of change is
+    if bound < _FAR_BELOW_OVERFLOW.get(own.dtype.char, 0.0) and own.flags.owndata:   # (False for NaN)
+        own.setflags(write=True)
+        np.subtract(own, change, out=own)
+        parameter._set(own)                         # read-only again, with a new stamp
+        bounds[parameter] = (parameter.stamp, bound)
+    else:
+        write_into(parameter, np.subtract(own, change))
+
+
+# A quarter of each float dtype's largest number: room enough for the rounding of the norms
+# (a rounded sum of squares is never below its largest square, whatever the order of the sum).
+# Other dtypes (longdouble) take write_into's path.
+_FAR_BELOW_OVERFLOW = {np.dtype(t).char: float(np.finfo(t).max) / 4 for t in (np.float16, np.float32, np.float64)}
 
 
 def write_into(parameter, new):

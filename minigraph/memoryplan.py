@@ -13,10 +13,12 @@ whole step, so it can plan, once for each set of shapes:
   its result, as before;
 * which buffer each one gets: a value *lives* from the op that computes it to its last reader
   (in the straight-line order of the program), and two values whose lives do not overlap may
-  share a buffer, whatever their shapes (a value is a view of the start of its buffer). A
-  value that an op without an ``out=`` form turns into something else may still be inside it
-  (``reshape`` and ``x.T`` return views), so such a result keeps the buffers it may come from
-  alive (``roots``);
+  share a buffer, whatever their shapes (a value is a view of the start of its buffer). An
+  elementwise op (``ELEMENTWISE``) writes into the buffer of an input of its shape that dies
+  there, ``np.tanh(z, out=z)``: one stretch of memory read and written, where writing
+  elsewhere would touch two. A value that an op without an ``out=`` form turns into something
+  else may still be inside it (``reshape`` and ``x.T`` return views), so such a result keeps
+  the buffers it may come from alive (``roots``);
 * when each update is written into its Parameter's own array: as soon as nothing reads the
   old value any more and no op that may fail on the numbers follows (``_early_writes``), so
   that its buffer is free for the rest of the step; else at the end;
@@ -27,18 +29,16 @@ whole step, so it can plan, once for each set of shapes:
   copy; an update whose new value comes from a Parameter updated in place (``a <- b, b <- a``)
   is copied before any Parameter is written.
 
-An update ``W - lr * dW`` costs four passes over the weights where a hand-written
-``W -= lr * dW`` costs two: ``lr * dW`` and ``W - that`` into a buffer, a sum of the new numbers
-(finite only if each is: the check that refuses NaN and infinity, as an assignment does, before
-anything moves) and the copy into ``W``'s own array. The copy could go (the Parameter would take
-the buffer, its old array becoming the next call's buffer), but then ``W``'s array would change
-at every call: an array taken from ``W.value`` (a learner's, an optimizer's) would stop
-following ``W``, showing an old value, then numbers the next call is computing. ``mg.function`` keeps the promise that the
-update is written into the Parameter's own array, and pays the copy: on
-``bench/compiled_step.py``'s T3 (784-512-512-10), the check and the copy are about 5% of a
-float64 step. (Computing ``W - lr * dW`` into ``W`` itself, checked after, would leave a
-refused update half written; ``lr * dW`` in one pass with the subtraction would round
-differently.)
+An update ``W - change`` whose new value nothing else reads (``change``, e.g. ``lr * dW``, in a
+buffer, of ``W``'s shape and dtype) is written as ``W -= change``, ``np.subtract(W, change,
+out=W)`` (``_subtractions``): the same numbers, with no buffer for ``W - change``. A refused update must leave ``W`` as it was, so
+it goes in place only when the new numbers are sure to be finite (``compiled.subtract_from``
+says how it knows, from one more pass over ``change``); else it is computed apart, checked and
+copied in, as every other update is (``compiled.write_into``). Three passes over the weights,
+where a hand-written ``W -= lr * dW`` makes two and a checked copy four. Taking the new array
+instead of copying it (the Parameter's old array becoming the next call's buffer) would break
+a promise: an array taken from ``W.value`` would stop following ``W`` and show numbers the
+next call is computing.
 
 Only values read by minigraph's own ops get buffers: a learner's op (``mg.defop``) might keep
 the array it was given, and would see it change. ``softmax_cross_entropy`` remembers its
@@ -133,6 +133,11 @@ OUT_FORMS = {
     symbolic.sum_to.opdef: _sum_to_into, symbolic.step.opdef: _step_into,
     RELU_GRADIENT: _relu_gradient_into,
 }
+# ops whose out= form may write into the array of an input of the same shape and dtype: each
+# number of the result depends on the numbers at its own place only, read before it is written
+# (not _sigmoid_into, _gelu_into: they read x again after writing out)
+ELEMENTWISE = {op.opdef for op in (ops.add, ops.sub, ops.mul, ops.div, ops.power, ops.neg, ops.exp,
+                                   ops.log, ops.tanh, ops.relu)} | {symbolic.step.opdef, RELU_GRADIENT}
 # ops whose result is ``x.T`` (a view: an attribute, no call) when ``written_as_T(x, **attrs)``
 AS_ATTRIBUTE_T = {ops.transpose.opdef: lambda x, axes=None: axes is None,
                   symbolic.matrix_transpose.opdef: lambda x: x.ndim == 2}
@@ -157,11 +162,14 @@ class MemoryPlan:
     ``fresh``: Input terms copied at each call; ``in_place``: the Parameters whose new values are
     written into their own arrays (all of them, unless an op that may keep arrays reads them);
     ``writes``: step -> the (Parameter's term, result number) pairs written right after it (the
-    others: at the end); ``transposed``: the transposes written ``x.T`` (``AS_ATTRIBUTE_T``)."""
+    others: at the end); ``transposed``: the transposes written ``x.T`` (``AS_ATTRIBUTE_T``);
+    ``subtracted``: result number -> the term ``change`` of the updates ``W - change`` written
+    as ``W -= change`` (their result is not computed apart)."""
 
-    def __init__(self, into, buffers, copied, fresh, in_place, writes, transposed):
+    def __init__(self, into, buffers, copied, fresh, in_place, writes, transposed, subtracted):
         self.into, self.buffers, self.copied, self.fresh = into, buffers, copied, fresh
         self.in_place, self.writes, self.transposed = in_place, writes, transposed
+        self.subtracted = subtracted
 
     @property
     def nbytes(self):
@@ -200,10 +208,13 @@ def plan_memory(program, values, n_outputs, updated):
         forms = {t: form for t, form in forms.items() if t not in kept}
     in_place = {t for t in terms if t.kind == "parameter" and t.node in updated} - kept
     early = _early_writes(program, n_outputs, updated, in_place, forms, roots, last)
+    subtracted = _subtractions(program, n_outputs, early, forms, readers, values)
     for k, t in enumerate(program.results):
         last[t] = end if k not in early else max(position[r] for r in [t] + readers[t])
     for k, step in early.items():
-        last[program.results[k]] = max(last[program.results[k]], step)
+        change = subtracted.get(k, program.results[k])   # (read when it is written)
+        last[change] = max(last[change], step)
+    forms = {t: form for t, form in forms.items() if t not in {program.results[k] for k in subtracted}}
     life = {t: last[t] for t in forms}
     for t in terms:
         for root in roots[t] & forms.keys():
@@ -212,7 +223,8 @@ def plan_memory(program, values, n_outputs, updated):
     into, buffers, free, dying = {}, [], [], {}
     for i, t in enumerate(terms):
         if t in forms:
-            b = _buffer_for(values[t].nbytes, buffers, free)
+            b = _overwritten(t, i, into, dying, values)
+            b = _buffer_for(values[t].nbytes, buffers, free) if b is None else b
             into[t] = (forms[t], b, values[t].shape, values[t].dtype)
             dying.setdefault(life[t], []).append(b)
         free += dying.pop(i, [])                       # after step i: its buffers are free again
@@ -224,7 +236,22 @@ def plan_memory(program, values, n_outputs, updated):
     for k, step in early.items():
         writes.setdefault(step, []).append((parameter[updated[k - n_outputs]], k))
     transposed = {t for t in terms if t.kind == "op" and _written_as_T(t, values)}
-    return MemoryPlan(into, buffers, copied, fresh, {t.node for t in in_place}, writes, transposed)
+    return MemoryPlan(into, buffers, copied, fresh, {t.node for t in in_place}, writes, transposed,
+                      subtracted)
+
+
+def _overwritten(t, i, into, dying, values):
+    """The buffer of an input of ``t`` (step ``i``) that ``t`` may overwrite, or None: ``t`` is
+    elementwise (``ELEMENTWISE``), the input has ``t``'s shape and dtype (the same bytes, element
+    for element) and its life ends at ``t``. Taken from the buffers that die at step ``i``.
+    An op that writes where it reads touches half the memory of one writing elsewhere."""
+    if getattr(t.op, "plain", t.op) not in ELEMENTWISE:
+        return None
+    for a in t.args:
+        if a in into and into[a][1] in dying.get(i, ()) and into[a][2:] == (values[t].shape, values[t].dtype):
+            dying[i].remove(into[a][1])
+            return into[a][1]
+    return None
 
 
 def _buffer_for(nbytes, buffers, free):
@@ -259,6 +286,25 @@ def _early_writes(program, n_outputs, updated, in_place, forms, roots, last):
         if step < end:
             early[k] = step
     return early
+
+
+def _subtractions(program, n_outputs, early, forms, readers, values):
+    """{result number: the term ``change``} of the early updates ``W - change`` that are written
+    as ``W -= change``, into ``W``'s own array, with no buffer for ``W - change``: those whose
+    ``change`` is a value of its own buffer, of ``W``'s shape and dtype, and whose new value
+    nothing else reads (not an output, not an input of another op). The same numbers:
+    ``np.subtract(W, change, out=W)`` is ``np.subtract(W, change)``, written in place."""
+    subtracted = {}
+    for k in early:
+        new = program.results[k]
+        if not (new.kind == "op" and getattr(new.op, "plain", new.op) is ops.sub.opdef and not new.attrs):
+            continue
+        old, change = new.args
+        if (old.kind == "parameter" and change in forms and not readers[new]
+                and program.results.count(new) == 1
+                and values[change].shape == values[old].shape and values[change].dtype == values[old].dtype):
+            subtracted[k] = change
+    return subtracted
 
 
 def _roots(terms, forms):

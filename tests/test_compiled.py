@@ -138,7 +138,7 @@ def test_rewritten_and_planned_code_equals_the_interpreter_on_random_graphs():
     without them gives: outputs and updated Parameters, over several calls with new feeds (the
     buffers reused), a reassigned Parameter, and a feed of a new shape (planned again)."""
     from test_random_graphs import new_feed, same
-    checked = replanned = refused = 0
+    checked = replanned = refused = subtracted = overwrote = 0
     for seed in range(300):
         step = random_step(seed)
         if step is None:
@@ -186,7 +186,12 @@ def test_rewritten_and_planned_code_equals_the_interpreter_on_random_graphs():
                 p.value = drawer.floats(np.shape(p.value))
         replanned += len(optimized.plans) > 1
         checked += 1
+        memory = optimized.memory
+        subtracted += bool(memory and memory.subtracted)
+        overwrote += bool(memory and any(into[1] == memory.into.get(a, (None, None))[1]
+                                         for t, into in memory.into.items() for a in t.args))
     assert checked >= 290 and replanned >= 30, (checked, replanned, refused)   # 297, 34, 1 today
+    assert subtracted >= 40 and overwrote >= 150, (subtracted, overwrote)         # 45, 170 today
 
 
 def test_a_returned_value_is_never_overwritten_by_the_next_call():
@@ -214,6 +219,53 @@ def test_updates_are_written_into_the_parameters_own_arrays():
     assert g.forward({x: [1.0, 1.0]}) == 2.0
     with pytest.raises(mg.GraphError, match="read-only"):
         W.value[0] = 3.0                            # still read-only after the write
+
+
+def test_an_update_w_minus_change_is_subtracted_in_place_with_the_same_numbers():
+    """W - lr * dW is written as W -= lr * dW into W's own array (no buffer for W - lr * dW, no
+    copy): the numbers of backward + GD, bit for bit, call after call, in float32 and float64."""
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        x, t = mg.Input("x", dtype=dtype), mg.Input("t", dtype=int)
+        start = [rng.normal(size=(5, 3)).astype(dtype), rng.normal(size=3).astype(dtype)]
+        W, b = mg.Parameter(start[0], name="W"), mg.Parameter(start[1], name="b")
+        loss = mg.softmax_cross_entropy(mg.linear(x, W, b), t)
+        train = mg.function([x, t], loss, updates={p: p - 0.5 * g for p, g in zip([W, b], mg.grad(loss, [W, b]))})
+        W2, b2 = mg.Parameter(start[0], name="W"), mg.Parameter(start[1], name="b")
+        by_backward = mg.Graph(mg.softmax_cross_entropy(mg.linear(x, W2, b2), t))
+        gd, held = mg.optim.GD([W2, b2], lr=0.5), W.value
+        for _ in range(4):
+            feed = {x: rng.normal(size=(8, 5)).astype(dtype), t: rng.integers(0, 3, 8)}
+            assert train.run_compiled(feed[x], feed[t])[0] == by_backward.backward(feed, wrt=[W2, b2])
+            gd.step()
+            assert np.array_equal(W.value, W2.value) and np.array_equal(b.value, b2.value)
+        assert "_subtract(W, " in train.source and "_subtract(b, " in train.source
+        assert held.base is W._value and np.array_equal(held, W.value)        # followed W
+
+
+def test_a_subtraction_that_could_overflow_is_refused_and_leaves_w_as_it_was():
+    """W -= change goes in place only when the new numbers are sure to be finite: a change with
+    NaN or infinity, or one that takes the dtype's largest number over the top, is refused as
+    assigning infinity is, and W keeps its numbers. In float16, where a change of 16 can do
+    that: W.value assigned between calls makes what the function knew of W's size stale, and a
+    small change must not be trusted then."""
+    x = mg.Input("x", dtype=np.float16)
+    W = mg.Parameter(np.ones(3, np.float16), name="W")
+    train = mg.function([x], mg.sum(W), updates={W: W - x * mg.Constant(np.float16(2.0))})
+    train(np.full(3, 0.25, np.float16))
+    train(np.full(3, 0.25, np.float16))            # planned, then the code written: in place
+    assert "_subtract(W, " in train.source and np.array_equal(W.value, [0, 0, 0])
+    for bad in (np.array([0, np.nan, 0], np.float16), np.array([np.inf, 0, 0], np.float16)):
+        with pytest.raises(mg.BadValueError, match="NaN or infinity"):
+            train.run_compiled(bad)
+        assert np.array_equal(W.value, [0, 0, 0])
+    top = np.finfo(np.float16).max                  # 65504, and a step of its numbers is 32
+    W.value = np.full(3, top)
+    with pytest.raises(mg.BadValueError, match="NaN or infinity"):
+        train.run_compiled(np.full(3, -8, np.float16))         # 65504 + 16 rounds to infinity
+    assert np.array_equal(W.value, np.full(3, top))
+    train(np.full(3, 8, np.float16))               # finite: written
+    assert np.array_equal(W.value, np.full(3, top - 16))
 
 
 def test_a_cross_entropy_gradient_alone_sees_new_logits_at_each_call():

@@ -5,6 +5,7 @@ together, bit for bit, on the engine's random graphs.)"""
 import re
 
 import numpy as np
+import pytest
 
 import minigraph as mg
 from minigraph import memoryplan, rewrite, symbolic
@@ -190,23 +191,55 @@ def plan(outputs, feed, updated=()):
 
 def test_values_whose_lives_do_not_overlap_share_a_buffer():
     x = mg.Input("x")
-    a = mg.tanh(x * mg.Constant(2.0))        # x*2 dies when tanh has read it ...
-    b = mg.exp(a) + mg.Constant(1.0)         # ... so exp(a) may take its buffer
-    p, memory = plan([mg.sum(b)], {x: np.ones((3, 4))})
+    a = mg.exp(x)                               # a dies when summed ...
+    b = mg.exp(mg.sum(a) * x)                   # ... so sum(a) * x may take its buffer
+    squashed = mg.sigmoid(b)                    # (reads b again after writing: a buffer of its own)
+    p, memory = plan([mg.sum(squashed)], {x: np.ones((3, 4))})
     buffer = {t.name: into[1] for t, into in memory.into.items()}
-    assert buffer[a.inputs[0].name] == buffer[b.inputs[0].name] != buffer[a.name]
-    assert len(memory.buffers) == 2
+    assert buffer[a.name] == buffer[b.inputs[0].name] == buffer[b.name] != buffer[squashed.name]
+
+
+def test_an_elementwise_op_overwrites_an_input_that_dies_there():
+    """x*2, its tanh, exp of that, + 1: each dies when the next has read it, and each next is
+    elementwise, so all four take turns in one buffer, each written where it was read."""
+    x = mg.Input("x")
+    a = mg.tanh(x * mg.Constant(2.0))
+    b = mg.exp(a) + mg.Constant(1.0)
+    p, memory = plan([mg.sum(b)], {x: np.ones((3, 4))})
+    assert {into[1] for into in memory.into.values()} == {0} and len(memory.into) == 4
+    f = mg.function([x], mg.sum(b))
+    feed = np.random.default_rng(0).normal(size=(3, 4))
+    assert f.run_compiled(feed)[0] == mg.Graph(mg.sum(b)).forward({x: feed})
+
+
+def test_ops_that_read_their_input_after_writing_never_overwrite_it():
+    """sigmoid's and GELU's out= forms read x again after they wrote into out, and a matrix
+    product reads whole rows: each gets a buffer of its own, and the numbers stay exact."""
+    x = mg.Input("x")
+    W = mg.Parameter(np.eye(4) * 0.5, name="W")
+    s = mg.sigmoid(x * mg.Constant(2.0))
+    g = mg.gelu(s * mg.Constant(3.0))
+    m = (g * mg.Constant(1.5)) @ W
+    loss = mg.sum(m)
+    p, memory = plan([loss], {x: np.ones((4, 4))})
+    buffer = {t.name: into[1] for t, into in memory.into.items()}
+    assert buffer[s.name] != buffer[s.inputs[0].name] and buffer[g.name] != buffer[g.inputs[0].name]
+    assert buffer[m.name] != buffer[m.inputs[0].name]
+    f = mg.function([x], loss)
+    feed = np.random.default_rng(1).normal(size=(4, 4))
+    assert f.run_compiled(feed)[0] == mg.Graph(loss).forward({x: feed})
 
 
 def test_values_of_other_shapes_share_a_buffer_too():
     x = mg.Input("x")
     h = mg.exp(x * mg.Constant(2.0))                        # (3, 4): dies when summed
-    e = mg.exp(mg.sum(h, axis=0, keepdims=True))            # (1, 4): takes h's buffer
+    e = mg.sigmoid(mg.sum(h, axis=0, keepdims=True))        # (1, 4): takes h's buffer
     p, memory = plan([mg.sum(e)], {x: np.ones((3, 4))})
     buffer = {t.name: into[1] for t, into in memory.into.items()}
     assert buffer[e.name] == buffer[h.name] and memory.buffers[buffer[h.name]] == 3 * 4 * 8
     f = mg.function([x], mg.sum(e))
-    assert f(np.ones((3, 4))) == f.run_compiled(np.ones((3, 4)))[0] == 4 * np.exp(3 * np.exp(2.0))
+    expected = 4 / (1 + np.exp(-3 * np.exp(2.0)))
+    assert f(np.ones((3, 4))) == f.run_compiled(np.ones((3, 4)))[0] == pytest.approx(expected, rel=1e-15)
 
 
 def test_a_view_keeps_its_buffer_alive():
