@@ -123,9 +123,24 @@ def sigmoid(x):
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
+def row_max(x, axis=-1):
+    """``x.max(axis=axis, keepdims=True)``, the same numbers (a maximum does not round), faster
+    for short rows: numpy reduces along a last axis of a few numbers slowly (for (256, 10)
+    logits, 15 µs, more than the rest of a log-softmax), while comparing whole columns, one
+    ``np.maximum`` per column, takes 5 µs. (With few rows, the calls cost more than they
+    save.) A speed trick, kept in this one place."""
+    columns = x.shape[-1] if x.ndim else 0
+    if not (1 < columns <= 16 and x.size >= 64 * columns and axis in (-1, x.ndim - 1)):
+        return x.max(axis=axis, keepdims=True)
+    top = x[..., 0].copy()
+    for j in range(1, columns):
+        np.maximum(top, x[..., j], out=top)
+    return top[..., None]
+
+
 def log_softmax(x, axis=-1):
     """x - log(sum(exp(x))), shifted by the row maximum so that no exp overflows."""
-    shifted = x - x.max(axis=axis, keepdims=True)
+    shifted = x - row_max(x, axis)
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
@@ -136,7 +151,7 @@ def softmax(x, axis=-1, mask=None):
     ``ans`` times something)."""
     if mask is not None:
         x = np.where(_checked_mask(mask, x, axis), x, -np.inf)
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    e = np.exp(x - row_max(x, axis))
     e /= e.sum(axis=axis, keepdims=True)                 # a fresh array: divided in place
     return e
 

@@ -79,7 +79,7 @@ def _softmax_into(x, axis=-1, mask=None, out=None):
     """kernels.softmax (its mask checked when the op ran at the planning call) into ``out``."""
     if mask is not None:
         x = np.where(mask, x, -np.inf)
-    np.exp(np.subtract(x, x.max(axis=axis, keepdims=True), out=out), out=out)
+    np.exp(np.subtract(x, kernels.row_max(x, axis), out=out), out=out)
     return np.divide(out, out.sum(axis=axis, keepdims=True), out=out)
 
 
