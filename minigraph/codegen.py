@@ -180,6 +180,7 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None, s
     env = {"_value": value_of}
     lines = [f"# {line}" for line in header] + ["def _run(_arrays):"]
     buffers = [np.empty(size, np.uint8) for size in (memory.buffers if memory else [])]
+    views = {}
     slot = {node: k for k, node in enumerate(inputs)}
     writes = memory.writes if memory else {}
     subtracted = memory.subtracted if memory else {}
@@ -207,7 +208,10 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None, s
             call, where = f"{value[t]} = {value[t.args[0]]}.T", ""
         elif t in into:
             form, b, shape, dtype = into[t]
-            env[f"into_{me}"], env[f"out_{me}"] = form, _view(buffers[b], shape, dtype)
+            if (b, shape, dtype) not in views:          # one view object per buffer and shape:
+                views[b, shape, dtype] = _view(buffers[b], shape, dtype)   # numpy's out= is
+            env[f"into_{me}"], env[f"out_{me}"] = form, views[b, shape, dtype]   # quickest on
+            # the very array it reads (np.tanh(z, out=z)), slower on another view of its memory
             call = f"{value[t]} = into_{me}({args}, out=out_{me})"
             where = f"  -> buffer {b}"
         else:
