@@ -19,8 +19,9 @@ from minigraph.grading.batch import collect, sandbox
 from minigraph.grading.toolkit import registry
 from minigraph.grading.toolkit.exercise import HIDDEN_CASES, ExerciseResult, grade, run_cases, with_hidden
 from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically
-from minigraph.grading.batch.gradebook import submission_text, to_csv, to_gradescope, to_junit
-from minigraph.grading.batch.grader import SubmissionResult, find_notebooks, parse_notebook, stderr_tail
+from minigraph.grading.batch.gradebook import (recorded_seeds, submission_text, summary, to_csv,
+                                              to_gradescope, to_json, to_junit)
+from minigraph.grading.batch.grader import Settings, SubmissionResult, find_notebooks, parse_notebook, stderr_tail
 from minigraph.grading.batch.scan import reference_uses
 from minigraph.grading.batch.workspace import Workspace, remove_tree
 
@@ -347,6 +348,32 @@ def test_gradescope_results_have_a_test_per_exercise():
     assert results["score"] == 1 and "WITHOUT a sandbox" in results["output"]
     assert [(t["score"], t["max_score"], t["status"]) for t in results["tests"]] == [(1, 1.0, "passed"), (0, 1.0, "failed")]
     assert to_gradescope([])["score"] == 0
+
+
+def test_a_json_report_gives_back_the_seed_of_each_submission_and_nothing_else_does():
+    drawn, unrun = _result("a.ipynb", [1]), _result("b.ipynb", [0], status="error")
+    drawn.seed, given = 2**62 - 1, _result("c.ipynb", [1])
+    given.seed, given.seed_given = 7, True
+    report = json.dumps(to_json([drawn, unrun, given], Settings()))
+    assert recorded_seeds(report) == {"a.ipynb": 2**62 - 1, "b.ipynb": None, "c.ipynb": 7}
+    assert summary([drawn, given], True) == ("graded 2 notebooks; 1 regraded: hidden cases from a "
+                                             "given seed, not a fresh one")
+    def entries(*submissions):
+        return json.dumps({"grader": "minigraph.grading", "submissions": list(submissions)})
+    for text, problem in [("{", "it is not JSON"), ("[" * 100_000, "it is not JSON"),
+                          ("[]", "not a report of minigraph.grading"),
+                          (json.dumps({"grader": "otter", "submissions": []}), "not a report of minigraph.grading"),
+                          (json.dumps({"grader": "minigraph.grading"}), "not a report of minigraph.grading"),
+                          (entries("a.ipynb"), "its submission 1 has no path"),
+                          (entries({"seed": 3}), "its submission 1 has no path"),
+                          (entries({"path": "a", "seed": 1}, {"path": "b", "seed": "3"}), "its submission 2 has no path, or a seed that"),
+                          (entries({"path": "a", "seed": -1}), "a seed that is not a whole number"),
+                          (entries({"path": "a", "seed": 1.5}), "a seed that is not a whole number"),
+                          (entries({"path": "a", "seed": True}), "a seed that is not a whole number"),
+                          (entries({"path": "a", "seed": 1}, {"path": "a", "seed": 2}), "it gives a two different seeds")]:
+        with pytest.raises(ValueError, match=problem):
+            recorded_seeds(text)
+    assert recorded_seeds(entries({"path": "a", "seed": 1}, {"path": "a", "seed": 1})) == {"a": 1}
 
 
 def test_junit_and_text_survive_any_name():
