@@ -282,23 +282,24 @@ def test_every_generator_makes_cases_the_reference_takes():
             cases = with_hidden(exercise, 7)
             if exercise.hidden is not None:
                 assert len(cases) == len(exercise.cases) + HIDDEN_CASES, exercise.id
-                reference = exercise_reference(exercise)
-                if reference is None:       # test_hidden_cases.py runs a learner's right answer on them
+                if exercise.reference is None:   # test_hidden_cases.py runs a learner's right answer on them
                     continue
                 for case in cases[len(exercise.cases):]:       # judged as the reference would be
-                    assert exercise.judge(case, exercise.run(reference, case)).passed, exercise.id
+                    assert exercise.judge(case, exercise.run(exercise.reference, case)).passed, exercise.id
 
 
-def exercise_reference(exercise):
-    """The reference answer of a function or backward-rule exercise, from its judge's closure;
-    None for any other exercise (a graph walk, an optimizer class, ...), whose reference is not
-    called like the learner's answer."""
-    if getattr(exercise.judge, "__qualname__", "").split(".")[0] not in ("function_exercise", "vjp_exercise"):
-        return None
-    cells = {name: cell.cell_contents for name, cell in zip(exercise.judge.__code__.co_freevars,
-                                                              exercise.judge.__closure__)}
-    reference = cells["reference"]
-    return reference.get() if hasattr(reference, "get") else reference
+def test_function_and_backward_rule_exercises_carry_their_reference_by_name():
+    # content/ names each reference (answers.Answer) and imports answers/ only when it is used
+    kinds = {}
+    for chapter in registry.CHAPTERS:
+        for exercise in registry.exercises(chapter):
+            made_by = getattr(exercise.judge, "__qualname__", "answers").split(".")[0]
+            kinds.setdefault(made_by, set()).add(exercise.reference is not None)
+            if exercise.reference is not None:
+                module = importlib.import_module(registry.CHAPTERS[chapter].replace(".content.", ".answers."))
+                assert exercise.reference.get() is getattr(module, exercise.reference.name), exercise.id
+    assert kinds["function_exercise"] == kinds["vjp_exercise"] == {True}
+    assert {made_by for made_by, has in kinds.items() if True in has} == {"function_exercise", "vjp_exercise"}
 
 
 def test_the_static_scan_flags_cells_using_grading_internals_and_their_answers():
