@@ -460,22 +460,34 @@ def test_a_workspace_is_bounded_in_size_and_files_and_says_so_when_full():
     assert not root.exists()
 
 
-def test_the_progress_bar_shows_notebooks_done_elapsed_and_time_left():
+def test_the_progress_bar_shows_notebooks_done_flagged_not_run_elapsed_and_time_left():
     import io
-    from minigraph.grading.batch.progress import ProgressBar
-    now = [100.0]
-    out = io.StringIO()
-    bar = ProgressBar(4, stream=out, clock=lambda: now[0])
-    now[0] += 30
-    bar.advance()
-    now[0] += 50
-    bar.advance()
-    now[0] += 140
-    bar.advance()
-    bar.advance()
-    bar.done()
+    from minigraph.grading.batch.cli import progress_bar, tally
+    now, out = [100.0], io.StringIO()                 # no terminal: a line per result, as in CI
+    bar = progress_bar(4, stream=out, clock=lambda: now[0])
+    results = []
+    for seconds, result in [(30, _result("a.ipynb", [1])), (50, _result("b.ipynb", [0], flags=["cell 2"])),
+                            (140, _result("c.ipynb", [0], status="error")), (0, _result("d.ipynb", [1]))]:
+        now[0] += seconds
+        results.append(result)
+        bar.update(**tally(results))
+    bar.close()
     assert out.getvalue().splitlines() == [
-        "[#####...............]  1/4 notebooks  30s elapsed  about 1m 30s left",
-        "[##########..........]  2/4 notebooks  1m 20s elapsed  about 1m 20s left",
-        "[###############.....]  3/4 notebooks  3m 40s elapsed  about 1m 13s left",
-        "[####################]  4/4 notebooks  3m 40s elapsed"]
+        "grading   0% |                    | 0/4",
+        "grading  25% |█████               | 1/4  flagged 0  not run 0  0.033 notebooks/s  0:30 elapsed  1:30 left",
+        "grading  50% |██████████          | 2/4  flagged 1  not run 0  0.025 notebooks/s  1:20 elapsed  1:20 left",
+        "grading  75% |███████████████     | 3/4  flagged 1  not run 1  0.014 notebooks/s  3:40 elapsed  1:13 left",
+        "grading 100% |████████████████████| 4/4  flagged 1  not run 1  0.018 notebooks/s  3:40 in all"]
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()                               # a terminal: one line, redrawn in place
+    bar = progress_bar(2, stream=screen)
+    for done in (1, 2):
+        bar.update(**tally(results[:done]))
+    bar.close()
+    drawn = screen.getvalue()
+    assert drawn.count("\r") == 3 and drawn.count("\n") == 1 and drawn.endswith("\n")
+    assert drawn.split("\r")[-1].startswith("grading 100% |████████████████████| 2/2  flagged 1  not run 0")

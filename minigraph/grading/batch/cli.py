@@ -9,7 +9,9 @@ other files, no secrets, limited memory, processes and time; see sandbox.py), on
 the file (the file itself is never modified). It is graded against the chapter its name
 starts with (``00_warmup.ipynb`` -> chapter 00) or ``--chapter``. A table per notebook goes
 to stdout; the reports are rewritten as each result comes in (JSON "complete": false until
-the end), each in one atomic step. A progress bar with the time left goes to stderr.
+the end), each in one atomic step. A progress bar goes to stderr: notebooks done, how many
+were flagged for review or could not be run, the time elapsed and left (one line per result
+where stderr is no terminal, as in CI).
 
 Regrading. Each submission's hidden cases are drawn from a secret seed, drawn afresh for it
 and recorded in the JSON report ("seed"). To answer "my grade is wrong", run that grading
@@ -41,16 +43,17 @@ Exit status:
 import argparse
 import json
 import sys
+import time
 
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
+from ...progress import LogLines, Progress, TerminalLine
 from ..toolkit import registry
 from . import sandbox
 from .files import display_name, write_atomically
 from .gradebook import (recorded_seeds, submission_text, summary, to_csv, to_gradescope, to_json,
                         to_junit)
 from .grader import Settings, find_notebooks, grade_all
-from .progress import ProgressBar
 
 EXIT_OK, EXIT_CANNOT_RUN = 0, 2
 
@@ -113,18 +116,18 @@ def main(argv=None):
     try:
         settings, notebooks, seeds = _prepare(args)
         results = [None] * len(notebooks)
-        bar = ProgressBar(len(notebooks))
+        bar = progress_bar(len(notebooks))
 
         def save(index, result):                # as each result comes in: nothing is lost
             results[index] = result
-            bar.advance()
+            bar.update(**tally(r for r in results if r is not None))
             try:
                 _write_reports(args, settings, [r for r in results if r is not None], complete=False)
             except CannotRun as error:          # the final write will say it again
                 print(f"warning: {error}", file=sys.stderr)
 
         results = grade_all(notebooks, settings, args.jobs, on_result=save, seeds=seeds)
-        bar.done()
+        bar.close()
         print("\n\n".join(submission_text(r) for r in results))
         print(f"\n{summary(results, settings.sandbox)}")
         _write_reports(args, settings, results, complete=True)
@@ -132,6 +135,22 @@ def main(argv=None):
         print(f"error: {error}", file=sys.stderr)
         return EXIT_CANNOT_RUN
     return EXIT_OK
+
+
+def progress_bar(total, stream=None, clock=time.perf_counter):
+    """The bar of a grading run, on ``stream`` (stderr): redrawn in place on a terminal, a line
+    per result anywhere else (a CI log). ``update(**tally(results))`` after each result."""
+    stream = stream or sys.stderr
+    display = TerminalLine(stream) if stream.isatty() else LogLines(stream)
+    return Progress(total, label="grading", rate_unit="notebooks", every=0, display=display,
+                    clock=clock)
+
+
+def tally(results):
+    """The bar's counts of the results so far: flagged for review, and could not be run."""
+    results = list(results)
+    return {"flagged": sum(bool(r.flags) for r in results),
+            "not run": sum(r.status == "error" for r in results)}
 
 
 def _prepare(args):
