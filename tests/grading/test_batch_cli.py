@@ -478,16 +478,18 @@ def test_a_given_seed_draws_the_same_hidden_cases_every_time_and_another_seed_ot
 
 
 def test_seeds_from_a_report_regrade_each_notebook_exactly_as_that_run_did(run, tmp_path):
-    # the shared run drew a secret seed per notebook; regrading from its report gives back its results
+    # the shared run drew a secret seed per notebook; regrading from its report gives back its
+    # results (a file that never ran has no seed, and is what it was: not a notebook)
     paths = [FIXTURES / "00_raises.ipynb", FIXTURES / "00_attack_reference_table.ipynb", SOLUTION]
-    proc = grader(*paths, *FAST, "--jobs", "2", "--seeds-from", run["reports"]["json"],
-                  "--json", tmp_path / "again.json")
+    proc = grader(*paths, FIXTURES / "00_not_json.ipynb", *FAST, "--jobs", "2",
+                  "--seeds-from", run["reports"]["json"], "--json", tmp_path / "again.json")
     assert proc.returncode == 0, proc.stderr
-    again = json.loads((tmp_path / "again.json").read_text())["submissions"]
+    *again, not_json = json.loads((tmp_path / "again.json").read_text())["submissions"]
     first = [by_path(run, path) for path in paths]
     assert [s["seed_given"] for s in first] == [False] * 3 and len({s["seed"] for s in first}) == 3
     assert again == [{**s, "seed_given": True} for s in first]
     assert all(any(hidden_inputs(s).values()) for s in first)
+    assert not_json == submission(run, "00_not_json.ipynb") and not_json["seed"] is None
 
 
 @pytest.mark.parametrize("args, message", [

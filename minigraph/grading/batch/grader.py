@@ -195,7 +195,7 @@ async def _grade(path, chapter, settings, slot, seed):
     if results is None:
         result = _unrunnable(name, chapter, exercises, "no answers were collected: " +
                              (notes[-1] if notes else problem), notes)
-        result.flags = flags
+        result.flags, result.seed, result.seed_given = flags, seed, given     # it ran with it
         return result
     graded = []
     for exercise in exercises:
