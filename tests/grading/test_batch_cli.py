@@ -145,7 +145,11 @@ def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert len(run["json"]["submissions"]) == 47
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
     assert summary == "graded 47 notebooks (13 could not be run); 9 flagged for review"
-    assert "47/47 notebooks" in run["proc"].stderr and "elapsed" in run["proc"].stderr   # the progress bar
+    bar = [line for line in run["proc"].stderr.splitlines() if line.startswith("grading ")]
+    assert len(bar) == 48 and bar[0].endswith("| 0/47")          # the progress bar: a line per result
+    assert all(" elapsed  " in line and line.endswith(" left") for line in bar[1:-1])
+    assert bar[-1].startswith("grading 100% |") and "| 47/47  flagged 9  not run 13  " in bar[-1]
+    assert bar[-1].endswith(" in all")
 
 
 def test_no_file_outside_the_submissions_own_folders_changes(run):

@@ -16,13 +16,13 @@ where stderr is no terminal, as in CI).
 Regrading. Each submission's hidden cases are drawn from a secret seed, drawn afresh for it
 and recorded in the JSON report ("seed"). To answer "my grade is wrong", run that grading
 again: --seeds-from grades.json gives each notebook the seed recorded for it (matched by
-path: name the notebooks as that run did, from the same folder; one the report does not hold
-stops everything before anything runs; one it holds no seed for never ran, and draws a
-fresh one), --seed N gives every notebook N. The verdicts are
-then those of the first run, hidden case for hidden case, and the report says that the seeds
-were given. Use them only to regrade, never for a first grading: a seed learners could know
-before they submit makes the hidden cases computable in advance, and then they are worth no
-more than the public ones.
+path: name the notebooks as that run did, from the same folder; a notebook the report does
+not hold stops everything before anything runs, one it holds without a seed never ran and
+draws a fresh one), and --seed N gives every notebook N. The verdicts are then those of the
+first run, hidden case for hidden case, and the report says the seeds were given. Use them
+only to regrade, never for a first grading: a seed learners could know before they submit
+makes the hidden cases computable in advance, and then they are worth no more than the
+public ones.
 
 Without bubblewrap (or where it cannot create namespaces) the grader refuses to run, unless
 ``--no-sandbox`` is given: then the submissions' code runs as you, with your files, and the

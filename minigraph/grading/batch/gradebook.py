@@ -1,8 +1,8 @@
 """The batch grader's reports: a text table, JSON, JUnit XML, a CSV gradebook, Gradescope.
 
-Each writer is a pure function of the results (``grader.SubmissionResult``). A submission's path is
-already printable (``files.display_name``: no newline, no byte that is not UTF-8), and every
-text that came from a kernel is already capped in size; these writers only lay it out.
+Each writer is a pure function of the results (``grader.SubmissionResult``). A submission's
+path is already printable (``files.display_name``: no newline, no byte that is not UTF-8), and
+every text that came from a kernel is already capped in size; these writers only lay it out.
 
 * ``submission_text``: the table printed for one notebook.
 * ``to_json``: everything, for learning platforms and scripts; ``recorded_seeds`` reads back
