@@ -8,12 +8,13 @@
 
 draws one line that updates in place::
 
-    train  42% |████████▍           | 840/2000  loss 1.932  12,345 chars/s  2:31 left
+    train  42% |████████▍           | 840/2000  loss 1.932  12,345 chars/s  1:49 elapsed  2:31 left
 
 In a terminal the line is rewritten with a carriage return (``\\r``); in Jupyter it is an HTML
-widget whose text is replaced. ``progress_line`` makes the text and is all the arithmetic: the
-rest only decides where it goes and how often (at most ``every`` seconds apart, and always at
-the end). ``bar.write(text)`` prints a message above the bar without breaking it.
+widget whose text is replaced; in a log (CI, a file) ``LogLines`` writes each new text as a
+line of its own. ``progress_line`` makes the text and is all the arithmetic: the rest only
+decides where it goes and how often (at most ``every`` seconds apart, and always at the end).
+``bar.write(text)`` prints a message above the bar without breaking it.
 """
 
 import html
@@ -34,9 +35,10 @@ def progress_line(done, total, elapsed, fields=None, width=20, label="", rate_un
     parts += [f"{name} {value}" for name, value in (fields or {}).items()]
     if done > start and elapsed > 0:
         per_step = elapsed / (done - start)
-        parts.append(f"{rate_per_step / per_step:,.0f} {rate_unit}/s")
-        parts.append(f"{duration(per_step * (total - done))} left" if done < total
-                     else f"{duration(elapsed)} in all")
+        rate = rate_per_step / per_step
+        parts.append(f"{rate:,.0f} {rate_unit}/s" if rate >= 10 else f"{rate:.2g} {rate_unit}/s")
+        parts.append(f"{duration(elapsed)} elapsed  {duration(per_step * (total - done))} left"
+                     if done < total else f"{duration(elapsed)} in all")
     return "  ".join(parts)
 
 
@@ -73,6 +75,24 @@ class TerminalLine:
         self.stream.flush()
 
 
+class LogLines:
+    """Writes each new text of the bar as a line of its own: for a stream that is no terminal
+    (a CI log, a file), where lines rewritten with ``\\r`` would pile up into one."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+
+    def show(self, text):
+        self.write(text)
+
+    def write(self, text):
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def close(self):
+        pass
+
+
 class NotebookLine:
     """Draws the bar as an ipywidgets HTML line under the cell, messages in an Output above it."""
 
@@ -98,8 +118,8 @@ class Progress:
 
     ``start`` steps are already done (a resumed run); the rate and the time left count only the
     steps done since this bar began. ``display`` is where it draws: a ``TerminalLine`` (the
-    default outside Jupyter), a ``NotebookLine`` (the default inside), or anything with
-    ``show(text)``, ``write(text)`` and ``close()``.
+    default outside Jupyter), a ``NotebookLine`` (the default inside), ``LogLines``, or anything
+    with ``show(text)``, ``write(text)`` and ``close()``.
     """
 
     def __init__(self, total, label="", rate_unit="it", rate_per_step=1, start=0, every=0.2,
@@ -108,7 +128,7 @@ class Progress:
         self.rate_unit, self.rate_per_step, self.every, self.clock = rate_unit, rate_per_step, every, clock
         self.display = display or (NotebookLine() if in_notebook() else TerminalLine())
         self.began = self.drawn = clock()
-        self.fields = {}
+        self.fields, self.shown = {}, None
         self._draw()
 
     def update(self, steps=1, **fields):
@@ -124,7 +144,9 @@ class Progress:
         self._draw()
 
     def close(self):
-        self._draw()
+        """Draw the last steps and fields, if they are not on show yet, and end the bar."""
+        if self.shown != (self.done, self.fields):
+            self._draw()
         self.display.close()
 
     @property
@@ -136,4 +158,4 @@ class Progress:
 
     def _draw(self):
         self.display.show(self.text)
-        self.drawn = self.clock()
+        self.drawn, self.shown = self.clock(), (self.done, dict(self.fields))

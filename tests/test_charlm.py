@@ -14,7 +14,7 @@ from minigraph.charlm.model import CharLSTM, character_losses, mean_loss, one_ho
 from minigraph.charlm.sample import next_character, sample
 from minigraph.charlm.train import main as train_main, train
 from minigraph.charlm.training import Config, Training
-from minigraph.progress import Progress, TerminalLine, duration, progress_line
+from minigraph.progress import LogLines, Progress, TerminalLine, duration, progress_line
 
 SMALL = dict(layers=1, hidden=8, batch=4, steps=5, iterations=6, eval_every=3, eval_chars=200,
              eval_batch=2)
@@ -342,10 +342,11 @@ def test_progress_line_counts_rate_and_time_left():
     line = progress_line(50, 200, 10.0, {"loss": "1.234"}, label="train", rate_unit="chars",
                          rate_per_step=100)
     assert line.startswith("train  25% |█████     ") and "50/200" in line and "loss 1.234" in line
-    assert "500 chars/s" in line and "0:30 left" in line
+    assert "500 chars/s" in line and line.endswith("0:10 elapsed  0:30 left")
     resumed = progress_line(150, 200, 10.0, start=100)
-    assert "150/200" in resumed and "5 it/s" in resumed and "0:10 left" in resumed
-    assert "0:40 in all" in progress_line(200, 200, 40.0)
+    assert "150/200" in resumed and "5 it/s" in resumed and resumed.endswith("0:10 elapsed  0:10 left")
+    assert progress_line(200, 200, 40.0).endswith("5 it/s  0:40 in all")
+    assert "0.25 notebooks/s  0:08 elapsed  0:04 left" in progress_line(2, 3, 8.0, rate_unit="notebooks")
     assert duration(3725) == "1:02:05" and duration(59.6) == "1:00"
 
 
@@ -361,6 +362,21 @@ def test_progress_draws_one_updating_line_in_a_terminal():
     assert "\n" not in shown.split("a message")[0]              # one line, rewritten with \r
     assert shown.count("\r") >= 4 and "4/4" in shown and shown.endswith("\n")
     assert "1/4" not in shown and "2/4" in shown                 # drawn at most every second
+
+
+def test_progress_in_a_log_writes_a_line_per_drawing_and_no_repeat():
+    stream, now = io.StringIO(), [0.0]
+    bar = Progress(2, display=LogLines(stream), every=0, clock=lambda: now[0])
+    now[0] += 3
+    bar.update(loss="x")
+    bar.write("a message")
+    now[0] += 3
+    bar.update()
+    bar.close()                                   # the last step is on show already: no repeat
+    lines = stream.getvalue().splitlines()
+    assert [line.split("|")[-1] for line in lines] == [
+        " 0/2", " 1/2  loss x  0.33 it/s  0:03 elapsed  0:03 left", "a message",
+        " 1/2  loss x  0.33 it/s  0:03 elapsed  0:03 left", " 2/2  loss x  0.33 it/s  0:06 in all"]
 
 
 def test_progress_in_a_notebook_updates_a_widget(monkeypatch):

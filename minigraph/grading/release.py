@@ -25,7 +25,6 @@ import sys
 from pathlib import Path
 
 from .toolkit import answers, registry
-from .toolkit.exercise import arrays
 from .toolkit.values import encode
 
 ROOT = Path(__file__).resolve().parents[2]           # the course repository
@@ -35,13 +34,14 @@ ANSWERS = Path("minigraph") / "grading" / "answers"
 
 
 def expected_values():
-    """``{case key: the reference's value}`` for every public case of every function exercise."""
+    """``{case key: the reference's value}`` for every public case of every exercise that has
+    one to store (``Exercise.expected``: the function exercises)."""
     values = {}
     for chapter in registry.CHAPTERS:
         for exercise in registry.exercises(chapter):
-            if exercise.reference is not None:
+            if exercise.expected is not None:
                 for case in exercise.cases:
-                    values[answers.case_key(exercise.id, case)] = encode(exercise.reference(*arrays(case)))
+                    values[answers.case_key(exercise.id, case)] = encode(exercise.expected(case))
     return values
 
 

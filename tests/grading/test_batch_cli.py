@@ -145,7 +145,11 @@ def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert len(run["json"]["submissions"]) == 47
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
     assert summary == "graded 47 notebooks (13 could not be run); 9 flagged for review"
-    assert "47/47 notebooks" in run["proc"].stderr and "elapsed" in run["proc"].stderr   # the progress bar
+    bar = [line for line in run["proc"].stderr.splitlines() if line.startswith("grading ")]
+    assert len(bar) == 48 and bar[0].endswith("| 0/47")          # the progress bar: a line per result
+    assert all(" elapsed  " in line and line.endswith(" left") for line in bar[1:-1])
+    assert bar[-1].startswith("grading 100% |") and "| 47/47  flagged 9  not run 13  " in bar[-1]
+    assert bar[-1].endswith(" in all")
 
 
 def test_no_file_outside_the_submissions_own_folders_changes(run):
@@ -452,6 +456,69 @@ def public(sub):
                                                for e in sub["exercises"]]}
 
 
+def hidden_inputs(sub):
+    """exercise id -> the inputs of its hidden cases, as the report shows them."""
+    return {e["id"]: [c["input"] for c in e["cases"] if c["input"].startswith("hidden case")]
+            for e in sub["exercises"]}
+
+
+def test_a_given_seed_draws_the_same_hidden_cases_every_time_and_another_seed_others(tmp_path):
+    # the same notebook twice in one run with --seed 7, then once with --seed 8
+    for copy in ("a", "b"):
+        (tmp_path / copy).mkdir()
+        shutil.copy(FIXTURES / "00_raises.ipynb", tmp_path / copy / "00_raises.ipynb")
+    seven = grader("a", "b", *FAST, "--jobs", "2", "--seed", "7", "--json", "seven.json", cwd=tmp_path)
+    eight = grader("a", *FAST, "--seed", "8", "--json", "eight.json", cwd=tmp_path)
+    assert seven.returncode == eight.returncode == 0, seven.stderr + eight.stderr
+    a, b = json.loads((tmp_path / "seven.json").read_text())["submissions"]
+    (other,) = json.loads((tmp_path / "eight.json").read_text())["submissions"]
+    assert (a["seed"], a["seed_given"], other["seed"], other["seed_given"]) == (7, True, 8, True)
+    assert {**a, "path": None} == {**b, "path": None}                  # verdicts, messages, inputs
+    assert sum(map(len, hidden_inputs(a).values())) == 3 * 3           # relu, sigmoid, sigmoid_vjp
+    assert public(other) == {**public(a), "path": other["path"]}
+    assert all(hidden_inputs(a)[i] != hidden_inputs(other)[i] for i, cases in hidden_inputs(a).items() if cases)
+    assert seven.stdout.rstrip().endswith("graded 2 notebooks; 2 regraded: hidden cases from a given "
+                                          "seed, not a fresh one")
+
+
+def test_seeds_from_a_report_regrade_each_notebook_exactly_as_that_run_did(run, tmp_path):
+    # the shared run drew a secret seed per notebook; regrading from its report gives back its
+    # results (a file that never ran has no seed, and is what it was: not a notebook)
+    paths = [FIXTURES / "00_raises.ipynb", FIXTURES / "00_attack_reference_table.ipynb", SOLUTION]
+    proc = grader(*paths, FIXTURES / "00_not_json.ipynb", *FAST, "--jobs", "2",
+                  "--seeds-from", run["reports"]["json"], "--json", tmp_path / "again.json")
+    assert proc.returncode == 0, proc.stderr
+    *again, not_json = json.loads((tmp_path / "again.json").read_text())["submissions"]
+    first = [by_path(run, path) for path in paths]
+    assert [s["seed_given"] for s in first] == [False] * 3 and len({s["seed"] for s in first}) == 3
+    assert again == [{**s, "seed_given": True} for s in first]
+    assert all(any(hidden_inputs(s).values()) for s in first)
+    assert not_json == submission(run, "00_not_json.ipynb") and not_json["seed"] is None
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--seed", "12x"], "argument --seed: '12x' is not a seed: give the whole number (0 or more)"),
+    (["--seed", "-3"], "argument --seed: '-3' is not a seed"),
+    (["--seed", "7", "--seeds-from", "grades.json"], "argument --seeds-from: not allowed with argument --seed"),
+    (["--seeds-from", "missing.json"], "cannot read --seeds-from missing.json: [Errno 2] No such file"),
+    (["--seeds-from", "broken.json"], "--seeds-from broken.json cannot be used: it is not JSON"),
+    (["--seeds-from", "grades.csv"], "--seeds-from grades.csv cannot be used: it is not JSON"),
+    (["--seeds-from", "other.json"], "--seeds-from other.json cannot be used: it is not a report of minigraph.grading"),
+    (["--seeds-from", "grades.json"], f"--seeds-from grades.json has no seed for {SOLUTION}: regrade only "
+                                      "notebooks it graded, named as that run named them, from the same "
+                                      "folder (it names them like 00_warmup.ipynb)"),
+])
+def test_a_regrading_that_cannot_run_exits_with_2_and_grades_nothing(tmp_path, args, message):
+    (tmp_path / "grades.json").write_text(json.dumps({"grader": "minigraph.grading", "submissions": [
+        {"path": "00_warmup.ipynb", "seed": 5}]}))
+    (tmp_path / "broken.json").write_text('{"grader": "minigraph.grading", "submissions": [')
+    (tmp_path / "grades.csv").write_text("submission,chapter\n00_warmup.ipynb,00\n")
+    (tmp_path / "other.json").write_text(json.dumps({"grader": "otter", "tests": []}))
+    proc = grader(SOLUTION, *FAST, *args, "--json", "out.json", cwd=tmp_path)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert proc.stdout == "" and not (tmp_path / "out.json").exists()
+
+
 def test_the_gradescope_results_follow_its_specification(tmp_path):
     out = tmp_path / "results.json"
     proc = grader(FIXTURES / "00_raises.ipynb", *FAST, "--gradescope", out)
@@ -538,7 +605,8 @@ def test_help_documents_the_flags_and_exit_statuses():
     proc = grader("--help")
     assert proc.returncode == 0
     for text in ("--cell-timeout", "--timeout", "--jobs", "--json", "--junit", "--csv",
-                 "--gradescope", "--no-sandbox", "--memory", "Exit status",
+                 "--gradescope", "--no-sandbox", "--memory", "--seeds-from REPORT", "--seed N",
+                 "never for a first grading", "computable in advance", "Exit status",
                  "0  grading completed", "2  grading could not run"):
         assert text in proc.stdout
 

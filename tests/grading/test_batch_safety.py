@@ -19,8 +19,9 @@ from minigraph.grading.batch import collect, sandbox
 from minigraph.grading.toolkit import registry
 from minigraph.grading.toolkit.exercise import HIDDEN_CASES, ExerciseResult, grade, run_cases, with_hidden
 from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically
-from minigraph.grading.batch.gradebook import submission_text, to_csv, to_gradescope, to_junit
-from minigraph.grading.batch.grader import SubmissionResult, find_notebooks, parse_notebook, stderr_tail
+from minigraph.grading.batch.gradebook import (recorded_seeds, submission_text, summary, to_csv,
+                                              to_gradescope, to_json, to_junit)
+from minigraph.grading.batch.grader import Settings, SubmissionResult, find_notebooks, parse_notebook, stderr_tail
 from minigraph.grading.batch.scan import reference_uses
 from minigraph.grading.batch.workspace import Workspace, remove_tree
 
@@ -281,23 +282,24 @@ def test_every_generator_makes_cases_the_reference_takes():
             cases = with_hidden(exercise, 7)
             if exercise.hidden is not None:
                 assert len(cases) == len(exercise.cases) + HIDDEN_CASES, exercise.id
-                reference = exercise_reference(exercise)
-                if reference is None:       # test_hidden_cases.py runs a learner's right answer on them
+                if exercise.reference is None:   # test_hidden_cases.py runs a learner's right answer on them
                     continue
                 for case in cases[len(exercise.cases):]:       # judged as the reference would be
-                    assert exercise.judge(case, exercise.run(reference, case)).passed, exercise.id
+                    assert exercise.judge(case, exercise.run(exercise.reference, case)).passed, exercise.id
 
 
-def exercise_reference(exercise):
-    """The reference answer of a function or backward-rule exercise, from its judge's closure;
-    None for any other exercise (a graph walk, an optimizer class, ...), whose reference is not
-    called like the learner's answer."""
-    if getattr(exercise.judge, "__qualname__", "").split(".")[0] not in ("function_exercise", "vjp_exercise"):
-        return None
-    cells = {name: cell.cell_contents for name, cell in zip(exercise.judge.__code__.co_freevars,
-                                                              exercise.judge.__closure__)}
-    reference = cells["reference"]
-    return reference.get() if hasattr(reference, "get") else reference
+def test_function_and_backward_rule_exercises_carry_their_reference_by_name():
+    # content/ names each reference (answers.Answer) and imports answers/ only when it is used
+    kinds = {}
+    for chapter in registry.CHAPTERS:
+        for exercise in registry.exercises(chapter):
+            made_by = getattr(exercise.judge, "__qualname__", "answers").split(".")[0]
+            kinds.setdefault(made_by, set()).add(exercise.reference is not None)
+            if exercise.reference is not None:
+                module = importlib.import_module(registry.CHAPTERS[chapter].replace(".content.", ".answers."))
+                assert exercise.reference.get() is getattr(module, exercise.reference.name), exercise.id
+    assert kinds["function_exercise"] == kinds["vjp_exercise"] == {True}
+    assert {made_by for made_by, has in kinds.items() if True in has} == {"function_exercise", "vjp_exercise"}
 
 
 def test_the_static_scan_flags_cells_using_grading_internals_and_their_answers():
@@ -347,6 +349,32 @@ def test_gradescope_results_have_a_test_per_exercise():
     assert results["score"] == 1 and "WITHOUT a sandbox" in results["output"]
     assert [(t["score"], t["max_score"], t["status"]) for t in results["tests"]] == [(1, 1.0, "passed"), (0, 1.0, "failed")]
     assert to_gradescope([])["score"] == 0
+
+
+def test_a_json_report_gives_back_the_seed_of_each_submission_and_nothing_else_does():
+    drawn, unrun = _result("a.ipynb", [1]), _result("b.ipynb", [0], status="error")
+    drawn.seed, given = 2**62 - 1, _result("c.ipynb", [1])
+    given.seed, given.seed_given = 7, True
+    report = json.dumps(to_json([drawn, unrun, given], Settings()))
+    assert recorded_seeds(report) == {"a.ipynb": 2**62 - 1, "b.ipynb": None, "c.ipynb": 7}
+    assert summary([drawn, given], True) == ("graded 2 notebooks; 1 regraded: hidden cases from a "
+                                             "given seed, not a fresh one")
+    def entries(*submissions):
+        return json.dumps({"grader": "minigraph.grading", "submissions": list(submissions)})
+    for text, problem in [("{", "it is not JSON"), ("[" * 100_000, "it is not JSON"),
+                          ("[]", "not a report of minigraph.grading"),
+                          (json.dumps({"grader": "otter", "submissions": []}), "not a report of minigraph.grading"),
+                          (json.dumps({"grader": "minigraph.grading"}), "not a report of minigraph.grading"),
+                          (entries("a.ipynb"), "its submission 1 has no path"),
+                          (entries({"seed": 3}), "its submission 1 has no path"),
+                          (entries({"path": "a", "seed": 1}, {"path": "b", "seed": "3"}), "its submission 2 has no path, or a seed that"),
+                          (entries({"path": "a", "seed": -1}), "a seed that is not a whole number"),
+                          (entries({"path": "a", "seed": 1.5}), "a seed that is not a whole number"),
+                          (entries({"path": "a", "seed": True}), "a seed that is not a whole number"),
+                          (entries({"path": "a", "seed": 1}, {"path": "a", "seed": 2}), "it gives a two different seeds")]:
+        with pytest.raises(ValueError, match=problem):
+            recorded_seeds(text)
+    assert recorded_seeds(entries({"path": "a", "seed": 1}, {"path": "a", "seed": 1})) == {"a": 1}
 
 
 def test_junit_and_text_survive_any_name():
@@ -432,22 +460,34 @@ def test_a_workspace_is_bounded_in_size_and_files_and_says_so_when_full():
     assert not root.exists()
 
 
-def test_the_progress_bar_shows_notebooks_done_elapsed_and_time_left():
+def test_the_progress_bar_shows_notebooks_done_flagged_not_run_elapsed_and_time_left():
     import io
-    from minigraph.grading.batch.progress import ProgressBar
-    now = [100.0]
-    out = io.StringIO()
-    bar = ProgressBar(4, stream=out, clock=lambda: now[0])
-    now[0] += 30
-    bar.advance()
-    now[0] += 50
-    bar.advance()
-    now[0] += 140
-    bar.advance()
-    bar.advance()
-    bar.done()
+    from minigraph.grading.batch.cli import progress_bar, tally
+    now, out = [100.0], io.StringIO()                 # no terminal: a line per result, as in CI
+    bar = progress_bar(4, stream=out, clock=lambda: now[0])
+    results = []
+    for seconds, result in [(30, _result("a.ipynb", [1])), (50, _result("b.ipynb", [0], flags=["cell 2"])),
+                            (140, _result("c.ipynb", [0], status="error")), (0, _result("d.ipynb", [1]))]:
+        now[0] += seconds
+        results.append(result)
+        bar.update(**tally(results))
+    bar.close()
     assert out.getvalue().splitlines() == [
-        "[#####...............]  1/4 notebooks  30s elapsed  about 1m 30s left",
-        "[##########..........]  2/4 notebooks  1m 20s elapsed  about 1m 20s left",
-        "[###############.....]  3/4 notebooks  3m 40s elapsed  about 1m 13s left",
-        "[####################]  4/4 notebooks  3m 40s elapsed"]
+        "grading   0% |                    | 0/4",
+        "grading  25% |█████               | 1/4  flagged 0  not run 0  0.033 notebooks/s  0:30 elapsed  1:30 left",
+        "grading  50% |██████████          | 2/4  flagged 1  not run 0  0.025 notebooks/s  1:20 elapsed  1:20 left",
+        "grading  75% |███████████████     | 3/4  flagged 1  not run 1  0.014 notebooks/s  3:40 elapsed  1:13 left",
+        "grading 100% |████████████████████| 4/4  flagged 1  not run 1  0.018 notebooks/s  3:40 in all"]
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()                               # a terminal: one line, redrawn in place
+    bar = progress_bar(2, stream=screen)
+    for done in (1, 2):
+        bar.update(**tally(results[:done]))
+    bar.close()
+    drawn = screen.getvalue()
+    assert drawn.count("\r") == 3 and drawn.count("\n") == 1 and drawn.endswith("\n")
+    assert drawn.split("\r")[-1].startswith("grading 100% |████████████████████| 2/2  flagged 1  not run 0")

@@ -9,7 +9,20 @@ other files, no secrets, limited memory, processes and time; see sandbox.py), on
 the file (the file itself is never modified). It is graded against the chapter its name
 starts with (``00_warmup.ipynb`` -> chapter 00) or ``--chapter``. A table per notebook goes
 to stdout; the reports are rewritten as each result comes in (JSON "complete": false until
-the end), each in one atomic step. A progress bar with the time left goes to stderr.
+the end), each in one atomic step. A progress bar goes to stderr: notebooks done, how many
+were flagged for review or could not be run, the time elapsed and left (one line per result
+where stderr is no terminal, as in CI).
+
+Regrading. Each submission's hidden cases are drawn from a secret seed, drawn afresh for it
+and recorded in the JSON report ("seed"). To answer "my grade is wrong", run that grading
+again: --seeds-from grades.json gives each notebook the seed recorded for it (matched by
+path: name the notebooks as that run did, from the same folder; a notebook the report does
+not hold stops everything before anything runs, one it holds without a seed never ran and
+draws a fresh one), and --seed N gives every notebook N. The verdicts are then those of the
+first run, hidden case for hidden case, and the report says the seeds were given. Use them
+only to regrade, never for a first grading: a seed learners could know before they submit
+makes the hidden cases computable in advance, and then they are worth no more than the
+public ones.
 
 Without bubblewrap (or where it cannot create namespaces) the grader refuses to run, unless
 ``--no-sandbox`` is given: then the submissions' code runs as you, with your files, and the
@@ -23,27 +36,38 @@ Exit status:
        attacks the grader is graded, with a message, and still gives 0)
     2  grading could not run: bad arguments, a path that does not exist or is a link to a
        folder, no notebooks found, an unknown chapter, no such Jupyter kernel, no sandbox
-       (and no --no-sandbox), or a report file that cannot be written
+       (and no --no-sandbox), a report file that cannot be written, or a --seeds-from
+       report that cannot be read or holds no seed for a notebook
 """
 
 import argparse
 import json
 import sys
+import time
 
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
+from ...progress import LogLines, Progress, TerminalLine
 from ..toolkit import registry
 from . import sandbox
 from .files import display_name, write_atomically
-from .gradebook import submission_text, summary, to_csv, to_gradescope, to_json, to_junit
+from .gradebook import (recorded_seeds, submission_text, summary, to_csv, to_gradescope, to_json,
+                        to_junit)
 from .grader import Settings, find_notebooks, grade_all
-from .progress import ProgressBar
 
 EXIT_OK, EXIT_CANNOT_RUN = 0, 2
 
 
 class CannotRun(Exception):
     """Grading cannot start (or its report cannot be written): exit status 2."""
+
+
+def seed_number(text):
+    """The value of ``--seed``: a whole number, 0 or more, as a report's "seed" holds."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"'{text}' is not a seed: give the whole number (0 or "
+                                         "more) a JSON report recorded as a submission's \"seed\"")
+    return int(text)
 
 
 def parse_args(argv):
@@ -73,6 +97,14 @@ def parse_args(argv):
                              f"(default {sandbox.Limits.memory_mb})")
     parser.add_argument("--no-sandbox", action="store_true",
                         help="run submissions without a sandbox (only for code you trust)")
+    regrade = parser.add_mutually_exclusive_group()
+    regrade.add_argument("--seeds-from", metavar="REPORT",
+                         help="regrade: draw each notebook's hidden cases from the seed the JSON "
+                              "report REPORT of an earlier run recorded for it (matched by path)")
+    regrade.add_argument("--seed", type=seed_number, metavar="N",
+                         help="regrade: draw every notebook's hidden cases from N, a seed a "
+                              "report recorded. Only to regrade, never for a first grading: a "
+                              "seed learners could know makes the hidden cases computable in advance")
     args = parser.parse_args(argv)
     if min(args.jobs, args.cell_timeout, args.timeout, args.memory) <= 0:
         parser.error("--jobs, --cell-timeout, --timeout and --memory must be positive")
@@ -82,20 +114,20 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)                     # a usage error exits with 2 (argparse)
     try:
-        settings, notebooks = _prepare(args)
+        settings, notebooks, seeds = _prepare(args)
         results = [None] * len(notebooks)
-        bar = ProgressBar(len(notebooks))
+        bar = progress_bar(len(notebooks))
 
         def save(index, result):                # as each result comes in: nothing is lost
             results[index] = result
-            bar.advance()
+            bar.update(**tally(r for r in results if r is not None))
             try:
                 _write_reports(args, settings, [r for r in results if r is not None], complete=False)
             except CannotRun as error:          # the final write will say it again
                 print(f"warning: {error}", file=sys.stderr)
 
-        results = grade_all(notebooks, settings, args.jobs, on_result=save)
-        bar.done()
+        results = grade_all(notebooks, settings, args.jobs, on_result=save, seeds=seeds)
+        bar.close()
         print("\n\n".join(submission_text(r) for r in results))
         print(f"\n{summary(results, settings.sandbox)}")
         _write_reports(args, settings, results, complete=True)
@@ -103,6 +135,22 @@ def main(argv=None):
         print(f"error: {error}", file=sys.stderr)
         return EXIT_CANNOT_RUN
     return EXIT_OK
+
+
+def progress_bar(total, stream=None, clock=time.perf_counter):
+    """The bar of a grading run, on ``stream`` (stderr): redrawn in place on a terminal, a line
+    per result anywhere else (a CI log). ``update(**tally(results))`` after each result."""
+    stream = stream or sys.stderr
+    display = TerminalLine(stream) if stream.isatty() else LogLines(stream)
+    return Progress(total, label="grading", rate_unit="notebooks", every=0, display=display,
+                    clock=clock)
+
+
+def tally(results):
+    """The bar's counts of the results so far: flagged for review, and could not be run."""
+    results = list(results)
+    return {"flagged": sum(bool(r.flags) for r in results),
+            "not run": sum(r.status == "error" for r in results)}
 
 
 def _prepare(args):
@@ -123,6 +171,7 @@ def _prepare(args):
         raise CannotRun("no notebooks (.ipynb) found in " + ", ".join(map(display_name, args.paths)))
     if args.gradescope and len(notebooks) != 1:
         raise CannotRun(f"--gradescope grades exactly one notebook; found {len(notebooks)}")
+    seeds = _seeds(args, notebooks)
     if not args.no_sandbox and sandbox.sandbox_reason():
         raise CannotRun(f"no sandbox for the submissions: {sandbox.sandbox_reason()}. "
                         "Install bubblewrap, or pass --no-sandbox to run them without one "
@@ -134,7 +183,32 @@ def _prepare(args):
     settings = Settings(args.cell_timeout, args.timeout, args.kernel, args.chapter,
                         sandbox=not args.no_sandbox, limits=limits)
     _write_reports(args, settings, [], complete=False)        # fail now if a report cannot be written
-    return settings, notebooks
+    return settings, notebooks, seeds
+
+
+def _seeds(args, notebooks):
+    """The seed of each notebook's hidden cases when regrading (``--seed``, ``--seeds-from``);
+    None to draw fresh ones."""
+    if args.seed is not None:
+        return [args.seed] * len(notebooks)
+    if not args.seeds_from:
+        return None
+    try:
+        with open(args.seeds_from, encoding="utf-8") as file:
+            recorded = recorded_seeds(file.read())
+    except (OSError, UnicodeDecodeError) as error:
+        raise CannotRun(f"cannot read --seeds-from {display_name(args.seeds_from)}: {error}") from None
+    except ValueError as error:
+        raise CannotRun(f"--seeds-from {display_name(args.seeds_from)} cannot be used: {error}") from None
+    names = [display_name(path) for path in notebooks]
+    unknown = [name for name in names if name not in recorded]
+    if unknown:
+        shown = ", ".join(unknown[:3]) + (f" and {len(unknown) - 3} more" if len(unknown) > 3 else "")
+        example = f" (it names them like {next(iter(recorded))})" if recorded else ""
+        raise CannotRun(f"--seeds-from {display_name(args.seeds_from)} has no seed for {shown}: "
+                        f"regrade only notebooks it graded, named as that run named them, from "
+                        f"the same folder{example}")
+    return [recorded[name] for name in names]
 
 
 def _write_reports(args, settings, results, complete):

@@ -1,11 +1,12 @@
 """The batch grader's reports: a text table, JSON, JUnit XML, a CSV gradebook, Gradescope.
 
-Each is a pure function of the results (``grader.SubmissionResult``). A submission's path is
-already printable (``files.display_name``: no newline, no byte that is not UTF-8), and every
-text that came from a kernel is already capped in size; these writers only lay it out.
+Each writer is a pure function of the results (``grader.SubmissionResult``). A submission's
+path is already printable (``files.display_name``: no newline, no byte that is not UTF-8), and
+every text that came from a kernel is already capped in size; these writers only lay it out.
 
 * ``submission_text``: the table printed for one notebook.
-* ``to_json``: everything, for learning platforms and scripts.
+* ``to_json``: everything, for learning platforms and scripts; ``recorded_seeds`` reads back
+  the seed of each submission's hidden cases from it, to regrade (``--seeds-from``).
 * ``to_junit``: JUnit XML for CI (a suite per notebook, a test case per exercise).
 * ``to_csv``: a gradebook to import into a spreadsheet or an LMS -- one row per submission,
   one column per exercise, then the total and the flags.
@@ -16,6 +17,7 @@ text that came from a kernel is already capped in size; these writers only lay i
 
 import csv
 import io
+import json
 import re
 import xml.etree.ElementTree as ET
 
@@ -42,9 +44,12 @@ def submission_text(result):
 def summary(results, sandboxed):
     failed = sum(r.status == "error" for r in results)
     flagged = sum(bool(r.flags) for r in results)
+    regraded = sum(r.seed_given for r in results)
     return (f"graded {len(results)} notebook{'s' if len(results) != 1 else ''}"
             + (f" ({failed} could not be run)" if failed else "")
             + (f"; {flagged} flagged for review" if flagged else "")
+            + (f"; {regraded} regraded: hidden cases from a given seed, not a fresh one"
+               if regraded else "")
             + ("" if sandboxed else "; WITHOUT a sandbox (--no-sandbox)"))
 
 
@@ -58,6 +63,28 @@ def to_json(results, settings, complete=True):
                          "sandbox": settings.sandbox, "memory_mb": limits.memory_mb,
                          "processes": limits.processes, "file_mb": limits.file_mb},
             "submissions": [r.to_dict() for r in results]}
+
+
+def recorded_seeds(text):
+    """``{path: seed}``: the seed of each submission's hidden cases, read from the text of a
+    ``to_json`` report (None for a notebook that never ran, so drew none). Raises ValueError,
+    saying what is wrong, for anything else."""
+    try:
+        report = json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise ValueError(f"it is not JSON ({error})") from None
+    if (not isinstance(report, dict) or report.get("grader") != "minigraph.grading"
+            or not isinstance(report.get("submissions"), list)):
+        raise ValueError("it is not a report of minigraph.grading (one written with --json)")
+    seeds = {}
+    for number, entry in enumerate(report["submissions"], start=1):
+        path, seed = (entry.get("path"), entry.get("seed")) if isinstance(entry, dict) else (None, None)
+        if not isinstance(path, str) or not (seed is None or type(seed) is int and seed >= 0):
+            raise ValueError(f"its submission {number} has no path, or a seed that is not a "
+                             "whole number (0 or more)")
+        if seeds.setdefault(path, seed) != seed:
+            raise ValueError(f"it gives {path} two different seeds")
+    return seeds
 
 
 def to_junit(results):

@@ -9,8 +9,9 @@ For one submission the grader
 3. makes a fresh folder, ``home``, with a copy of the notebook in ``home/work`` and the job,
    and runs ``runner.py`` there in a sandbox (``sandbox.py``): the runner executes every code
    cell in a new kernel, then the *collector* (``collect.py``), which runs each answer's cases
-   -- the public ones and hidden ones drawn from a seed this process draws now and hands over
-   only once the learner's cells have run -- and writes what came out to
+   -- the public ones and hidden ones drawn from a seed this process draws now (or is given,
+   to regrade: ``grade_all``'s ``seeds``) and hands over only once the learner's cells have
+   run -- and writes what came out to
    ``home/results.json``. The whole run is stopped after ``timeout`` seconds, and nothing it
    started outlives it;
 4. reads the results as untrusted data (bounded size, bounded nesting) and judges them in this
@@ -79,6 +80,7 @@ class SubmissionResult:
     notes: list = field(default_factory=list)           # of str: what happened in the run
     flags: list = field(default_factory=list)           # of str: for the instructor to review
     seed: int | None = None      # the hidden cases' (``exercise.with_hidden(exercise, seed)`` draws them again)
+    seed_given: bool = False     # True: ``seed`` was given (a regrading), not drawn here
 
     def to_dict(self):
         return asdict(self)
@@ -122,11 +124,16 @@ def chapter_of(path, settings):
     return match.group(1) if match and match.group(1) in registry.CHAPTERS else None
 
 
-def grade_all(paths, settings, jobs=1, on_result=None):
+def grade_all(paths, settings, jobs=1, on_result=None, seeds=None):
     """Grade every notebook in ``paths``, ``jobs`` at a time; results in the order given.
 
     ``on_result(index, result)`` is called as soon as each result is known (to save it).
+    ``seeds``, one per path, are the seeds of their hidden cases, to regrade exactly as a
+    report recorded (``SubmissionResult.seed``); None, or a None in the list: a fresh secret
+    seed. Never give seeds for a first grading: a seed learners could know before they submit
+    makes the hidden cases computable in advance.
     """
+    seeds = seeds or [None] * len(paths)
     async def main():
         slots = asyncio.Queue()
         for slot in range(jobs):
@@ -135,7 +142,7 @@ def grade_all(paths, settings, jobs=1, on_result=None):
         async def one(index, path):
             slot = await slots.get()
             try:
-                result = await grade_notebook(path, settings, slot)
+                result = await grade_notebook(path, settings, slot, seeds[index])
             finally:
                 slots.put_nowait(slot)
             if on_result:
@@ -149,20 +156,21 @@ def grade_all(paths, settings, jobs=1, on_result=None):
 
 # -- one notebook ---------------------------------------------------------------------------
 
-async def grade_notebook(path, settings, slot=0):
+async def grade_notebook(path, settings, slot=0, seed=None):
     """Grade one notebook file (see the module docstring) in sandbox ``slot`` (each notebook
-    graded at the same time has its own). Never raises."""
+    graded at the same time has its own), its hidden cases drawn from ``seed`` (None: a fresh
+    secret one). Never raises."""
     chapter = None
     try:
         chapter = chapter_of(path, settings)
-        return await _grade(path, chapter, settings, slot)
+        return await _grade(path, chapter, settings, slot, seed)
     except Exception as error:                   # a grader bug must not end the run
         return SubmissionResult(display_name(path), chapter, "error", shorten(
             f"the grader failed on this submission ({type(error).__name__}: {error})", MAX_NOTE),
             0.0, 0.0)
 
 
-async def _grade(path, chapter, settings, slot):
+async def _grade(path, chapter, settings, slot, seed):
     name = display_name(path)
     if chapter is None:
         return SubmissionResult(name, None, "error", f"cannot tell which chapter '{name}' "
@@ -178,14 +186,16 @@ async def _grade(path, chapter, settings, slot):
     uses = reference_uses(notebook, exercises)
     flags = [f"cell {number}: {why}" for number, why, _ in uses]
     flagged = {answer: why for _, why, answers in uses for answer in answers}
-    seed = secrets.randbits(62)                    # the hidden cases of this submission
+    given = seed is not None
+    if not given:
+        seed = secrets.randbits(62)                # the hidden cases of this submission
     with Workspace(settings.limits) as space:
         notes = await _execute(notebook, data, chapter, exercises, space, settings, slot, seed)
         results, problem = await _read_json(space.home / runner.RESULTS, MAX_RESULTS)
     if results is None:
         result = _unrunnable(name, chapter, exercises, "no answers were collected: " +
                              (notes[-1] if notes else problem), notes)
-        result.flags = flags
+        result.flags, result.seed, result.seed_given = flags, seed, given     # it ran with it
         return result
     graded = []
     for exercise in exercises:
@@ -195,7 +205,7 @@ async def _grade(path, chapter, settings, slot):
     score = round(sum(r.score for r in graded), 2)
     total = sum(e.points for e in exercises)
     return SubmissionResult(name, chapter, "graded", f"{points(score)} of {points(total)} points",
-                            score, total, graded, notes, flags, seed)
+                            score, total, graded, notes, flags, seed, given)
 
 
 async def _read(path, limit):

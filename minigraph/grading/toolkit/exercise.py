@@ -83,9 +83,13 @@ class Exercise:
               (inputs only: no answer). The batch grader draws a seed per submission after the
               learner's cells ran and adds ``HIDDEN_CASES`` such cases (``with_hidden``), so
               a table of answers made beforehand is worth nothing. None: public cases only
-    reference the reference answer, where the learner's answer is called like it
-              (``function_exercise``): the student edition stores its values on the public
-              cases (``release.py``). None for any other exercise
+    reference the reference answer, called like the learner's answer (``function_exercise``,
+              ``vjp_exercise``); None for any other exercise. In content/ it is an ``Answer``
+              (``answers.py``): a name, fetched from answers/ only when first called
+    expected  ``expected(case)``: the reference's value on a case, for an exercise whose
+              ``check()`` shows it anyway (``function_exercise``): the student edition stores
+              it for each public case (``release.py``) and judges against it there. None for
+              any other exercise (a value exercise's expected value *is* its answer)
     """
 
     id: str
@@ -100,6 +104,7 @@ class Exercise:
     engine: Any = None
     hidden: Callable[[np.random.Generator], dict] | None = None
     reference: Any = None
+    expected: Callable[[dict], Any] | None = None
 
 
 HIDDEN_CASES = 3             # cases the batch grader adds to an exercise that has a generator
@@ -300,15 +305,18 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
         unchanged(name, names, inputs, given)
         return encode(out)
 
+    def expected(case):
+        return reference(*arrays(case))
+
     def judge(case, got):
         got = decode(got)
         if not answers.available():
             return compare(decode(answers.stored(id, case)), got, rtol, atol)
-        verdict = compare(reference(*arrays(case)), got, rtol, atol)
+        verdict = compare(expected(case), got, rtol, atol)
         return diagnose(verdict, got, mistakes, lambda wrong: wrong(*arrays(case)))
 
     return Exercise(id, name, points, cases, run, judge, title or f"{name}({params})", hint,
-                    engine=engine, hidden=hidden, reference=reference)
+                    engine=engine, hidden=hidden, reference=reference, expected=expected)
 
 
 def value_exercise(id, name, expected, points, hint="", title=None, labels=None, mistakes=None):

@@ -156,7 +156,8 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
         where = f"in the graph {graph_text}, " if case.get("graph") else ""
         return where + describe_inputs(case)
 
-    return Exercise(id, name, points, cases, run, judge, title, hint, describe, engine, hidden)
+    return Exercise(id, name, points, cases, run, judge, title, hint, describe, engine, hidden,
+                    reference=reference)
 
 
 def _operands(case, inputs):
