@@ -82,6 +82,17 @@ def test_the_sandbox_shows_only_the_package_has_no_network_no_secrets_and_one_wr
     assert not home.exists()                                   # gone with the workspace
 
 
+@needs_sandbox
+def test_a_package_installed_inside_the_venv_still_gets_a_sandbox(monkeypatch):
+    """`pip install` (Gradescope's setup.sh) puts the package inside the venv, so the venv and the
+    package are both shown read-only, one inside the other: the venv keeps its modes (bubblewrap
+    cannot change those of a read-only folder, and refused every sandbox)."""
+    inside = Path(sys.prefix) / "lib"                          # where site-packages would hold it
+    monkeypatch.setattr(sandbox, "PACKAGE", inside)
+    monkeypatch.setattr(sandbox, "ANSWERS", inside / "grading" / "answers")
+    assert sandbox.sandbox_reason.__wrapped__() is None
+
+
 def test_the_environment_holds_nothing_of_the_graders(monkeypatch, tmp_path):
     monkeypatch.setenv("MINIGRAPH_FAKE_SECRET", "do-not-leak")
     env = sandbox.environment(tmp_path)

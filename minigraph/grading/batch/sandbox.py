@@ -264,8 +264,11 @@ def _bwrap_args(home, tmp=None, tmp_mb=None):
         args += ["--bind", str(home), str(home), "--chdir", str(home)]
         bound = python + [str(home)]
     # bubblewrap makes the folders above a bound path as private as the original's (/root,
-    # a private temporary folder): let nobody through them (they hold nothing else)
-    for folder in sorted({str(p) for path in bound for p in Path(path).parents}):
-        if folder not in ("/", "/tmp") and not folder.startswith(tuple(p + "/" for p in bound)):
+    # a private temporary folder): let nobody through them (they hold nothing else). A folder
+    # that is itself bound (the venv, when pip installed the package inside it) is read-only:
+    # it keeps its own modes.
+    above = {str(p) for path in bound for p in Path(path).parents} - {"/", "/tmp", *bound}
+    for folder in sorted(above):
+        if not folder.startswith(tuple(p + "/" for p in bound)):
             args += ["--chmod", "0755", folder]
     return args
