@@ -5,27 +5,28 @@
 #     sudo tools/gradescope/try_in_chroot.sh build/autograder.zip NOTEBOOK.ipynb [...]
 #
 # What it builds, in $WORK (default /var/tmp/minigraph-gradescope; nothing outside it):
-#   base/    Ubuntu jammy, minimal (debootstrap from $MIRROR), made once: ~20 s to 2 min, 130 MB
+#   base/    Ubuntu jammy, minimal (debootstrap from $MIRROR), made once: 20 s here, 130 MB
 #   image/   base/ + the zip unpacked in /autograder/source + `setup.sh` run in it, as
 #            Gradescope builds the autograder's image: made again for each run of this script,
-#            ~2-4 min (apt and pip download Python, numpy, Jupyter...), 1 GB
+#            1.5 min here (apt and pip download Python, numpy, Jupyter...), 1.8 GB
 #   runs/    each NOTEBOOK graded twice, each time in a fresh copy of image/ (an overlay) with
-#            the notebook in /autograder/submission, by `run_autograder` as root (~30 s each):
+#            the notebook in /autograder/submission, by `run_autograder` as root (5-8 s each):
 #              sandbox     root with every capability: the grader's bubblewrap sandbox works
 #              no-sandbox  root with only Docker's default capabilities (no CAP_SYS_ADMIN):
 #                          bubblewrap cannot make namespaces, so run_autograder grades with
 #                          --no-sandbox, the notebook running as a user with no rights
-#            and prints each results.json, kept as runs/MODE-NOTEBOOK.json.
+#            and prints each score, keeping results.json as runs/MODE-NOTEBOOK.json.
 # What it proves: setup.sh installs everything the grader needs on a bare Ubuntu 22.04 and
 # run_autograder writes Gradescope's results.json there, with and without namespaces. What it
 # does not: Gradescope's own harness (its Docker image has more packages than debootstrap's
 # minimal one, and its seccomp profile is not reproduced; dropping CAP_SYS_ADMIN is what
 # makes bubblewrap refuse here).
 #
-# Needs root, debootstrap, and Ubuntu's archive key (Debian: the ubuntu-keyring package's
-# /usr/share/keyrings/ubuntu-archive-keyring.gpg, given as KEYRING=...). Behind a proxy that
-# re-signs HTTPS, PIP_CERT (its CA bundle) is copied into the image for pip. Not part of
-# `make test`: it downloads an operating system.
+# Needs root, debootstrap, python3 and Ubuntu's archive key, KEYRING (Ubuntu has it; Debian 12
+# has not: unpack jammy's ubuntu-keyring .deb, check that its 2018 key's fingerprint is
+# F6EC B376 2474 EDA9 D21B 7022 8719 20D1 991B C93C, and give its ubuntu-archive-keyring.gpg).
+# Behind a proxy that re-signs HTTPS, PIP_CERT (its CA bundle) is copied into the image for pip.
+# Not part of `make test`: it downloads an operating system.
 set -euo pipefail
 zip="$(realpath "${1:?usage: try_in_chroot.sh AUTOGRADER.zip NOTEBOOK.ipynb [...]}")"; shift
 [ $# -gt 0 ] || { echo "name at least one notebook to grade" >&2; exit 2; }
@@ -89,7 +90,7 @@ for notebook in "$@"; do
         run="$WORK/runs/$name"
         rm -rf "$run" && mkdir -p "$run/data/autograder/submission"
         cp "$notebook" "$run/data/autograder/submission/"
-        caps=+all && [ "$mode" = sandbox ] || caps=$DOCKER_CAPS
+        if [ "$mode" = sandbox ]; then caps=+all; else caps=$DOCKER_CAPS; fi
         echo "== $name"
         start=$SECONDS
         # as Gradescope does: run_autograder is copied to /autograder and run from there
@@ -101,6 +102,6 @@ for notebook in "$@"; do
             tail -n 20 "$run/stdout"
             continue
         fi
-        python3 -m json.tool "$WORK/runs/$name.json"
+        python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["output"])' "$WORK/runs/$name.json"
     done
 done
