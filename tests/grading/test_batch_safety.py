@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from minigraph.grading.batch import collect, sandbox
+from minigraph.grading.batch import collect, sandbox, workspace
 from minigraph.grading.toolkit import registry
 from minigraph.grading.toolkit.exercise import HIDDEN_CASES, ExerciseResult, grade, run_cases, with_hidden
 from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically
@@ -91,6 +91,23 @@ def test_a_package_installed_inside_the_venv_still_gets_a_sandbox(monkeypatch):
     monkeypatch.setattr(sandbox, "PACKAGE", inside)
     monkeypatch.setattr(sandbox, "ANSWERS", inside / "grading" / "answers")
     assert sandbox.sandbox_reason.__wrapped__() is None
+
+
+@needs_sandbox
+def test_without_a_quota_a_bubblewrap_that_cannot_size_a_tmpfs_gets_the_spaces_tmp_folder(monkeypatch):
+    """A grader that cannot mount (not root) gives the sandbox a tmpfs of bounded size as /tmp;
+    Ubuntu 22.04's bubblewrap (0.6) has no --size, so there /tmp is the space's own folder."""
+    monkeypatch.setattr(workspace, "_mount_tmpfs", lambda *args: False)
+    monkeypatch.setattr(sandbox, "bwrap_bounds_tmpfs", lambda: False)
+    write = "open('/tmp/probe', 'w').write('x')"
+    with Workspace(sandbox.Limits()) as space:
+        assert not space.quota
+        argv, options = sandbox.sandboxed_command([sys.executable, "-c", write], space,
+                                                  sandbox.environment(space.home))
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, **options)
+        assert proc.returncode == 0, proc.stderr
+        assert "--size" not in argv
+        assert (space.tmp / "probe").read_text() == "x"
 
 
 def test_the_environment_holds_nothing_of_the_graders(monkeypatch, tmp_path):
