@@ -169,9 +169,9 @@ def sandboxed_command(argv, space, env, slot=0):
     uid = sandbox_uid(slot)
     _hand_over(space, uid)
     setenv = [arg for item in env.items() for arg in ("--setenv", *item)]
-    # /tmp: the space's folder, under the space's quota; without a quota, a tmpfs of bubblewrap's
-    # of bounded size, or the space's folder again (each file bounded, as home) where
-    # bubblewrap cannot bound a tmpfs's size (an unbounded tmpfs would be RAM without a limit)
+    # /tmp: the space's folder, under its quota; without a quota, bubblewrap's own tmpfs of a
+    # bounded size -- or, where bubblewrap cannot size a tmpfs, the space's folder again, each
+    # file bounded as in home (a tmpfs without a size would be RAM without a limit)
     tmp = None if not space.quota and bwrap_bounds_tmpfs() else space.tmp
     args = _bwrap_args(Path(space.home), tmp, space.limits.disk_mb)
     return args + setenv + ["--", *_unprivileged(uid), *argv], dict(cwd=str(space.home), env={})
