@@ -88,7 +88,7 @@ for notebook in "$@"; do
     for mode in sandbox no-sandbox; do
         name="$mode-$(basename "$notebook" .ipynb)"
         run="$WORK/runs/$name"
-        rm -rf "$run" && mkdir -p "$run/data/autograder/submission"
+        rm -rf "$run" "$run.json" && mkdir -p "$run/data/autograder/submission"
         cp "$notebook" "$run/data/autograder/submission/"
         if [ "$mode" = sandbox ]; then caps=+all; else caps=$DOCKER_CAPS; fi
         echo "== $name"
