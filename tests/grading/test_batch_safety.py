@@ -15,7 +15,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from minigraph.grading.batch import collect, sandbox
+from minigraph.grading.batch import collect, sandbox, workspace
 from minigraph.grading.toolkit import registry
 from minigraph.grading.toolkit.exercise import HIDDEN_CASES, ExerciseResult, grade, run_cases, with_hidden
 from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically
@@ -80,6 +80,34 @@ def test_the_sandbox_shows_only_the_package_has_no_network_no_secrets_and_one_wr
         # its folder and its /tmp share one quota: 32 MB and 500 files and folders
         assert seen["space"]["home"] == seen["space"]["tmp"] == [32 * 2**20, 500]
     assert not home.exists()                                   # gone with the workspace
+
+
+@needs_sandbox
+def test_a_package_installed_inside_the_venv_still_gets_a_sandbox(monkeypatch):
+    """`pip install` (Gradescope's setup.sh) puts the package inside the venv, so the venv and the
+    package are both shown read-only, one inside the other: the venv keeps its modes (bubblewrap
+    cannot change those of a read-only folder, and refused every sandbox)."""
+    inside = Path(sys.prefix) / "lib"                          # where site-packages would hold it
+    monkeypatch.setattr(sandbox, "PACKAGE", inside)
+    monkeypatch.setattr(sandbox, "ANSWERS", inside / "grading" / "answers")
+    assert sandbox.sandbox_reason.__wrapped__() is None
+
+
+@needs_sandbox
+def test_without_a_quota_a_bubblewrap_that_cannot_size_a_tmpfs_gets_the_spaces_tmp_folder(monkeypatch):
+    """A grader that cannot mount (not root) gives the sandbox a tmpfs of bounded size as /tmp;
+    Ubuntu 22.04's bubblewrap (0.6) has no --size, so there /tmp is the space's own folder."""
+    monkeypatch.setattr(workspace, "_mount_tmpfs", lambda *args: False)
+    monkeypatch.setattr(sandbox, "bwrap_bounds_tmpfs", lambda: False)
+    write = "open('/tmp/probe', 'w').write('x')"
+    with Workspace(sandbox.Limits()) as space:
+        assert not space.quota
+        argv, options = sandbox.sandboxed_command([sys.executable, "-c", write], space,
+                                                  sandbox.environment(space.home))
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, **options)
+        assert proc.returncode == 0, proc.stderr
+        assert "--size" not in argv
+        assert (space.tmp / "probe").read_text() == "x"
 
 
 def test_the_environment_holds_nothing_of_the_graders(monkeypatch, tmp_path):

@@ -127,6 +127,16 @@ def sandbox_reason():
 
 
 @functools.lru_cache(maxsize=None)
+def bwrap_bounds_tmpfs():
+    """Whether this bubblewrap can give a tmpfs a size (``--size``; Ubuntu 22.04's 0.6 cannot)."""
+    try:
+        shown = subprocess.run(["bwrap", "--help"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "--size" in shown.stdout
+
+
+@functools.lru_cache(maxsize=None)
 def unprivileged_reason():
     """None if a user with no rights can run this Python and minigraph (what a run without a
     sandbox needs as root), else why not (tried once per process)."""
@@ -159,7 +169,11 @@ def sandboxed_command(argv, space, env, slot=0):
     uid = sandbox_uid(slot)
     _hand_over(space, uid)
     setenv = [arg for item in env.items() for arg in ("--setenv", *item)]
-    args = _bwrap_args(Path(space.home), space.tmp if space.quota else None, space.limits.disk_mb)
+    # /tmp: the space's folder, under its quota; without a quota, bubblewrap's own tmpfs of a
+    # bounded size -- or, where bubblewrap cannot size a tmpfs, the space's folder again, each
+    # file bounded as in home (a tmpfs without a size would be RAM without a limit)
+    tmp = None if not space.quota and bwrap_bounds_tmpfs() else space.tmp
+    args = _bwrap_args(Path(space.home), tmp, space.limits.disk_mb)
     return args + setenv + ["--", *_unprivileged(uid), *argv], dict(cwd=str(space.home), env={})
 
 
@@ -264,8 +278,11 @@ def _bwrap_args(home, tmp=None, tmp_mb=None):
         args += ["--bind", str(home), str(home), "--chdir", str(home)]
         bound = python + [str(home)]
     # bubblewrap makes the folders above a bound path as private as the original's (/root,
-    # a private temporary folder): let nobody through them (they hold nothing else)
-    for folder in sorted({str(p) for path in bound for p in Path(path).parents}):
-        if folder not in ("/", "/tmp") and not folder.startswith(tuple(p + "/" for p in bound)):
+    # a private temporary folder): let nobody through them (they hold nothing else). A folder
+    # that is itself bound (the venv, when pip installed the package inside it) is read-only:
+    # it keeps its own modes.
+    above = {str(p) for path in bound for p in Path(path).parents} - {"/", "/tmp", *bound}
+    for folder in sorted(above):
+        if not folder.startswith(tuple(p + "/" for p in bound)):
             args += ["--chmod", "0755", folder]
     return args

@@ -13,7 +13,9 @@ or outlive the grader. So each submission gets a ``Workspace``:
   whatever tree it holds;
 * without root (no mount possible), a folder on the grader's disk: each file is still limited
   in size (``Limits.file_mb``), not the total (the sandbox's ``/tmp`` is then bubblewrap's own
-  tmpfs, limited in size only). Run the grader as root (``sudo``) to bound both;
+  tmpfs, limited in size only; a bubblewrap too old to limit it, Ubuntu 22.04's, gets the
+  space's ``tmp`` folder, limited per file as ``home``). Run the grader as root (``sudo``) to
+  bound both;
 * what the run hands back (``runner.OUT``: its results and notes) has a small file system of
   its own inside ``home``, so that a notebook that filled its space is still graded on what
   it ran;
