@@ -379,6 +379,16 @@ def test_gradescope_results_have_a_test_per_exercise():
     assert to_gradescope([])["score"] == 0
 
 
+def test_gradescope_shows_flags_to_the_instructors_only():
+    results = to_gradescope([_result("a.ipynb", [1, 1], flags=["cell 3: uses exec"])])
+    assert results["score"] == 2 and "exec" not in results["output"]       # the learner's view
+    *exercises, flagged = results["tests"]
+    assert len(exercises) == 2 and all("visibility" not in t for t in exercises)
+    assert (flagged["visibility"], flagged["score"], flagged["max_score"]) == ("hidden", 0, 0)
+    assert flagged["output"] == "cell 3: uses exec" and "FLAGGED" in flagged["name"]
+    assert len(to_gradescope([_result("b.ipynb", [1])])["tests"]) == 1     # no flag, no entry
+
+
 def test_a_json_report_gives_back_the_seed_of_each_submission_and_nothing_else_does():
     drawn, unrun = _result("a.ipynb", [1]), _result("b.ipynb", [0], status="error")
     drawn.seed, given = 2**62 - 1, _result("c.ipynb", [1])

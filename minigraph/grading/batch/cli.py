@@ -42,6 +42,7 @@ Exit status:
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -175,7 +176,9 @@ def _prepare(args):
     if not args.no_sandbox and sandbox.sandbox_reason():
         raise CannotRun(f"no sandbox for the submissions: {sandbox.sandbox_reason()}. "
                         "Install bubblewrap, or pass --no-sandbox to run them without one "
-                        "(only for code you trust: it runs as you, with your files)")
+                        + ("(as root, each notebook then runs as a user of its own with no rights)"
+                           if os.geteuid() == 0 else
+                           "(only for code you trust: it runs as you, with your files)"))
     if args.no_sandbox and sandbox.unprivileged_reason():
         raise CannotRun(f"cannot grade without a sandbox as root: {sandbox.unprivileged_reason()}")
     limits = sandbox.Limits(memory_mb=args.memory,

@@ -12,7 +12,9 @@ every text that came from a kernel is already capped in size; these writers only
   one column per exercise, then the total and the flags.
 * ``to_gradescope``: Gradescope's ``results.json`` for one submission (its "Autograder
   Specifications": a top-level ``score`` and ``output``, and one entry per exercise in
-  ``tests`` with ``name``, ``number``, ``score``, ``max_score``, ``status`` and ``output``).
+  ``tests`` with ``name``, ``number``, ``score``, ``max_score``, ``status`` and ``output``;
+  a flagged submission gets one more, worth 0 of 0, with ``"visibility": "hidden"``: its
+  flags, which Gradescope shows to the course staff and not to the learner).
 """
 
 import csv
@@ -154,6 +156,9 @@ def to_gradescope(results, sandboxed=True):
               "max_score": e.points, "status": "passed" if e.status == "passed" else "failed",
               "output": e.message}
              for number, e in enumerate(result.exercises, start=1)]
+    if result.flags:                 # for the instructor: Gradescope shows a hidden test to staff only
+        tests.append({"name": "FLAGGED for review (shown to instructors only)", "score": 0, "max_score": 0,
+                      "status": "failed", "visibility": "hidden", "output": "\n".join(result.flags)})
     lines = [head] + [f"note: {n}" for n in result.notes]
     if not sandboxed:
         lines.append("graded WITHOUT a sandbox (--no-sandbox)")
