@@ -20,7 +20,8 @@ notes how many ops each one removed (``f.source`` prints the notes):
   ``drop_dead``;
 * at the first call with new shapes (the values of that call known, see ``evaluate``):
   ``settle_numbers``, ``fold_shapes``, ``drop_identities``, ``fuse_cross_entropy_gradient``,
-  ``fuse_relu_gradient``, then ``merge_common`` and ``drop_dead`` again. What these decide from shapes holds for
+  ``fuse_relu_gradient``, ``fuse_sigmoid_gradient``, ``fuse_tanh_gradient``,
+  ``fuse_matmul_accumulate``, then ``merge_common`` and ``drop_dead`` again. What these decide from shapes holds for
   every call with the same shapes and dtypes of Inputs and Parameters; a call with others
   writes the program again.
 
@@ -31,7 +32,7 @@ return, say, ``x[x > 0]``, so nothing below one is rewritten by shape.
 
 import numpy as np
 
-from . import losses, ops, symbolic
+from . import kernels, losses, ops, symbolic
 from .dtypes import number_dtype
 from .graph import Constant, Graph, Op
 from .opdef import OpDef
@@ -376,6 +377,108 @@ def fuse_relu_gradient(program, values):
 RELU_GRADIENT = OpDef("relu_grad", lambda g, x: g * (x > 0), [], "g·[x>0]")
 
 
+def fuse_sigmoid_gradient(program, values):
+    """sigmoid's gradient g * s * (1 - s) computed by one op: the same three operations, one line
+
+    ``mg.grad`` builds it as three ops, ``mul(mul(g, s), sub(1, s))``, each writing an array of
+    the layer's size (an LSTM has three sigmoid gates per step). One op makes the same three
+    roundings in the same order, g·s, 1 - s and their product (whose two factors may come in
+    either order: a product of two numbers does not depend on it), with one buffer instead of
+    three. Only where g, s and the result have one shape and dtype (no broadcasting)."""
+    def match(t, old):
+        for scaled, one_minus in _factor_pairs(t):
+            if (_factors(one_minus, ops.sub) and _all_ones(one_minus.args[0])
+                    and _factors(scaled, ops.mul) and one_minus.args[1] in scaled.args):
+                s = one_minus.args[1]
+                g = scaled.args[1] if scaled.args[0] is s else scaled.args[0]
+                return (g, s, one_minus.args[0]) if _alike(values, t, g, s) else None
+        return None
+    return _fused(program, values, match, SIGMOID_GRADIENT)
+
+
+SIGMOID_GRADIENT = OpDef("sigmoid_grad", lambda g, s, one: g * s * (one - s), [], "g·s·(1−s)")
+
+
+def fuse_tanh_gradient(program, values):
+    """tanh's gradient g * (1 - t * t) computed by one op: the same three operations, one line
+
+    ``mg.grad`` builds ``mul(g, sub(1, mul(t, t)))``: three ops, three arrays of the layer's
+    size. One op makes the same three roundings in the same order, t·t, 1 minus that, times g
+    (or that times g: the same number), in one buffer. Only where g, t and the result have one
+    shape and dtype."""
+    def match(t, old):
+        for g, one_minus in _factor_pairs(t):
+            if (_factors(one_minus, ops.sub) and _all_ones(one_minus.args[0])
+                    and _factors(one_minus.args[1], ops.mul)
+                    and one_minus.args[1].args[0] is one_minus.args[1].args[1]):
+                s = one_minus.args[1].args[0]
+                return (g, s, one_minus.args[0]) if _alike(values, t, g, s) else None
+        return None
+    return _fused(program, values, match, TANH_GRADIENT)
+
+
+TANH_GRADIENT = OpDef("tanh_grad", lambda g, s, one: g * (one - s * s), [], "g·(1−t²)")
+
+
+def fuse_matmul_accumulate(program, values):
+    """a sum a + x @ y computed by one op, the product written where the sum goes
+
+    A weight used at every step of a recurrent network (an LSTM's W_h) gets one gradient per
+    step, and ``mg.grad`` adds them up one by one: ``add(sum so far, matmul(h_t.T, dz_t))``, the
+    product a weight-sized array of its own, then read again. One op writes the product into
+    the sum's buffer and adds a to it there: the same two roundings (the product, then the sum,
+    whose two terms may be added in either order), one weight-sized array fewer to write and
+    read. The same holds in the forward pass (x W_x + b, plus h W_h). Only where the product is
+    read by nothing else and a, the product and the sum have one shape and dtype."""
+    readers = {t: 0 for t in program.terms}          # how many args and results each term is
+    for t in program.terms:
+        for a in t.args:
+            readers[a] += 1
+    for t in program.results:
+        readers[t] += 1
+
+    def match(t, old):
+        if not _factors(t, ops.add):
+            return None
+        for k in (1, 0):
+            product, a = t.args[k], t.args[1 - k]
+            if _factors(product, ops.matmul) and readers[old.args[k]] == 1 and _alike(values, t, a, product):
+                return (a, *product.args)
+        return None
+    return _fused(program, values, match, MATMUL_ACCUMULATE)
+
+
+MATMUL_ACCUMULATE = OpDef("matmul_add", lambda a, x, y: a + kernels.matmul(x, y), [], "a+x@y")
+
+
+def _fused(program, values, match, op):
+    """The program with each term whose shape follows from the leaves' and that ``match(term,
+    old)`` takes apart (it returns the arguments of ``op``, else None) computed by ``op``."""
+    fixed = shapes_follow(program)
+
+    def visit(t, old):
+        args = match(t, old) if old in fixed else None
+        return t if args is None else Term(t.name, "op", t.node, op, args)
+    return _rewrite(program, values, visit)
+
+
+def _factors(t, table_op):
+    """Is ``t`` an op term of ``table_op``, without attributes?"""
+    return t.kind == "op" and t.op is table_op.opdef and not t.attrs
+
+
+def _factor_pairs(t):
+    """The factors of a product ``t``, in both orders (none if ``t`` is not a product)."""
+    return [t.args, t.args[::-1]] if _factors(t, ops.mul) else []
+
+
+def _alike(values, *terms):
+    """Are the values of ``terms`` arrays of one shape and one dtype?"""
+    arrays = [values[t] for t in terms]
+    return all(type(a) is np.ndarray and (a.shape, a.dtype) == (arrays[0].shape, arrays[0].dtype)
+               for a in arrays)
+
+
 FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, fuse_cross_entropy_gradient,
-              fuse_relu_gradient,
+              fuse_relu_gradient, fuse_sigmoid_gradient, fuse_tanh_gradient, fuse_matmul_accumulate,
               merge_common, drop_dead]
