@@ -351,3 +351,28 @@ def test_the_transformer_ops_write_into_buffers_bit_for_bit():
     with pytest.raises(mg.BadValueError, match="range over"):
         train(np.array([[1, 2, 9], [4, 5, 6]]))
     assert np.array_equal(table.value, before)
+
+
+def test_a_char_lstm_step_fuses_its_gradients_and_equals_backward_and_gd_bit_for_bit():
+    """Chapter 09's model, small: the compiled step (the sigmoid and tanh gradients one op each,
+    every product added to a sum in one op, into buffers) gives Graph.backward + GD's losses and
+    weights, bit for bit, step after step."""
+    from minigraph.charlm.model import CharLSTM
+    rng = np.random.default_rng(0)
+    ids, targets = rng.integers(0, 7, (3, 5)), rng.integers(0, 7, (3, 5))
+    models = [CharLSTM(7, hidden=6, rng=0) for _ in range(2)]
+    chunks = [model.chunk(5) for model in models]
+    state = [rng.normal(size=(3, 6)).astype(np.float32) for _ in range(2)]
+    feeds = [chunk.feed(ids, targets, state) for chunk in chunks]
+    model, chunk = models[0], chunks[0]
+    grads = mg.grad(chunk.loss, model.parameters)
+    train = mg.function(chunk.xs + chunk.start + [chunk.targets], chunk.loss,
+                        updates={p: p - 0.1 * g for p, g in zip(model.parameters, grads)})
+    optimizer = mg.optim.GD(models[1].parameters, lr=0.1)
+    for _ in range(3):
+        loss = train.run_compiled(*[feeds[0][node] for node in train.inputs])[0]
+        assert np.array_equal(loss, chunks[1].graph.backward(feeds[1], wrt=models[1].parameters))
+        optimizer.step()
+        assert all(np.array_equal(a.value, b.value) for a, b in zip(*(m.parameters for m in models)))
+    forms = {form.__name__ for form, *_ in train.memory.into.values()}
+    assert {"_sigmoid_gradient_into", "_tanh_gradient_into", "_matmul_accumulate_into"} <= forms

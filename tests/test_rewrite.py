@@ -253,3 +253,75 @@ def test_relus_gradient_is_fused_bit_for_bit_at_the_edges():
         assert "relu_grad" in ops_of(fused) and "step" not in ops_of(fused)
         got = rewrite.evaluate(fused, lambda t: x.astype(dtype) if t.kind == "input" else t.node._value)
         assert same(got[fused.results[0]], values[p.results[0]])                   # bit for bit
+
+
+EDGES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30, 0.5, 1.0, -2.5, 3e38, -3e38])
+
+
+def fused_bit_for_bit(outputs, feed, op_name):
+    """The program of ``outputs`` after the passes of a call: ``op_name`` computes its first
+    result, which is, bit for bit, the unfused graph's, by the op and by its out= form."""
+    p, values = program(outputs, feed)
+    fused = rewrite.run_passes(p, rewrite.FOR_SHAPES, dict(values))
+    term, expected = fused.results[0], values[p.results[0]]
+    got = rewrite.evaluate(fused, lambda t: np.asarray(feed[t.node]) if t.kind == "input" else t.node._value)
+    out = np.empty_like(expected)
+    memoryplan.OUT_FORMS[term.op](*[got[a] for a in term.args], **term.attrs, out=out)
+    assert term.op.name == op_name and same(got[term], expected) and same(out, expected)
+    return fused
+
+
+def test_sigmoids_gradient_is_one_op_bit_for_bit_at_the_edges():
+    """g * s * (1 - s), the factors in any order, for every g and s (NaN, infinities, both zeros):
+    one op, the same numbers, in float32 and float64; the sigmoid's own gradient too."""
+    for dtype in (np.float32, np.float64):
+        g_values, s_values = (a.astype(dtype) for a in np.meshgrid(EDGES, EDGES))
+        g, s = mg.Input("g", dtype=dtype), mg.Input("s", dtype=dtype)
+        for built in (g * s * (1.0 - s), (1.0 - s) * (s * g)):
+            fused = fused_bit_for_bit([built], {g: g_values, s: s_values}, "sigmoid_grad")
+            assert ops_of(fused) == ["sigmoid_grad"]
+        x = mg.Input("x", dtype=dtype)
+        loss = mg.sum(mg.sigmoid(x) * mg.Constant(g_values))
+        fused_bit_for_bit([mg.grad(loss, x)], {x: s_values}, "sigmoid_grad")
+
+
+def test_tanhs_gradient_is_one_op_bit_for_bit_at_the_edges():
+    """g * (1 - t * t), either order, for every g and t: one op, the same numbers; tanh's own
+    gradient too."""
+    for dtype in (np.float32, np.float64):
+        g_values, t_values = (a.astype(dtype) for a in np.meshgrid(EDGES, EDGES))
+        g, t = mg.Input("g", dtype=dtype), mg.Input("t", dtype=dtype)
+        for built in (g * (1.0 - t * t), (1.0 - t * t) * g):
+            fused = fused_bit_for_bit([built], {g: g_values, t: t_values}, "tanh_grad")
+            assert ops_of(fused) == ["tanh_grad"]
+        x = mg.Input("x", dtype=dtype)
+        loss = mg.sum(mg.tanh(x) * mg.Constant(g_values))
+        fused_bit_for_bit([mg.grad(loss, x)], {x: t_values}, "tanh_grad")
+
+
+def test_the_squashing_gradients_are_not_fused_where_they_broadcast_or_differ():
+    g, s = mg.Input("g"), mg.Input("s")
+    feed = {g: np.ones((1, 3)), s: np.full((2, 3), 0.25)}                  # g broadcast
+    for built in (g * s * (1.0 - s), g * (1.0 - s * s), g * s * (2.0 - s), g * (1.0 - s * g)):
+        p, values = program([built], feed)
+        assert not {"sigmoid_grad", "tanh_grad"} & set(ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values)))
+    p, values = program([g * s * (1.0 - s)], {g: np.ones((2, 3)), s: np.ones((2, 3), np.float32)})
+    assert "sigmoid_grad" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))  # two dtypes
+
+
+def test_a_product_added_to_a_sum_is_one_op_bit_for_bit():
+    """a + x @ y and x @ y + a, with NaN, infinities and both zeros among the numbers: one op,
+    the same numbers; not where the product is also read elsewhere, or a broadcasts."""
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        a, x, y = (mg.Input(n, dtype=dtype) for n in "axy")
+        feed = {a: rng.choice(EDGES, (4, 5)).astype(dtype), x: rng.choice(EDGES, (4, 3)).astype(dtype),
+                y: rng.normal(size=(3, 5)).astype(dtype)}
+        for built in (a + x @ y, x @ y + a):
+            fused = fused_bit_for_bit([built], feed, "matmul_add")
+            assert ops_of(fused) == ["matmul_add"]
+        product = x @ y
+        p, values = program([a + product, product * 2.0], feed)
+        assert "matmul_add" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))
+        p, values = program([a + x @ y], {**feed, a: feed[a][:1]})
+        assert "matmul_add" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))
