@@ -125,6 +125,10 @@ def _matmul_accumulate_into(a, x, y, out):
     return np.add(out, a, out=out)
 
 
+def _concatenate_into(*xs, axis=0, out=None):
+    return np.concatenate(xs, axis=axis, out=out)
+
+
 def _step_into(x, out):
     return np.greater(x, 0, out=out)                      # step: (x > 0) as 1.0 and 0.0
 
@@ -153,6 +157,7 @@ OUT_FORMS = {
     symbolic.sum_to.opdef: _sum_to_into, symbolic.step.opdef: _step_into,
     RELU_GRADIENT: _relu_gradient_into, SIGMOID_GRADIENT: _sigmoid_gradient_into,
     TANH_GRADIENT: _tanh_gradient_into, MATMUL_ACCUMULATE: _matmul_accumulate_into,
+    symbolic.CONCATENATE: _concatenate_into,       # (by name: the table has one op per number of inputs)
 }
 # ops whose result is ``x.T`` (a view: an attribute, no call) when ``written_as_T(x, **attrs)``
 AS_ATTRIBUTE_T = {ops.transpose.opdef: lambda x, axes=None: axes is None,
@@ -305,7 +310,8 @@ def reads_only_during_call(term):
 def _out_form(t, values):
     """The out= form of ``t``'s op, if it gives exactly the value the op computed, in the same
     layout."""
-    form, value = OUT_FORMS.get(t.op), values[t]
+    form = OUT_FORMS.get(t.op) or (OUT_FORMS.get(t.op.name) if own_op(t.op) else None)
+    value = values[t]
     if form is None or type(value) is not np.ndarray or not value.flags.c_contiguous:
         return None                   # (a buffer is in C order: a sum of it adds in that order)
     trial = np.empty(value.shape, value.dtype)

@@ -21,7 +21,8 @@ notes how many ops each one removed (``f.source`` prints the notes):
 * at the first call with new shapes (the values of that call known, see ``evaluate``):
   ``settle_numbers``, ``fold_shapes``, ``drop_identities``, ``fuse_cross_entropy_gradient``,
   ``fuse_relu_gradient``, ``fuse_sigmoid_gradient``, ``fuse_tanh_gradient``,
-  ``fuse_matmul_accumulate``, then ``merge_common`` and ``drop_dead`` again. What these decide from shapes holds for
+  ``fuse_matmul_accumulate``, ``view_concat_parts``, then ``merge_common`` and ``drop_dead``
+  again. What these decide from shapes holds for
   every call with the same shapes and dtypes of Inputs and Parameters; a call with others
   writes the program again.
 
@@ -451,6 +452,28 @@ def fuse_matmul_accumulate(program, values):
 MATMUL_ACCUMULATE = OpDef("matmul_add", lambda a, x, y: a + kernels.matmul(x, y), [], "a+x@y")
 
 
+def view_concat_parts(program, values):
+    """a concatenation's part of a gradient read as a view of it, not copied
+
+    ``concatenate``'s VJP gives each input its slice of the output's gradient, and the op
+    table's ``concat_part`` copies it (``np.take``: an array of its own, as a gradient handed to
+    a learner must be). No line of the program writes into a value, so the slice ``g[a:b]``, a
+    view, holds the same numbers without the copy (chapter 09's LSTM takes one per step from the
+    gradient of all its h); the memory plan keeps g's buffer as long as the view is read."""
+    fixed = shapes_follow(program)
+
+    def visit(t, old):
+        if not (t.kind == "op" and t.op.name == "concat_part" and own_op(t.op) and old in fixed
+                and type(values[t.args[0]]) is np.ndarray):
+            return t
+        (g, *parts), i = t.args, t.attrs.get("i", 0)
+        axis = t.attrs.get("axis", 0) % values[g].ndim
+        start = sum(values[x].shape[axis] for x in parts[:i])
+        index = (slice(None),) * axis + (slice(start, start + values[parts[i]].shape[axis]),)
+        return Term(t.name, "op", t.node, ops.getitem.opdef, (g,), {"index": index})
+    return _rewrite(program, values, visit)
+
+
 def _fused(program, values, match, op):
     """The program with each term whose shape follows from the leaves' and that ``match(term,
     old)`` takes apart (it returns the arguments of ``op``, else None) computed by ``op``."""
@@ -481,4 +504,4 @@ def _alike(values, *terms):
 
 FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, fuse_cross_entropy_gradient,
               fuse_relu_gradient, fuse_sigmoid_gradient, fuse_tanh_gradient, fuse_matmul_accumulate,
-              merge_common, drop_dead]
+              view_concat_parts, merge_common, drop_dead]

@@ -325,3 +325,24 @@ def test_a_product_added_to_a_sum_is_one_op_bit_for_bit():
         assert "matmul_add" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))
         p, values = program([a + x @ y], {**feed, a: feed[a][:1]})
         assert "matmul_add" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))
+
+
+def test_a_concatenations_parts_of_its_gradient_are_views_and_it_writes_into_a_buffer():
+    """The gradients of concatenate's inputs, slices of its gradient, become views (no copy), along
+    either axis, with the same numbers; the concatenation itself takes its out= form."""
+    rng = np.random.default_rng(0)
+    for axis in (0, 1, -1):
+        a, b = mg.Input("a"), mg.Input("b")
+        shapes = [(2, 3), (2, 2)] if axis else [(3, 2), (2, 2)]
+        joined = mg.concatenate([a, b, a], axis=axis)
+        weights = mg.Constant(rng.normal(size=np.shape(np.concatenate(
+            [np.ones(shapes[0]), np.ones(shapes[1]), np.ones(shapes[0])], axis=axis))))
+        feed = {a: rng.normal(size=shapes[0]), b: rng.normal(size=shapes[1])}
+        p, values = program(mg.grad(mg.sum(joined * weights), [a, b]), feed)
+        viewed = rewrite.run_passes(p, rewrite.FOR_SHAPES, dict(values))
+        assert "concat_part" in ops_of(p) and "concat_part" not in ops_of(viewed) and "getitem" in ops_of(viewed)
+        got = rewrite.evaluate(viewed, lambda t: feed[t.node] if t.kind == "input" else t.node._value)
+        assert_same_results(p, viewed, {**values, **got})
+        train = mg.function([a, b], joined * 2.0)
+        assert same(train(*feed.values()), mg.Graph(joined * 2.0).forward(feed))
+        assert "_concatenate_into" in {form.__name__ for form, *_ in train.memory.into.values()}
