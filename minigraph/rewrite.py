@@ -321,12 +321,8 @@ def fuse_cross_entropy_gradient(program, values):
     ops, one of them the log-softmax the loss has computed already. The op table's VJP computes
     it in one: exp(log-softmax), 1 taken off at each label, divided by n; each number is rounded
     as in the graph (times 1, and minus 0 off the labels, change nothing)."""
-    fixed = shapes_follow(program)
-
-    def visit(t, old):
-        pair = _cross_entropy_gradient(t, values) if old in fixed else None
-        return t if pair is None else Term(t.name, "op", t.node, CROSS_ENTROPY_GRADIENT, pair)
-    return _rewrite(program, values, visit)
+    return _fused(program, values, lambda t, old: _cross_entropy_gradient(t, values),
+                  CROSS_ENTROPY_GRADIENT)
 
 
 def _cross_entropy_gradient(t, values):

@@ -5,6 +5,7 @@ together, bit for bit, on the engine's random graphs.)"""
 import re
 
 import numpy as np
+import pytest
 
 import minigraph as mg
 from minigraph import memoryplan, rewrite, symbolic
@@ -271,32 +272,21 @@ def fused_bit_for_bit(outputs, feed, op_name):
     return fused
 
 
-def test_sigmoids_gradient_is_one_op_bit_for_bit_at_the_edges():
-    """g * s * (1 - s), the factors in any order, for every g and s (NaN, infinities, both zeros):
-    one op, the same numbers, in float32 and float64; the sigmoid's own gradient too."""
+@pytest.mark.parametrize("name, squash, built", [
+    ("sigmoid_grad", mg.sigmoid, lambda g, s: [g * s * (1.0 - s), (1.0 - s) * (s * g)]),
+    ("tanh_grad", mg.tanh, lambda g, t: [g * (1.0 - t * t), (1.0 - t * t) * g])])
+def test_the_squashing_gradients_are_one_op_bit_for_bit_at_the_edges(name, squash, built):
+    """sigmoid's g * s * (1 - s) and tanh's g * (1 - t * t), their factors in either order, for
+    every g and s (NaN, infinities, both zeros): one op, the same numbers, in float32 and
+    float64; and so is the gradient mg.grad builds for the op itself."""
     for dtype in (np.float32, np.float64):
         g_values, s_values = (a.astype(dtype) for a in np.meshgrid(EDGES, EDGES))
         g, s = mg.Input("g", dtype=dtype), mg.Input("s", dtype=dtype)
-        for built in (g * s * (1.0 - s), (1.0 - s) * (s * g)):
-            fused = fused_bit_for_bit([built], {g: g_values, s: s_values}, "sigmoid_grad")
-            assert ops_of(fused) == ["sigmoid_grad"]
+        for graph in built(g, s):
+            assert ops_of(fused_bit_for_bit([graph], {g: g_values, s: s_values}, name)) == [name]
         x = mg.Input("x", dtype=dtype)
-        loss = mg.sum(mg.sigmoid(x) * mg.Constant(g_values))
-        fused_bit_for_bit([mg.grad(loss, x)], {x: s_values}, "sigmoid_grad")
-
-
-def test_tanhs_gradient_is_one_op_bit_for_bit_at_the_edges():
-    """g * (1 - t * t), either order, for every g and t: one op, the same numbers; tanh's own
-    gradient too."""
-    for dtype in (np.float32, np.float64):
-        g_values, t_values = (a.astype(dtype) for a in np.meshgrid(EDGES, EDGES))
-        g, t = mg.Input("g", dtype=dtype), mg.Input("t", dtype=dtype)
-        for built in (g * (1.0 - t * t), (1.0 - t * t) * g):
-            fused = fused_bit_for_bit([built], {g: g_values, t: t_values}, "tanh_grad")
-            assert ops_of(fused) == ["tanh_grad"]
-        x = mg.Input("x", dtype=dtype)
-        loss = mg.sum(mg.tanh(x) * mg.Constant(g_values))
-        fused_bit_for_bit([mg.grad(loss, x)], {x: t_values}, "tanh_grad")
+        loss = mg.sum(squash(x) * mg.Constant(g_values))
+        fused_bit_for_bit([mg.grad(loss, x)], {x: s_values}, name)
 
 
 def test_the_squashing_gradients_are_not_fused_where_they_broadcast_or_differ():
