@@ -321,7 +321,7 @@ def fuse_cross_entropy_gradient(program, values):
     ops, one of them the log-softmax the loss has computed already. The op table's VJP computes
     it in one: exp(log-softmax), 1 taken off at each label, divided by n; each number is rounded
     as in the graph (times 1, and minus 0 off the labels, change nothing)."""
-    return _fused(program, values, lambda t, old: _cross_entropy_gradient(t, values),
+    return _fused(program, values, lambda t, old, alone: _cross_entropy_gradient(t, values),
                   CROSS_ENTROPY_GRADIENT)
 
 
@@ -381,11 +381,14 @@ def fuse_sigmoid_gradient(program, values):
     the layer's size (an LSTM has three sigmoid gates per step). One op makes the same three
     roundings in the same order, g·s, 1 - s and their product (whose two factors may come in
     either order: a product of two numbers does not depend on it), with one buffer instead of
-    three. Only where g, s and the result have one shape and dtype (no broadcasting)."""
-    def match(t, old):
-        for scaled, one_minus in _factor_pairs(t):
+    three. Only where g·s and 1 - s are read by nothing else (else they are computed anyway)
+    and g, s and the result have one shape and dtype (no broadcasting)."""
+    def match(t, old, alone):
+        for k in (0, 1) if _factors(t, ops.mul) else ():
+            scaled, one_minus = t.args[k], t.args[1 - k]
             if (_factors(one_minus, ops.sub) and _all_ones(one_minus.args[0])
-                    and _factors(scaled, ops.mul) and one_minus.args[1] in scaled.args):
+                    and _factors(scaled, ops.mul) and one_minus.args[1] in scaled.args
+                    and alone(old.args[k]) and alone(old.args[1 - k])):
                 s = one_minus.args[1]
                 g = scaled.args[1] if scaled.args[0] is s else scaled.args[0]
                 return (g, s, one_minus.args[0]) if _alike(values, t, g, s) else None
@@ -401,13 +404,15 @@ def fuse_tanh_gradient(program, values):
 
     ``mg.grad`` builds ``mul(g, sub(1, mul(t, t)))``: three ops, three arrays of the layer's
     size. One op makes the same three roundings in the same order, t·t, 1 minus that, times g
-    (or that times g: the same number), in one buffer. Only where g, t and the result have one
-    shape and dtype."""
-    def match(t, old):
-        for g, one_minus in _factor_pairs(t):
+    (or that times g: the same number), in one buffer. Only where t·t and 1 - t·t are read by
+    nothing else and g, t and the result have one shape and dtype."""
+    def match(t, old, alone):
+        for k in (0, 1) if _factors(t, ops.mul) else ():
+            g, one_minus = t.args[k], t.args[1 - k]
             if (_factors(one_minus, ops.sub) and _all_ones(one_minus.args[0])
                     and _factors(one_minus.args[1], ops.mul)
-                    and one_minus.args[1].args[0] is one_minus.args[1].args[1]):
+                    and one_minus.args[1].args[0] is one_minus.args[1].args[1]
+                    and alone(old.args[1 - k]) and alone(old.args[1 - k].args[1])):
                 s = one_minus.args[1].args[0]
                 return (g, s, one_minus.args[0]) if _alike(values, t, g, s) else None
         return None
@@ -427,19 +432,12 @@ def fuse_matmul_accumulate(program, values):
     whose two terms may be added in either order), one weight-sized array fewer to write and
     read. The same holds in the forward pass (x W_x + b, plus h W_h). Only where the product is
     read by nothing else and a, the product and the sum have one shape and dtype."""
-    readers = {t: 0 for t in program.terms}          # how many args and results each term is
-    for t in program.terms:
-        for a in t.args:
-            readers[a] += 1
-    for t in program.results:
-        readers[t] += 1
-
-    def match(t, old):
+    def match(t, old, alone):
         if not _factors(t, ops.add):
             return None
         for k in (1, 0):
             product, a = t.args[k], t.args[1 - k]
-            if _factors(product, ops.matmul) and readers[old.args[k]] == 1 and _alike(values, t, a, product):
+            if _factors(product, ops.matmul) and alone(old.args[k]) and _alike(values, t, a, product):
                 return (a, *product.args)
         return None
     return _fused(program, values, match, MATMUL_ACCUMULATE)
@@ -472,11 +470,19 @@ def view_concat_parts(program, values):
 
 def _fused(program, values, match, op):
     """The program with each term whose shape follows from the leaves' and that ``match(term,
-    old)`` takes apart (it returns the arguments of ``op``, else None) computed by ``op``."""
-    fixed = shapes_follow(program)
+    old, alone)`` takes apart (it returns the arguments of ``op``, else None) computed by ``op``.
+    ``old`` is the term as it was before the pass (its arguments too), ``alone(old term)`` says
+    whether one op reads it and no result is it: a term fused away that others read would be
+    computed twice."""
+    fixed, readers = shapes_follow(program), {t: 0 for t in program.terms}
+    for t in program.terms:
+        for a in t.args:
+            readers[a] += 1
+    for t in program.results:
+        readers[t] += 1
 
     def visit(t, old):
-        args = match(t, old) if old in fixed else None
+        args = match(t, old, lambda term: readers[term] == 1) if old in fixed else None
         return t if args is None else Term(t.name, "op", t.node, op, args)
     return _rewrite(program, values, visit)
 
@@ -484,11 +490,6 @@ def _fused(program, values, match, op):
 def _factors(t, table_op):
     """Is ``t`` an op term of ``table_op``, without attributes?"""
     return t.kind == "op" and t.op is table_op.opdef and not t.attrs
-
-
-def _factor_pairs(t):
-    """The factors of a product ``t``, in both orders (none if ``t`` is not a product)."""
-    return [t.args, t.args[::-1]] if _factors(t, ops.mul) else []
 
 
 def _alike(values, *terms):

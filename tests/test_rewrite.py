@@ -297,6 +297,10 @@ def test_the_squashing_gradients_are_not_fused_where_they_broadcast_or_differ():
         assert not {"sigmoid_grad", "tanh_grad"} & set(ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values)))
     p, values = program([g * s * (1.0 - s)], {g: np.ones((2, 3)), s: np.ones((2, 3), np.float32)})
     assert "sigmoid_grad" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))  # two dtypes
+    scaled, squared = g * s, 1.0 - s * s                  # read elsewhere too: computed anyway
+    feed = {g: np.ones((2, 3)), s: np.full((2, 3), 0.25)}
+    p, values = program([scaled * (1.0 - s), g * squared, scaled + squared], feed)
+    assert not {"sigmoid_grad", "tanh_grad"} & set(ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values)))
 
 
 def test_a_product_added_to_a_sum_is_one_op_bit_for_bit():
