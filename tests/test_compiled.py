@@ -139,6 +139,8 @@ def test_rewritten_and_planned_code_equals_the_interpreter_on_random_graphs():
     buffers reused), a reassigned Parameter, and a feed of a new shape (planned again)."""
     from test_random_graphs import new_feed, same
     checked = replanned = refused = 0
+    fused = dict.fromkeys(["sigmoid_grad", "tanh_grad", "matmul_add", "concat_part as a view",
+                           "concatenate into a buffer"], 0)      # graphs where each fusion fired
     for seed in range(300):
         step = random_step(seed)
         if step is None:
@@ -186,7 +188,16 @@ def test_rewritten_and_planned_code_equals_the_interpreter_on_random_graphs():
                 p.value = drawer.floats(np.shape(p.value))
         replanned += len(optimized.plans) > 1
         checked += 1
+        terms = [t for t in optimized.written.terms if t.kind == "op"]
+        names = {t.op.name for t in terms}
+        fused["sigmoid_grad"] += "sigmoid_grad" in names
+        fused["tanh_grad"] += "tanh_grad" in names
+        fused["matmul_add"] += "matmul_add" in names
+        fused["concat_part as a view"] += any(t.op.name == "getitem" and t.node.op.name == "concat_part"
+                                              for t in terms)
+        fused["concatenate into a buffer"] += any(t.op.name == "concatenate" for t in optimized.memory.into)
     assert checked >= 290 and replanned >= 30, (checked, replanned, refused)   # 297, 34, 1 today
+    assert min(fused.values()) >= 5, fused                       # 12, 19, 20, 9, 26 today
 
 
 def test_a_returned_value_is_never_overwritten_by_the_next_call():
