@@ -451,9 +451,10 @@ def view_concat_parts(program, values):
 
     ``concatenate``'s VJP gives each input its slice of the output's gradient, and the op
     table's ``concat_part`` copies it (``np.take``: an array of its own, as a gradient handed to
-    a learner must be). No line of the program writes into a value, so the slice ``g[a:b]``, a
-    view, holds the same numbers without the copy (chapter 09's LSTM takes one per step from the
-    gradient of all its h); the memory plan keeps g's buffer as long as the view is read."""
+    a learner must be). No line of the program changes a value a later line reads, so the slice
+    ``g[a:b]``, a view, holds the same numbers without the copy (chapter 09's LSTM takes one per
+    step from the gradient of all its h); the memory plan keeps g's buffer as long as the view
+    is read (``memoryplan._roots``)."""
     fixed = shapes_follow(program)
 
     def visit(t, old):
