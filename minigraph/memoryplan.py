@@ -107,20 +107,23 @@ def _relu_gradient_into(g, x, out):
 
 
 def _sigmoid_gradient_into(g, s, one, out):
-    """g * s * (1 - s): g·s into ``out``, then times 1 - s (one array of its own)."""
+    """g * s * (1 - s): g·s into ``out``, then times 1 - s (one array of its own). It reads s
+    after writing ``out``: ``out`` must not be s's array."""
     np.multiply(g, s, out=out)
     return np.multiply(out, np.subtract(one, s), out=out)
 
 
 def _tanh_gradient_into(g, t, one, out):
-    """g * (1 - t * t), all three in ``out``."""
+    """g * (1 - t * t), all three in ``out``; it reads g after writing ``out``: ``out`` must not
+    be g's array."""
     np.multiply(t, t, out=out)
     np.subtract(one, out, out=out)
     return np.multiply(g, out, out=out)
 
 
 def _matmul_accumulate_into(a, x, y, out):
-    """a + x @ y: the product into ``out``, then a added to it there."""
+    """a + x @ y: the product into ``out``, then a added to it there; ``out`` must not be a's
+    array."""
     np.matmul(x, y, out=out)
     return np.add(out, a, out=out)
 
