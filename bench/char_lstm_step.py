@@ -27,13 +27,17 @@ import minigraph as mg
 from minigraph.charlm import by_hand, model as charmodel, text as texts
 
 
-def setup(hidden, batch, steps, seed=0):
-    """The model, its weights by name, a chunk of the text and the state carried into it."""
+LOSS_TOLERANCE = 1e-5      # relative: how close numpy's loss must be to the engine's (float32)
+
+
+def setup(hidden, batch, steps, seed=0, dtype=np.float32):
+    """The model (its Parameters of ``dtype``), the graph of a chunk, the next chunk of the text
+    (its ids and targets) and the state carried into it."""
     corpus = mg.data.shakespeare()
     vocab = texts.Vocabulary(corpus)
     chunks = texts.chunks(texts.split(vocab.encode(corpus))[0], batch, steps)
     first, second = next(chunks), next(chunks)
-    model = charmodel.CharLSTM(len(vocab), hidden, rng=seed)
+    model = charmodel.CharLSTM(len(vocab), hidden, rng=seed, dtype=dtype)
     chunk = model.chunk(steps)
     chunk.scores.forward(chunk.feed(first[0], None, model.initial_state(batch)))
     return model, chunk, second, chunk.final_state()
@@ -63,7 +67,7 @@ def agree(results):
     """Assert every contender's loss and gradients equal numpy's (float32 tolerances)."""
     loss, grads = results["numpy"]
     for name, (other_loss, other_grads) in results.items():
-        assert abs(other_loss - loss) <= 1e-5 * abs(loss), f"{name}: loss {other_loss} != numpy's {loss}"
+        assert abs(other_loss - loss) <= LOSS_TOLERANCE * abs(loss), f"{name}: loss {other_loss} != numpy's {loss}"
         for key, grad in grads.items():
             scale = float(np.abs(grad).max()) or 1.0
             error = float(np.abs(other_grads[key] - grad).max()) / scale

@@ -6,18 +6,27 @@
              given a memory plan, written out as straight-line code (minigraph/compiled.py)
   plain      the same mg.function with optimize=False: no rewrites, no buffers
   backward   Graph.backward + mg.optim.GD, the engine's usual path (interpreter, then its
-             generated code)
+             generated code). The update matters to the timing: Graph.backward recomputes only
+             what is stale, so repeated on unchanged weights it skips the whole forward pass
+             (on T4, 0.27 s a step instead of 0.45)
 
 on the tasks of bench/engine_speed.py, T1 2-4-4-1 tanh MLP + BCE on the 4 XOR points, T2
 64-128-10 ReLU MLP + softmax-CE on a batch of 256, T3 784-512-512-10 ReLU MLP + softmax-CE on a
-batch of 256, each in float32 and float64, every contender from the same initial weights. Repeats
-are interleaved (numpy, compiled, plain, backward, numpy, ...) so that a slow moment of the
-machine hits every contender; the figures are medians of the per-repeat ratios to numpy. The
-final losses must be identical (same math, same numbers: asserted). The last column is the peak
-memory of one step (tracemalloc, traced from before the contender is built, so its buffers and
-copies count), compiled's next to numpy's.
+batch of 256, and on T4, chapter 09's character LSTM (512 units, 64 streams x 64 characters,
+truncated BPTT on one chunk, bench/char_lstm_step.py), each in float32 and float64, every
+contender from the same initial weights (T4: the same chunk and carried state at every step).
+For T4, numpy is bench/char_lstm_step.py's hand-written step (``by_hand.lstm_step``) followed by
+the updates ``W -= lr * dW``. Each contender takes one step first (the compiled ones plan their
+code then); the repeats are interleaved (numpy, compiled, plain, backward, numpy, ...) so that a
+slow moment of the machine hits every contender; the figures are medians of the per-repeat
+ratios to numpy. The final losses must be identical (same math, same numbers: asserted), but
+T4's numpy step's, whose math differs (its sigmoid is 0.5 (1 + tanh(z / 2)), each weight's
+gradient one product over all steps), which must only be close. The last lines give the peak
+memory of one T3 step (tracemalloc, traced from before the contender is built, so its buffers
+and copies count), compiled's next to numpy's.
 
-    python bench/compiled_step.py [--quick]
+    python bench/compiled_step.py [--quick] [--tasks T4 ...]   # --quick: 3 repeats, T4 at 128
+                                                               # units, 16 x 16
 
 On a machine shared with other work, OPENBLAS_NUM_THREADS=1 keeps BLAS from waiting for a busy
 second core (every contender calls the same BLAS).
@@ -30,11 +39,15 @@ import tracemalloc
 import numpy as np
 
 import minigraph as mg
+from char_lstm_step import LOSS_TOLERANCE, setup
 from engine_speed import LR, MinigraphNet, init_params, numpy_step
+from minigraph.charlm import by_hand
 
 TASKS = {"T1": ([2, 4, 4, 1], "tanh", "bce", 200, 30),          # sizes, activation, loss,
          "T2": ([64, 128, 10], "relu", "ce", 20, 30),           # steps per repeat, repeats
          "T3": ([784, 512, 512, 10], "relu", "ce", 2, 15)}
+LSTM = {"T4": (512, 64, 64)}         # hidden units, streams, characters per stream (one chunk)
+LSTM_QUICK, LSTM_REPEATS = (128, 16, 16), 7
 TARGET = 1.00                                                    # compiled / numpy, at most
 
 
@@ -58,32 +71,76 @@ def compiled_step(params, activation, loss, optimize=True):
     return step
 
 
-def contenders(task, dtype, only=None):
-    """Step functions ``step(X, y)`` from the same initial weights (each its own copy)."""
+def contenders(task, dtype, quick=False, only=None):
+    """Step functions ``step()`` (each returns the loss) from the same initial weights (each its
+    own copy)."""
+    if task in LSTM:
+        return lstm_contenders(LSTM_QUICK if quick else LSTM[task], dtype, only)
     sizes, activation, loss = TASKS[task][:3]
-    params = init_params(sizes, np.random.default_rng(0), dtype)
+    params, (X, y) = init_params(sizes, np.random.default_rng(0), dtype), batch(task, dtype)
     make = {"numpy": lambda: (lambda X, y, P=[p.copy() for p in params]: numpy_step(P, X, y, activation, loss)),
             "compiled": lambda: compiled_step(params, activation, loss),
             "plain": lambda: compiled_step(params, activation, loss, optimize=False),
             "backward": lambda: MinigraphNet(params, activation, loss).step}
+    return {who: (lambda step=build(): step(X, y)) for who, build in make.items() if only is None or who in only}
+
+
+def lstm_contenders(sizes, dtype, only=None):
+    """T4's step functions, each on a model of its own built by ``char_lstm_step.setup`` (the same
+    weights, chunk and carried state for all)."""
+    def numpy():
+        model, _, (inputs, targets), state = setup(*sizes, dtype=dtype)
+        values = {p.name: p.value.copy() for p in model.parameters}
+
+        def step():
+            loss, grads, _ = by_hand.lstm_step(values, inputs, targets, state)
+            for name, grad in grads.items():
+                values[name] -= LR * grad
+            return loss
+        return step
+
+    def compiled(optimize=True):
+        model, chunk, (inputs, targets), state = setup(*sizes, dtype=dtype)
+        grads = mg.grad(chunk.loss, model.parameters)
+        step = mg.function(chunk.xs + chunk.start + [chunk.targets], chunk.loss, optimize=optimize,
+                           updates={p: p - LR * g for p, g in zip(model.parameters, grads)})
+        feed = chunk.feed(inputs, targets, state)
+        arrays = [feed[node] for node in step.inputs]
+        return lambda: step(*arrays)
+
+    def backward():
+        model, chunk, (inputs, targets), state = setup(*sizes, dtype=dtype)
+        feed, optimizer = chunk.feed(inputs, targets, state), mg.optim.GD(model.parameters, lr=LR)
+
+        def step():
+            loss = chunk.graph.backward(feed, wrt=model.parameters)
+            optimizer.step()
+            return loss
+        return step
+
+    make = {"numpy": numpy, "compiled": compiled, "plain": lambda: compiled(optimize=False),
+            "backward": backward}
     return {who: build() for who, build in make.items() if only is None or who in only}
 
 
 def run(task, dtype, quick):
-    """Median time ratios to numpy of each contender, and the final loss (the same for all)."""
-    X, y = batch(task, dtype)
-    steps, repeats = TASKS[task][3:]
+    """Median time ratios to numpy of each contender, numpy's time of a step and its final loss
+    (the same for all, T4's numpy's only close)."""
+    steps, repeats = TASKS[task][3:] if task in TASKS else (1, LSTM_REPEATS)
     repeats = 3 if quick else repeats
-    ways = contenders(task, dtype)
-    times, last = {who: [] for who in ways}, {}
+    ways = contenders(task, dtype, quick)
+    last = {who: step() for who, step in ways.items()}           # (the compiled ones plan here)
+    times = {who: [] for who in ways}
     for _ in range(repeats):
         for who, step in ways.items():
             start = time.perf_counter()
             for _ in range(steps):
-                last[who] = step(X, y)
+                last[who] = step()
             times[who].append(time.perf_counter() - start)
     losses = {who: float(value) for who, value in last.items()}
-    assert len(set(losses.values())) == 1, (task, losses)          # same math, same numbers
+    exact = {who: loss for who, loss in losses.items() if who != "numpy" or task in TASKS}
+    assert len(set(exact.values())) == 1, (task, losses)          # same math, same numbers
+    assert abs(losses["numpy"] - losses["backward"]) <= LOSS_TOLERANCE * abs(losses["backward"]), (task, losses)
     numpy_times = np.array(times["numpy"])
     ratios = {who: float(np.median(np.array(t) / numpy_times)) for who, t in times.items() if who != "numpy"}
     return losses["numpy"], float(np.median(numpy_times)) / steps, ratios
@@ -91,15 +148,14 @@ def run(task, dtype, quick):
 
 def peak_memory(task, dtype):
     """Peak bytes of one step (after two warm-up steps), numpy's and the compiled step's."""
-    X, y = batch(task, dtype)
     peaks = {}
     for who in ("numpy", "compiled"):
         tracemalloc.start()
         step = contenders(task, dtype, only=[who])[who]
-        step(X, y)
-        step(X, y)
+        step()
+        step()
         tracemalloc.reset_peak()
-        step(X, y)
+        step()
         peaks[who] = tracemalloc.get_traced_memory()[1]
         tracemalloc.stop()
     return peaks
@@ -107,16 +163,18 @@ def peak_memory(task, dtype):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="3 repeats (a smoke run)")
+    parser.add_argument("--quick", action="store_true", help="3 repeats, a smaller T4 (a smoke run)")
+    parser.add_argument("--tasks", nargs="+", choices=[*TASKS, *LSTM], default=[*TASKS, *LSTM],
+                        help="the tasks to run (all by default)")
     args = parser.parse_args()
     print(f"{'task':<5}{'dtype':>8}{'final loss':>12}{'numpy/step':>12}{'compiled':>10}{'plain':>8}"
           f"{'backward':>10}   (x numpy, median; target: compiled <= {TARGET:.2f}x)")
-    for task in TASKS:
+    for task in args.tasks:
         for dtype in (np.float32, np.float64):
             loss, seconds, r = run(task, dtype, args.quick)
             print(f"{task:<5}{np.dtype(dtype).name:>8}{loss:>12.6f}{seconds * 1e6:>10.0f}µs"
                   f"{r['compiled']:>9.2f}x{r['plain']:>7.2f}x{r['backward']:>9.2f}x", flush=True)
-    for dtype in (np.float32, np.float64):
+    for dtype in (np.float32, np.float64) if "T3" in args.tasks else ():
         peaks = peak_memory("T3", dtype)
         print(f"T3 {np.dtype(dtype).name} peak memory of a step: compiled {peaks['compiled'] / 2**20:.3g} MB, "
               f"numpy {peaks['numpy'] / 2**20:.3g} MB ({peaks['compiled'] / peaks['numpy']:.2f}x)")

@@ -52,6 +52,7 @@ import itertools
 import keyword
 import linecache
 import re
+import unicodedata
 import weakref
 
 import numpy as np
@@ -144,8 +145,10 @@ def backward_source(plan):
 
 def identifiers(nodes):
     """A Python name for each node, made from its own name (``mlp.fc1`` -> ``mlp_fc1``); plain
-    numbers (``n0``, ``n1``, ...) if those names could clash with each other or with keywords."""
-    names = {node: re.sub(r"\W", "_", node.name) for node in nodes}
+    numbers (``n0``, ``n1``, ...) if those names could clash with each other or with keywords.
+    Python reads a name in its NFKC form (``kᵀ`` as ``kT``, ``x²`` as ``x2``), so the names are
+    made of that form: the code and the dict of the names it uses spell them alike."""
+    names = {node: re.sub(r"\W", "_", unicodedata.normalize("NFKC", node.name)) for node in nodes}
     derived = [f"{prefix}{names[n]}{suffix}" for n in nodes
                for prefix, suffix in [("", ""), ("", "_"), ("g_", ""), ("f_", ""), ("attrs_", ""),
                                       ("into_", ""), ("out_", "")]]

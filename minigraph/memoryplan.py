@@ -50,7 +50,8 @@ gradient's fused op.
 import numpy as np
 
 from . import kernels, ops, symbolic
-from .rewrite import CROSS_ENTROPY_GRADIENT, RELU_GRADIENT, own_op
+from .rewrite import (CROSS_ENTROPY_GRADIENT, MATMUL_ACCUMULATE, RELU_GRADIENT, SIGMOID_GRADIENT,
+                      TANH_GRADIENT, own_op)
 
 
 def _relu_into(x, out):
@@ -105,6 +106,32 @@ def _relu_gradient_into(g, x, out):
     return np.multiply(g, np.greater(x, 0), out=out)     # g * (x > 0): g times True or False
 
 
+def _sigmoid_gradient_into(g, s, one, out):
+    """g * s * (1 - s): g·s into ``out``, then times 1 - s (one array of its own). It reads s
+    after writing ``out``: ``out`` must not be s's array."""
+    np.multiply(g, s, out=out)
+    return np.multiply(out, np.subtract(one, s), out=out)
+
+
+def _tanh_gradient_into(g, t, one, out):
+    """g * (1 - t * t), all three in ``out``; it reads g after writing ``out``: ``out`` must not
+    be g's array."""
+    np.multiply(t, t, out=out)
+    np.subtract(one, out, out=out)
+    return np.multiply(g, out, out=out)
+
+
+def _matmul_accumulate_into(a, x, y, out):
+    """a + x @ y: the product into ``out``, then a added to it there; ``out`` must not be a's
+    array."""
+    np.matmul(x, y, out=out)
+    return np.add(out, a, out=out)
+
+
+def _concatenate_into(*xs, axis=0, out=None):
+    return np.concatenate(xs, axis=axis, out=out)
+
+
 def _step_into(x, out):
     return np.greater(x, 0, out=out)                      # step: (x > 0) as 1.0 and 0.0
 
@@ -131,7 +158,9 @@ OUT_FORMS = {
     ops.softmax.opdef: _softmax_into, ops.gelu.opdef: _gelu_into, ops.embedding.opdef: _embedding_into,
     ops.sum_.opdef: _sum_into, symbolic.broadcast_like.opdef: _broadcast_into,
     symbolic.sum_to.opdef: _sum_to_into, symbolic.step.opdef: _step_into,
-    RELU_GRADIENT: _relu_gradient_into,
+    RELU_GRADIENT: _relu_gradient_into, SIGMOID_GRADIENT: _sigmoid_gradient_into,
+    TANH_GRADIENT: _tanh_gradient_into, MATMUL_ACCUMULATE: _matmul_accumulate_into,
+    symbolic.CONCATENATE: _concatenate_into,       # (by name: the table has one op per number of inputs)
 }
 # ops whose out= form may write into the array of an input of the same shape and dtype: each
 # number of the result depends on the numbers at its own place only, read before it is written
@@ -330,7 +359,8 @@ def reads_only_during_call(term):
 def _out_form(t, values):
     """The out= form of ``t``'s op, if it gives exactly the value the op computed, in the same
     layout."""
-    form, value = OUT_FORMS.get(t.op), values[t]
+    form = OUT_FORMS.get(t.op) or (OUT_FORMS.get(t.op.name) if own_op(t.op) else None)
+    value = values[t]
     if form is None or type(value) is not np.ndarray or not value.flags.c_contiguous:
         return None                   # (a buffer is in C order: a sum of it adds in that order)
     trial = np.empty(value.shape, value.dtype)

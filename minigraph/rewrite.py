@@ -20,7 +20,9 @@ notes how many ops each one removed (``f.source`` prints the notes):
   ``drop_dead``;
 * at the first call with new shapes (the values of that call known, see ``evaluate``):
   ``settle_numbers``, ``fold_shapes``, ``drop_identities``, ``fuse_cross_entropy_gradient``,
-  ``fuse_relu_gradient``, then ``merge_common`` and ``drop_dead`` again. What these decide from shapes holds for
+  ``fuse_relu_gradient``, ``fuse_sigmoid_gradient``, ``fuse_tanh_gradient``,
+  ``fuse_matmul_accumulate``, ``view_concat_parts``, then ``merge_common`` and ``drop_dead``
+  again. What these decide from shapes holds for
   every call with the same shapes and dtypes of Inputs and Parameters; a call with others
   writes the program again.
 
@@ -31,7 +33,7 @@ return, say, ``x[x > 0]``, so nothing below one is rewritten by shape.
 
 import numpy as np
 
-from . import losses, ops, symbolic
+from . import kernels, losses, ops, symbolic
 from .dtypes import number_dtype
 from .graph import Constant, Graph, Op
 from .opdef import OpDef
@@ -319,12 +321,8 @@ def fuse_cross_entropy_gradient(program, values):
     ops, one of them the log-softmax the loss has computed already. The op table's VJP computes
     it in one: exp(log-softmax), 1 taken off at each label, divided by n; each number is rounded
     as in the graph (times 1, and minus 0 off the labels, change nothing)."""
-    fixed = shapes_follow(program)
-
-    def visit(t, old):
-        pair = _cross_entropy_gradient(t, values) if old in fixed else None
-        return t if pair is None else Term(t.name, "op", t.node, CROSS_ENTROPY_GRADIENT, pair)
-    return _rewrite(program, values, visit)
+    return _fused(program, values, lambda t, old, alone: _cross_entropy_gradient(t, values),
+                  CROSS_ENTROPY_GRADIENT)
 
 
 def _cross_entropy_gradient(t, values):
@@ -376,6 +374,132 @@ def fuse_relu_gradient(program, values):
 RELU_GRADIENT = OpDef("relu_grad", lambda g, x: g * (x > 0), [], "g·[x>0]")
 
 
+def fuse_sigmoid_gradient(program, values):
+    """sigmoid's gradient g * s * (1 - s) computed by one op: the same three operations, one line
+
+    ``mg.grad`` builds it as three ops, ``mul(mul(g, s), sub(1, s))``, each writing an array of
+    the layer's size (an LSTM has three sigmoid gates per step). One op makes the same three
+    roundings in the same order, g·s, 1 - s and their product (whose two factors may come in
+    either order: a product of two numbers does not depend on it), with one buffer instead of
+    three. Only where g·s and 1 - s are read by nothing else (else they are computed anyway)
+    and g, s and the result have one shape and dtype (no broadcasting)."""
+    def match(t, old, alone):
+        for k in (0, 1) if _factors(t, ops.mul) else ():
+            scaled, one_minus = t.args[k], t.args[1 - k]
+            if (_factors(one_minus, ops.sub) and _all_ones(one_minus.args[0])
+                    and _factors(scaled, ops.mul) and one_minus.args[1] in scaled.args
+                    and alone(old.args[k]) and alone(old.args[1 - k])):
+                s = one_minus.args[1]
+                g = scaled.args[1] if scaled.args[0] is s else scaled.args[0]
+                return (g, s, one_minus.args[0]) if _alike(values, t, g, s) else None
+        return None
+    return _fused(program, values, match, SIGMOID_GRADIENT)
+
+
+SIGMOID_GRADIENT = OpDef("sigmoid_grad", lambda g, s, one: g * s * (one - s), [], "g·s·(1−s)")
+
+
+def fuse_tanh_gradient(program, values):
+    """tanh's gradient g * (1 - t * t) computed by one op: the same three operations, one line
+
+    ``mg.grad`` builds ``mul(g, sub(1, mul(t, t)))``: three ops, three arrays of the layer's
+    size. One op makes the same three roundings in the same order, t·t, 1 minus that, times g
+    (or that times g: the same number), in one buffer. Only where t·t and 1 - t·t are read by
+    nothing else and g, t and the result have one shape and dtype."""
+    def match(t, old, alone):
+        for k in (0, 1) if _factors(t, ops.mul) else ():
+            g, one_minus = t.args[k], t.args[1 - k]
+            if (_factors(one_minus, ops.sub) and _all_ones(one_minus.args[0])
+                    and _factors(one_minus.args[1], ops.mul)
+                    and one_minus.args[1].args[0] is one_minus.args[1].args[1]
+                    and alone(old.args[1 - k]) and alone(old.args[1 - k].args[1])):
+                s = one_minus.args[1].args[0]
+                return (g, s, one_minus.args[0]) if _alike(values, t, g, s) else None
+        return None
+    return _fused(program, values, match, TANH_GRADIENT)
+
+
+TANH_GRADIENT = OpDef("tanh_grad", lambda g, s, one: g * (one - s * s), [], "g·(1−t²)")
+
+
+def fuse_matmul_accumulate(program, values):
+    """a sum a + x @ y computed by one op, the product written where the sum goes
+
+    A weight used at every step of a recurrent network (an LSTM's W_h) gets one gradient per
+    step, and ``mg.grad`` adds them up one by one: ``add(sum so far, matmul(h_t.T, dz_t))``, the
+    product a weight-sized array of its own, then read again. One op writes the product into
+    the sum's buffer and adds a to it there: the same two roundings (the product, then the sum,
+    whose two terms may be added in either order), one weight-sized array fewer to write and
+    read. The same holds in the forward pass (x W_x + b, plus h W_h). Only where the product is
+    read by nothing else and a, the product and the sum have one shape and dtype."""
+    def match(t, old, alone):
+        if not _factors(t, ops.add):
+            return None
+        for k in (1, 0):
+            product, a = t.args[k], t.args[1 - k]
+            if _factors(product, ops.matmul) and alone(old.args[k]) and _alike(values, t, a, product):
+                return (a, *product.args)
+        return None
+    return _fused(program, values, match, MATMUL_ACCUMULATE)
+
+
+MATMUL_ACCUMULATE = OpDef("matmul_add", lambda a, x, y: a + kernels.matmul(x, y), [], "a+x@y")
+
+
+def view_concat_parts(program, values):
+    """a concatenation's part of a gradient read as a view of it, not copied
+
+    ``concatenate``'s VJP gives each input its slice of the output's gradient, and the op
+    table's ``concat_part`` copies it (``np.take``: an array of its own, as a gradient handed to
+    a learner must be). No line of the program changes a value a later line reads, so the slice
+    ``g[a:b]``, a view, holds the same numbers without the copy (chapter 09's LSTM takes one per
+    step from the gradient of all its h); the memory plan keeps g's buffer as long as the view
+    is read (``memoryplan._roots``)."""
+    fixed = shapes_follow(program)
+
+    def visit(t, old):
+        if not (t.kind == "op" and t.op.name == "concat_part" and own_op(t.op) and old in fixed
+                and type(values[t.args[0]]) is np.ndarray):
+            return t
+        (g, *parts), i = t.args, t.attrs.get("i", 0)
+        axis = t.attrs.get("axis", 0) % values[g].ndim
+        start = sum(values[x].shape[axis] for x in parts[:i])
+        index = (slice(None),) * axis + (slice(start, start + values[parts[i]].shape[axis]),)
+        return Term(t.name, "op", t.node, ops.getitem.opdef, (g,), {"index": index})
+    return _rewrite(program, values, visit)
+
+
+def _fused(program, values, match, op):
+    """The program with each term whose shape follows from the leaves' and that ``match(term,
+    old, alone)`` takes apart (it returns the arguments of ``op``, else None) computed by ``op``.
+    ``old`` is the term as it was before the pass (its arguments too), ``alone(old term)`` says
+    whether one op reads it and no result is it: a term fused away that others read would be
+    computed twice."""
+    fixed, readers = shapes_follow(program), {t: 0 for t in program.terms}
+    for t in program.terms:
+        for a in t.args:
+            readers[a] += 1
+    for t in program.results:
+        readers[t] += 1
+
+    def visit(t, old):
+        args = match(t, old, lambda term: readers[term] == 1) if old in fixed else None
+        return t if args is None else Term(t.name, "op", t.node, op, args)
+    return _rewrite(program, values, visit)
+
+
+def _factors(t, table_op):
+    """Is ``t`` an op term of ``table_op``, without attributes?"""
+    return t.kind == "op" and t.op is table_op.opdef and not t.attrs
+
+
+def _alike(values, *terms):
+    """Are the values of ``terms`` arrays of one shape and one dtype?"""
+    arrays = [values[t] for t in terms]
+    return all(type(a) is np.ndarray and (a.shape, a.dtype) == (arrays[0].shape, arrays[0].dtype)
+               for a in arrays)
+
+
 FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, fuse_cross_entropy_gradient,
-              fuse_relu_gradient,
-              merge_common, drop_dead]
+              fuse_relu_gradient, fuse_sigmoid_gradient, fuse_tanh_gradient, fuse_matmul_accumulate,
+              view_concat_parts, merge_common, drop_dead]

@@ -163,7 +163,7 @@ def test_the_code_writer_sees_only_the_plan():
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in node.names} | {node.module for node in ast.walk(tree)
                                             if isinstance(node, ast.ImportFrom)}
-    assert imported == {"itertools", "keyword", "linecache", "re", "weakref", "numpy"}
+    assert imported == {"itertools", "keyword", "linecache", "re", "unicodedata", "weakref", "numpy"}
 
 
 def test_multi_output_graphs_are_written_out_too():
@@ -237,3 +237,21 @@ def test_mg_functions_code_names_its_variables_after_the_nodes():
     clash = mg.function([], a * b)
     assert "a_b_" not in clash.source and "n0_" in clash.source
     assert clash() == 2.0
+
+
+def test_names_python_reads_in_another_form_are_written_in_that_form():
+    """Python reads identifiers in their NFKC form (``kᵀ`` is ``kT``): nodes named so (as chapter
+    11's GPT's ``h0.attn.kᵀ``) get names that the generated code and the dict of its names spell
+    alike, so both writers' code runs (it does not fall back)."""
+    x = mg.Input("x")
+    W = mg.Parameter([[1.0, -2.0]], name="W")
+    loss = mg.sum(mg.tanh(x @ mg.transpose(W, name="Wᵀ"), name="h") ** 2.0, name="loss")
+    feed = {x: np.array([[1.0, 0.5]])}
+    graph = mg.Graph(loss)
+    expected = graph.backward(feed, wrt=[W])
+    run = mg.codegen.backward_function(graph.plan([W]))
+    assert "f_WT(W_" in mg.codegen.source(graph, [W]) and same(run(feed, None), expected)
+    f = mg.function([x], [loss, mg.grad(loss, W)])
+    for _ in range(2):                                # the second call runs the written code
+        got = f.run_compiled(feed[x])
+    assert same(got[0], expected) and same(got[1], W.grad)

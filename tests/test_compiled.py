@@ -139,6 +139,8 @@ def test_rewritten_and_planned_code_equals_the_interpreter_on_random_graphs():
     buffers reused), a reassigned Parameter, and a feed of a new shape (planned again)."""
     from test_random_graphs import new_feed, same
     checked = replanned = refused = subtracted = overwrote = 0
+    fused = dict.fromkeys(["sigmoid_grad", "tanh_grad", "matmul_add", "concat_part as a view",
+                           "concatenate into a buffer"], 0)      # graphs where each fusion fired
     for seed in range(300):
         step = random_step(seed)
         if step is None:
@@ -186,11 +188,20 @@ def test_rewritten_and_planned_code_equals_the_interpreter_on_random_graphs():
                 p.value = drawer.floats(np.shape(p.value))
         replanned += len(optimized.plans) > 1
         checked += 1
+        terms = [t for t in optimized.written.terms if t.kind == "op"]
+        names = {t.op.name for t in terms}
+        fused["sigmoid_grad"] += "sigmoid_grad" in names
+        fused["tanh_grad"] += "tanh_grad" in names
+        fused["matmul_add"] += "matmul_add" in names
+        fused["concat_part as a view"] += any(t.op.name == "getitem" and t.node.op.name == "concat_part"
+                                              for t in terms)
+        fused["concatenate into a buffer"] += any(t.op.name == "concatenate" for t in optimized.memory.into)
         memory = optimized.memory
-        subtracted += bool(memory and memory.subtracted)
-        overwrote += bool(memory and any(into[1] == memory.into.get(a, (None, None))[1]
-                                         for t, into in memory.into.items() for a in t.args))
+        subtracted += bool(memory.subtracted)
+        overwrote += any(into[1] == memory.into.get(a, (None, None))[1]
+                         for t, into in memory.into.items() for a in t.args)
     assert checked >= 290 and replanned >= 30, (checked, replanned, refused)   # 297, 34, 1 today
+    assert min(fused.values()) >= 5, fused                       # 12, 19, 20, 9, 26 today
     assert subtracted >= 40 and overwrote >= 150, (subtracted, overwrote)         # 45, 170 today
 
 
@@ -403,3 +414,28 @@ def test_the_transformer_ops_write_into_buffers_bit_for_bit():
     with pytest.raises(mg.BadValueError, match="range over"):
         train(np.array([[1, 2, 9], [4, 5, 6]]))
     assert np.array_equal(table.value, before)
+
+
+def test_a_char_lstm_step_fuses_its_gradients_and_equals_backward_and_gd_bit_for_bit():
+    """Chapter 09's model, small: the compiled step (the sigmoid and tanh gradients one op each,
+    every product added to a sum in one op, into buffers) gives Graph.backward + GD's losses and
+    weights, bit for bit, step after step."""
+    from minigraph.charlm.model import CharLSTM
+    rng = np.random.default_rng(0)
+    ids, targets = rng.integers(0, 7, (3, 5)), rng.integers(0, 7, (3, 5))
+    models = [CharLSTM(7, hidden=6, rng=0) for _ in range(2)]
+    chunks = [model.chunk(5) for model in models]
+    state = [rng.normal(size=(3, 6)).astype(np.float32) for _ in range(2)]
+    feeds = [chunk.feed(ids, targets, state) for chunk in chunks]
+    model, chunk = models[0], chunks[0]
+    grads = mg.grad(chunk.loss, model.parameters)
+    train = mg.function(chunk.xs + chunk.start + [chunk.targets], chunk.loss,
+                        updates={p: p - 0.1 * g for p, g in zip(model.parameters, grads)})
+    optimizer = mg.optim.GD(models[1].parameters, lr=0.1)
+    for _ in range(3):
+        loss = train.run_compiled(*[feeds[0][node] for node in train.inputs])[0]
+        assert np.array_equal(loss, chunks[1].graph.backward(feeds[1], wrt=models[1].parameters))
+        optimizer.step()
+        assert all(np.array_equal(a.value, b.value) for a, b in zip(*(m.parameters for m in models)))
+    forms = {form.__name__ for form, *_ in train.memory.into.values()}
+    assert {"_sigmoid_gradient_into", "_tanh_gradient_into", "_matmul_accumulate_into"} <= forms

@@ -286,3 +286,89 @@ def test_relus_gradient_is_fused_bit_for_bit_at_the_edges():
         assert "relu_grad" in ops_of(fused) and "step" not in ops_of(fused)
         got = rewrite.evaluate(fused, lambda t: x.astype(dtype) if t.kind == "input" else t.node._value)
         assert same(got[fused.results[0]], values[p.results[0]])                   # bit for bit
+
+
+EDGES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, -1e-30, 0.5, 1.0, -2.5, 3e38, -3e38])
+
+
+def fused_bit_for_bit(outputs, feed, op_name):
+    """The program of ``outputs`` after the passes of a call: ``op_name`` computes its first
+    result, which is, bit for bit, the unfused graph's, by the op and by its out= form."""
+    p, values = program(outputs, feed)
+    fused = rewrite.run_passes(p, rewrite.FOR_SHAPES, dict(values))
+    term, expected = fused.results[0], values[p.results[0]]
+    got = rewrite.evaluate(fused, lambda t: np.asarray(feed[t.node]) if t.kind == "input" else t.node._value)
+    out = np.empty_like(expected)
+    memoryplan.OUT_FORMS[term.op](*[got[a] for a in term.args], **term.attrs, out=out)
+    assert term.op.name == op_name and same(got[term], expected) and same(out, expected)
+    return fused
+
+
+@pytest.mark.parametrize("name, squash, built", [
+    ("sigmoid_grad", mg.sigmoid, lambda g, s: [g * s * (1.0 - s), (1.0 - s) * (s * g)]),
+    ("tanh_grad", mg.tanh, lambda g, t: [g * (1.0 - t * t), (1.0 - t * t) * g])])
+def test_the_squashing_gradients_are_one_op_bit_for_bit_at_the_edges(name, squash, built):
+    """sigmoid's g * s * (1 - s) and tanh's g * (1 - t * t), their factors in either order, for
+    every g and s (NaN, infinities, both zeros): one op, the same numbers, in float32 and
+    float64; and so is the gradient mg.grad builds for the op itself."""
+    for dtype in (np.float32, np.float64):
+        g_values, s_values = (a.astype(dtype) for a in np.meshgrid(EDGES, EDGES))
+        g, s = mg.Input("g", dtype=dtype), mg.Input("s", dtype=dtype)
+        for graph in built(g, s):
+            assert ops_of(fused_bit_for_bit([graph], {g: g_values, s: s_values}, name)) == [name]
+        x = mg.Input("x", dtype=dtype)
+        loss = mg.sum(squash(x) * mg.Constant(g_values))
+        fused_bit_for_bit([mg.grad(loss, x)], {x: s_values}, name)
+
+
+def test_the_squashing_gradients_are_not_fused_where_they_broadcast_or_differ():
+    g, s = mg.Input("g"), mg.Input("s")
+    feed = {g: np.ones((1, 3)), s: np.full((2, 3), 0.25)}                  # g broadcast
+    for built in (g * s * (1.0 - s), g * (1.0 - s * s), g * s * (2.0 - s), g * (1.0 - s * g)):
+        p, values = program([built], feed)
+        assert not {"sigmoid_grad", "tanh_grad"} & set(ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values)))
+    p, values = program([g * s * (1.0 - s)], {g: np.ones((2, 3)), s: np.ones((2, 3), np.float32)})
+    assert "sigmoid_grad" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))  # two dtypes
+    scaled, squared = g * s, 1.0 - s * s                  # read elsewhere too: computed anyway
+    feed = {g: np.ones((2, 3)), s: np.full((2, 3), 0.25)}
+    p, values = program([scaled * (1.0 - s), g * squared, scaled + squared], feed)
+    assert not {"sigmoid_grad", "tanh_grad"} & set(ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values)))
+
+
+def test_a_product_added_to_a_sum_is_one_op_bit_for_bit():
+    """a + x @ y and x @ y + a, with NaN, infinities and both zeros among the numbers: one op,
+    the same numbers; not where the product is also read elsewhere, or a broadcasts."""
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        a, x, y = (mg.Input(n, dtype=dtype) for n in "axy")
+        feed = {a: rng.choice(EDGES, (4, 5)).astype(dtype), x: rng.choice(EDGES, (4, 3)).astype(dtype),
+                y: rng.normal(size=(3, 5)).astype(dtype)}
+        for built in (a + x @ y, x @ y + a):
+            fused = fused_bit_for_bit([built], feed, "matmul_add")
+            assert ops_of(fused) == ["matmul_add"]
+        product = x @ y
+        p, values = program([a + product, product * 2.0], feed)
+        assert "matmul_add" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))
+        p, values = program([a + x @ y], {**feed, a: feed[a][:1]})
+        assert "matmul_add" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))
+
+
+def test_a_concatenations_parts_of_its_gradient_are_views_and_it_writes_into_a_buffer():
+    """The gradients of concatenate's inputs, slices of its gradient, become views (no copy), along
+    either axis, with the same numbers; the concatenation itself takes its out= form."""
+    rng = np.random.default_rng(0)
+    for axis in (0, 1, -1):
+        a, b = mg.Input("a"), mg.Input("b")
+        shapes = [(2, 3), (2, 2)] if axis else [(3, 2), (2, 2)]
+        joined = mg.concatenate([a, b, a], axis=axis)
+        weights = mg.Constant(rng.normal(size=np.shape(np.concatenate(
+            [np.ones(shapes[0]), np.ones(shapes[1]), np.ones(shapes[0])], axis=axis))))
+        feed = {a: rng.normal(size=shapes[0]), b: rng.normal(size=shapes[1])}
+        p, values = program(mg.grad(mg.sum(joined * weights), [a, b]), feed)
+        viewed = rewrite.run_passes(p, rewrite.FOR_SHAPES, dict(values))
+        assert "concat_part" in ops_of(p) and "concat_part" not in ops_of(viewed) and "getitem" in ops_of(viewed)
+        got = rewrite.evaluate(viewed, lambda t: feed[t.node] if t.kind == "input" else t.node._value)
+        assert_same_results(p, viewed, {**values, **got})
+        train = mg.function([a, b], joined * 2.0)
+        assert same(train(*feed.values()), mg.Graph(joined * 2.0).forward(feed))
+        assert "_concatenate_into" in {form.__name__ for form, *_ in train.memory.into.values()}
