@@ -165,11 +165,12 @@ class Function:
                 f"  {name:<28} {before:>4} -> {after:<4} {what}"
                 for name, before, after, what in program.notes]
         if memory:
-            allocated = program.n_ops - len(memory.into)
+            allocated = program.n_ops - len(memory.into) - len(memory.subtracted)
             header += [f"memory plan: {len(memory.into)} values in {len(memory.buffers)} buffers "
                        f"({memory.nbytes:,} bytes) allocated once; {allocated} values "
                        f"allocated at each call; updates written in place into: "
-                       f"{', '.join(sorted(p.name for p in memory.in_place)) or 'none'}"]
+                       f"{', '.join(sorted(p.name for p in memory.in_place)) or 'none'}"
+                       f" ({len(memory.subtracted)} of them subtracted: W -= change)"]
             header += [f"  {line}" for line in memory.table()]
         text, env = codegen.step_source(program, self.inputs, value_of, memory, header, write_into,
                                         self._subtract)
