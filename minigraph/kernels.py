@@ -127,10 +127,10 @@ def row_max(x, axis=-1):
     """``x.max(axis=axis, keepdims=True)``, the same numbers (a maximum does not round), faster
     for short rows: numpy reduces along a last axis of a few numbers slowly (for (256, 10)
     logits, 15 µs, more than the rest of a log-softmax), while comparing whole columns, one
-    ``np.maximum`` per column, takes 5 µs. (With few rows, the calls cost more than they
-    save.) A speed trick, kept in this one place."""
+    ``np.maximum`` per column, takes 5 µs. (With fewer than 16 rows per column, the calls
+    cost more than they save.) A speed trick, kept in this one place."""
     columns = x.shape[-1] if x.ndim else 0
-    if not (1 < columns <= 16 and x.size >= 64 * columns and axis in (-1, x.ndim - 1)):
+    if not (1 < columns <= 16 and x.size >= 16 * columns * columns and axis in (-1, x.ndim - 1)):
         return x.max(axis=axis, keepdims=True)
     top = x[..., 0].copy()
     for j in range(1, columns):
