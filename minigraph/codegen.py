@@ -110,7 +110,7 @@ def backward_source(plan):
         newer = [f"{name[p]}.stamp > {me}.stamp" for p in dict.fromkeys(node.inputs)]
         lines += [f"    if {' or '.join(newer + [f'_value({me}) is None'])}:",
                   f"        {me}_ = _store({me}, f_{me}({args}))",
-                  f"    else:",
+                  "    else:",
                   f"        {me}_ = _value({me})"]
 
     # backward: one VJP call per edge that needs a gradient; what a node receives is summed

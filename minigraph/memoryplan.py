@@ -31,14 +31,15 @@ whole step, so it can plan, once for each set of shapes:
 
 An update ``W - change`` whose new value nothing else reads (``change``, e.g. ``lr * dW``, in a
 buffer, of ``W``'s shape and dtype) is written as ``W -= change``, ``np.subtract(W, change,
-out=W)`` (``_subtractions``): the same numbers, with no buffer for ``W - change``. A refused update must leave ``W`` as it was, so
-it goes in place only when the new numbers are sure to be finite (``compiled.subtract_from``
-says how it knows, from one more pass over ``change``); else it is computed apart, checked and
-copied in, as every other update is (``compiled.write_into``). Three passes over the weights,
-where a hand-written ``W -= lr * dW`` makes two and a checked copy four. Taking the new array
-instead of copying it (the Parameter's old array becoming the next call's buffer) would break
-a promise: an array taken from ``W.value`` would stop following ``W`` and show numbers the
-next call is computing.
+out=W)`` (``_subtractions``): the same numbers, with no buffer for ``W - change``. A refused
+update must leave ``W`` as it was, so it goes in place only when the new numbers are sure to
+be finite (``compiled.subtract_from`` says how it knows, from one more pass over ``change``);
+else it is computed apart, checked and copied in, as every other update is
+(``compiled.write_into``). Three passes over the weights, where a hand-written
+``W -= lr * dW`` makes two and a checked copy four. Taking the new array instead of copying
+it (the Parameter's old array becoming the next call's buffer) would break a promise: an
+array taken from ``W.value`` would stop following ``W`` and show numbers the next call is
+computing.
 
 Only values read by minigraph's own ops get buffers: a learner's op (``mg.defop``) might keep
 the array it was given, and would see it change. ``softmax_cross_entropy`` remembers its
@@ -237,7 +238,7 @@ def plan_memory(program, values, n_outputs, updated):
         forms = {t: form for t, form in forms.items() if t not in kept}
     in_place = {t for t in terms if t.kind == "parameter" and t.node in updated} - kept
     early = _early_writes(program, n_outputs, updated, in_place, forms, roots, last)
-    subtracted = _subtractions(program, n_outputs, early, forms, readers, values)
+    subtracted = _subtractions(program, early, forms, readers, values)
     for k, t in enumerate(program.results):
         last[t] = end if k not in early else max(position[r] for r in [t] + readers[t])
     for k, step in early.items():
@@ -317,7 +318,7 @@ def _early_writes(program, n_outputs, updated, in_place, forms, roots, last):
     return early
 
 
-def _subtractions(program, n_outputs, early, forms, readers, values):
+def _subtractions(program, early, forms, readers, values):
     """{result number: the term ``change``} of the early updates ``W - change`` that are written
     as ``W -= change``, into ``W``'s own array, with no buffer for ``W - change``: those whose
     ``change`` is a value of its own buffer, of ``W``'s shape and dtype, and whose new value
