@@ -11,7 +11,6 @@ Budget: p95 well under a second (<= 500 ms).
     python bench/landscape_latency.py [changes]
 """
 
-import io
 import sys
 import time
 

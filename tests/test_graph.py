@@ -7,7 +7,6 @@ import pytest
 
 import minigraph as mg
 from minigraph.gradcheck import numerical_grad
-from test_random_graphs import same
 
 
 # -- exact gradients where toy engines go wrong -----------------------------------------------

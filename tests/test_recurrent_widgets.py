@@ -1,7 +1,5 @@
 """Chapter 07's pictures and widgets, driven from Python as a learner would drive them."""
 
-import numpy as np
-
 from minigraph import data, recurrent, viz
 from minigraph import recurrent_widgets as rw
 

@@ -15,7 +15,8 @@ import nbformat
 import numpy as np
 import pytest
 
-from minigraph.grading.batch import collect, sandbox, workspace
+# collect is imported here so that it is among the modules fresh_minigraph saves and restores
+from minigraph.grading.batch import collect, sandbox, workspace  # noqa: F401
 from minigraph.grading.toolkit import registry
 from minigraph.grading.toolkit.exercise import HIDDEN_CASES, ExerciseResult, grade, run_cases, with_hidden
 from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically

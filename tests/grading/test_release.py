@@ -9,7 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from minigraph.grading import release
