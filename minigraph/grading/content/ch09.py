@@ -1,8 +1,8 @@
 """Chapter 09, the character-level language model (``solutions/09_char_rnn.ipynb``).
 
-Three exercises on the pieces of ``minigraph.charlm`` a learner can write in a few lines: the
-distribution a sample is drawn from at a temperature, the streams of truncated BPTT, and the
-units of a loss. Each knows its typical wrong answers (``answers/ch09.py``'s ``*_MISTAKES``: a text and the function
+Four exercises on the pieces of ``minigraph.charlm`` a learner can write in a few lines: the
+distribution a sample is drawn from at a temperature, the streams of truncated BPTT, the units
+of a loss, and a held-out loss read in chunks with the state carried from chunk to chunk. Each knows its typical wrong answers (``answers/ch09.py``'s ``*_MISTAKES``: a text and the function
 that makes that mistake). The engine has each of these functions, so while an answer runs the
 engine's own version refuses to work (``engine=``, the toolkit's engine rule): the exercise is
 to write it.
@@ -113,4 +113,71 @@ loss_units = function_exercise(
     hidden=lambda rng: case(nats=random_array(rng, scale=5.0, low=0.0)))
 
 
-EXERCISES = [temperature, streams, loss_units]
+# -- 09.carry_state -----------------------------------------------------------------------------
+
+CASE_MODEL = dict(vocab_size=6, hidden=4, layers=2)
+SHARPER = 4.0
+
+
+def case_model(seed):
+    """The small model a case is read with: ``CASE_MODEL``'s sizes, its weights drawn from
+    ``seed`` and made ``SHARPER`` times larger (an untrained model predicts nearly uniformly,
+    and its state barely matters: a larger one tells the mistakes apart), float64 (so that
+    every right way of adding up the losses agrees to 1e-6)."""
+    model = mg.charlm.model.CharLSTM(**CASE_MODEL, rng=int(seed), dtype=np.float64)
+    for p in model.parameters:
+        p.value = p.value * SHARPER
+    return model
+
+
+def _run_carry(answer, case):
+    """Call the answer with the case's model, the ids as an int64 array and steps as an int."""
+    given = case["inputs"]
+    ids = np.asarray(given["ids"], dtype=np.int64)
+    copy = ids.copy()
+    out = answer(case_model(given["seed"]), copy, int(given["steps"]))
+    unchanged("held_out_loss", ["ids"], [ids], [copy])
+    return encode(out)
+
+
+def _describe_carry(case):
+    given = case["inputs"]
+    return (f"model=CharLSTM(seed {given['seed']}: {CASE_MODEL['layers']} layers of "
+            f"{CASE_MODEL['hidden']}, {CASE_MODEL['vocab_size']} characters), ids={given['ids']} "
+            f"({len(given['ids']) - 1} to score), steps={given['steps']}")
+
+
+def _hidden_carry(rng):
+    """A random short text on a model of a random seed, in chunks of 1 to 6 characters."""
+    steps = int(rng.integers(1, 7))
+    scored = int(rng.integers(steps + 1, 5 * steps + 2))
+    ids = rng.integers(0, CASE_MODEL["vocab_size"], scored + 1).tolist()
+    return case(seed=int(rng.integers(0, 1000)), ids=ids, steps=steps)
+
+
+carry_state = dataclasses.replace(function_exercise(
+    "09.carry_state", "held_out_loss", answers.carry_state, points=3,
+    cases=[
+        case(seed=0, ids=[3, 1, 4, 1, 5, 0, 2, 5, 3, 5, 2], steps=4,
+             hint="10 characters to score in chunks of 4: 4, 4, then a last chunk of 2."),
+        case(seed=1, ids=[2, 0, 5, 5, 1, 3, 4, 0, 0, 2, 1, 4, 3], steps=4,
+             hint="12 characters to score: three whole chunks of 4, and nothing after them."),
+        case(seed=2, ids=[5, 4, 0, 3, 3, 1, 2, 0], steps=1,
+             hint="Chunks of one character: all the model knows of the text before is the "
+                  "state it was given."),
+        case(seed=3, ids=[1, 2, 3, 0, 4, 5, 1, 1, 0, 3], steps=6,
+             hint="9 characters to score: a chunk of 6, then one of 3, which counts for 3 "
+                  "characters, not for a whole chunk."),
+    ],
+    hint=("Truncated BPTT at evaluation time: each chunk starts from the state the previous "
+          "chunk ended in, and the mean is over characters, not chunks.",
+          "Chunk k reads the ids from k·steps (at most steps of them, fewer at the end) and is "
+          "scored on the ids one place further on; run returns the logits and the state the "
+          "next chunk starts from. Add up the characters' losses, divide by len(ids) - 1."),
+    title="held_out_loss(model, ids, steps)", mistakes=answers.CARRY_MISTAKES,
+    engine=refused({"mg.charlm.model.mean_loss": "held-out loss read in chunks"}),
+    hidden=_hidden_carry),
+    run=_run_carry, describe=_describe_carry)
+
+
+EXERCISES = [temperature, streams, loss_units, carry_state]
