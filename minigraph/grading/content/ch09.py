@@ -173,7 +173,8 @@ carry_state = dataclasses.replace(function_exercise(
           "chunk ended in, and the mean is over characters, not chunks.",
           "Chunk k reads the ids from k·steps (at most steps of them, fewer at the end) and is "
           "scored on the ids one place further on; run returns the logits and the state the "
-          "next chunk starts from. Add up the characters' losses, divide by len(ids) - 1."),
+          "next chunk starts from. Add up the characters' losses and divide by how many were "
+          "scored."),
     title="held_out_loss(model, ids, steps)", mistakes=answers.CARRY_MISTAKES,
     engine=refused({"mg.charlm.model.mean_loss": "held-out loss read in chunks"}),
     hidden=_hidden_carry),
