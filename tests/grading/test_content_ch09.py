@@ -32,13 +32,16 @@ def test_the_held_out_loss_reference_is_the_engines_mean_loss_on_one_stream(seed
         mg.charlm.model.mean_loss(model, ids, batch=1, steps=steps), rel=1e-12)
 
 
+def inputs(case):
+    given = case["inputs"]
+    return ch09.case_model(given["seed"]), np.asarray(given["ids"]), given["steps"]
+
+
 def test_the_loss_is_far_from_uniform_so_that_the_state_matters():
     """``case_model``'s weights are scaled up: an untrained model's loss is near ln 6 whatever
     it was given, and mistakes would differ from the answer by little more than the tolerance."""
     for each in ch09.carry_state.cases:
-        given = each["inputs"]
-        right = answers.carry_state(given["seed"], given["ids"], given["steps"])
-        forgetful = answers.carry_state(given["seed"], given["ids"], given["steps"], carried=False)
+        right, forgetful = (answers.held_out_loss(*inputs(each), forget=forget) for forget in (False, True))
         assert abs(right - forgetful) > 0.01
 
 
@@ -47,11 +50,10 @@ def test_every_public_case_tells_the_carry_mistakes_apart():
     a failing case names it). Only what a case cannot show (a last chunk as long as the others:
     dropping it or averaging chunk means changes nothing) gives the answer's value."""
     for each in ch09.carry_state.cases:
-        given = each["inputs"]
-        args = (given["seed"], np.asarray(given["ids"]), given["steps"])
-        right = answers.carry_state(*args)
-        values = [float(mistake(*args)) for mistake in answers.CARRY_MISTAKES.values()]
+        right = answers.held_out_loss(*inputs(each))
+        values = [float(mistake(*inputs(each))) for mistake in answers.CARRY_MISTAKES.values()]
         wrong = [v for v in values if not np.isclose(v, right, rtol=RTOL, atol=ATOL)]
-        assert all(np.sum(np.isclose(v, wrong, rtol=RTOL, atol=ATOL)) == 1 for v in wrong), given
-        short_last = (len(given["ids"]) - 1) % given["steps"] != 0
-        assert len(wrong) == len(values) - 2 * (not short_last), given
+        assert all(np.sum(np.isclose(v, wrong, rtol=RTOL, atol=ATOL)) == 1 for v in wrong), each
+        ids, steps = each["inputs"]["ids"], each["inputs"]["steps"]
+        short_last = (len(ids) - 1) % steps != 0
+        assert len(wrong) == len(values) - 2 * (not short_last), each

@@ -3,7 +3,6 @@
 import numpy as np
 
 from ...charlm.model import character_losses
-from ..content.ch09 import case_model
 
 
 def softmax(scores):
@@ -76,7 +75,7 @@ LOSS_MISTAKES = {
 }
 
 
-def held_out_loss(model, ids, steps, *, carried=True, last=True, per_chunk=False, shift=1,
+def held_out_loss(model, ids, steps, *, forget=False, last=True, per_chunk=False, shift=1,
                   unit=1.0, mean=True):
     """The mean loss in nats per character of ``ids[1:]``, one stream read ``steps`` at a time
     with the state carried; the keywords switch on the typical mistakes."""
@@ -86,7 +85,7 @@ def held_out_loss(model, ids, steps, *, carried=True, last=True, per_chunk=False
     for start in range(0, n if last else n - n % steps, steps):
         inputs = ids[start:min(start + steps, n)]
         logits, state = model.chunk(len(inputs)).run(inputs[None], state)
-        if not carried:
+        if forget:
             state = model.initial_state(1)
         losses.append(character_losses(logits.astype(np.float64),
                                        ids[start + shift:start + shift + len(inputs)]) / unit)
@@ -96,27 +95,22 @@ def held_out_loss(model, ids, steps, *, carried=True, last=True, per_chunk=False
     return everything.mean() if mean else everything.sum()
 
 
-def carry_state(seed, ids, steps, **mistake):
-    """``held_out_loss`` on the case's model (``content.ch09.case_model``)."""
-    return held_out_loss(case_model(seed), ids, steps, **mistake)
-
-
 CARRY_MISTAKES = {
-    "It looks like the state was not carried: every chunk started from model.initial_state(1), "
-    "so the model forgot the text before each chunk. Start the next chunk from the state run "
-    "returned.": lambda seed, ids, s: carry_state(seed, ids, s, carried=False),
+    "It looks like the state was not carried: every chunk started from the zero state, so the "
+    "model forgot the text before each chunk. Start each chunk from the state the one before "
+    "ended in.": lambda model, ids, s: held_out_loss(model, ids, s, forget=True),
     "It looks like the last, shorter chunk was dropped: every character from the second on is "
     "scored, so read the rest of the text as a chunk of its own length.":
-        lambda seed, ids, s: carry_state(seed, ids, s, last=False),
+        lambda model, ids, s: held_out_loss(model, ids, s, last=False),
     "It looks like the chunks' mean losses were averaged: a shorter last chunk then weighs as "
     "much as a whole one. Average over the characters (the total loss divided by their number).":
-        lambda seed, ids, s: carry_state(seed, ids, s, per_chunk=True),
+        lambda model, ids, s: held_out_loss(model, ids, s, per_chunk=True),
     "It looks like the targets are the inputs themselves: each character is scored on "
     "predicting the character one place after it.":
-        lambda seed, ids, s: carry_state(seed, ids, s, shift=0),
+        lambda model, ids, s: held_out_loss(model, ids, s, shift=0),
     "It looks like the loss is in bits: the statement asks for nats (the natural logarithm, "
     "as character_losses gives it).":
-        lambda seed, ids, s: carry_state(seed, ids, s, unit=np.log(2)),
+        lambda model, ids, s: held_out_loss(model, ids, s, unit=np.log(2)),
     "It looks like the losses were summed: the statement asks for the mean per character.":
-        lambda seed, ids, s: carry_state(seed, ids, s, mean=False),
+        lambda model, ids, s: held_out_loss(model, ids, s, mean=False),
 }

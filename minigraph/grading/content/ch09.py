@@ -16,8 +16,7 @@ import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import forward_of, refused
-from ..toolkit.exercise import case, function_exercise, random_array, unchanged
-from ..toolkit.values import encode
+from ..toolkit.exercise import case, function_exercise, random_array
 
 TITLE = "The unreasonable effectiveness of recurrent networks"
 answers = answers_of(__name__)    # answers/ch09.py: references and mistakes, used only to judge
@@ -50,14 +49,10 @@ temperature = function_exercise(
 
 # -- 09.streams ---------------------------------------------------------------------------------
 
-def _run_streams(answer, case):
-    """Call the answer with the ids as an int64 array and batch, steps as ints."""
-    given = dict(case["inputs"])
-    ids = np.asarray(given["ids"], dtype=np.int64)
-    copy = ids.copy()
-    out = answer(copy, int(given["batch"]), int(given["steps"]))
-    unchanged("streams", ["ids"], [ids], [copy])
-    return encode(out)
+def _stream_inputs(case):
+    """A case's ids as an int64 array, batch and steps as ints."""
+    given = case["inputs"]
+    return np.asarray(given["ids"], dtype=np.int64), int(given["batch"]), int(given["steps"])
 
 
 def _hidden_streams(rng):
@@ -69,7 +64,7 @@ def _hidden_streams(rng):
 
 _IDS = [19, 7, 4, 0, 2, 7, 4, 18, 18, 11, 14, 19, 0, 19, 14, 15, 3, 4, 19, 21, 4, 4, 13, 9, 6]
 
-streams = dataclasses.replace(function_exercise(
+streams = function_exercise(
     "09.streams", "streams", answers.streams, points=3,
     cases=[
         case(ids=_IDS, batch=2, steps=4),
@@ -90,8 +85,7 @@ streams = dataclasses.replace(function_exercise(
     title="streams(ids, batch, steps) -> (inputs, targets)", mistakes=answers.STREAM_MISTAKES,
     engine=refused({"mg.charlm.text.streams": "cutting a text into streams",
                     "mg.charlm.text.chunks": "cutting streams into chunks"}),
-    hidden=_hidden_streams),
-    run=_run_streams)
+    hidden=_hidden_streams, inputs=_stream_inputs)
 
 
 # -- 09.loss_units ------------------------------------------------------------------------------
@@ -130,14 +124,10 @@ def case_model(seed):
     return model
 
 
-def _run_carry(answer, case):
-    """Call the answer with the case's model, the ids as an int64 array and steps as an int."""
+def _carry_inputs(case):
+    """A case's model (``case_model`` of its seed), ids as an int64 array and steps as an int."""
     given = case["inputs"]
-    ids = np.asarray(given["ids"], dtype=np.int64)
-    copy = ids.copy()
-    out = answer(case_model(given["seed"]), copy, int(given["steps"]))
-    unchanged("held_out_loss", ["ids"], [ids], [copy])
-    return encode(out)
+    return case_model(given["seed"]), np.asarray(given["ids"], dtype=np.int64), int(given["steps"])
 
 
 def _describe_carry(case):
@@ -156,7 +146,7 @@ def _hidden_carry(rng):
 
 
 carry_state = dataclasses.replace(function_exercise(
-    "09.carry_state", "held_out_loss", answers.carry_state, points=3,
+    "09.carry_state", "held_out_loss", answers.held_out_loss, points=3,
     cases=[
         case(seed=0, ids=[3, 1, 4, 1, 5, 0, 2, 5, 3, 5, 2], steps=4,
              hint="10 characters to score in chunks of 4: 4, 4, then a last chunk of 2."),
@@ -177,8 +167,8 @@ carry_state = dataclasses.replace(function_exercise(
           "scored."),
     title="held_out_loss(model, ids, steps)", mistakes=answers.CARRY_MISTAKES,
     engine=refused({"mg.charlm.model.mean_loss": "held-out loss read in chunks"}),
-    hidden=_hidden_carry),
-    run=_run_carry, describe=_describe_carry)
+    hidden=_hidden_carry, inputs=_carry_inputs),
+    describe=_describe_carry)
 
 
 EXERCISES = [temperature, streams, loss_units, carry_state]
