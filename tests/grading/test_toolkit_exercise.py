@@ -118,6 +118,31 @@ def test_a_known_mistake_is_named_in_front_of_the_numbers():
     assert verdict.message.startswith("the sign is flipped: a loss is never negative (")
 
 
+def test_inputs_build_the_arguments_of_answer_reference_and_mistakes_and_arrays_are_copies():
+    """``inputs=`` turns a case's JSON into what every function is called with (here ids as
+    ints and a plain Python object); an array among them is the answer's copy, the rest as is."""
+    counted = []
+
+    def count(ids, table):
+        counted.append((ids.dtype, table))
+        return np.bincount(ids, minlength=len(table))
+
+    exercise = function_exercise(
+        "00.count", "count", count, [case(ids=[0, 2, 2], size=3)], 1,
+        inputs=lambda c: (np.asarray(c["inputs"]["ids"]), ["a"] * c["inputs"]["size"]),
+        mistakes={"counted one too many": lambda ids, table: count(ids, table) + 1})
+    assert grade(exercise, run_cases(exercise, count)).status == "passed"
+    assert counted[0] == (np.dtype(np.int64), ["a", "a", "a"])
+    off = grade(exercise, run_cases(exercise, lambda ids, table: count(ids, table) + 1)).cases[0]
+    assert off.message.startswith("counted one too many (")
+
+    def in_place(ids, table):
+        ids[0] = 1
+        return count(ids, table)
+
+    assert "changed its input ids in place" in grade(exercise, run_cases(exercise, in_place)).cases[0].message
+
+
 def test_a_verdict_from_an_older_chapter_module_still_works():
     """The public API of 2fd83b4 still works unchanged (chapters 05-07 are written against it)."""
     exercise = function_exercise("00.neg", "neg", lambda x: -x, [case(x=[1.0], hint="minus")], 1,

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from ...charlm.model import character_losses
+
 
 def softmax(scores):
     shifted = scores - scores.max(axis=-1, keepdims=True)
@@ -70,4 +72,45 @@ LOSS_MISTAKES = {
         lambda L: (np.exp(L), L / np.log(2)),
     "It looks like the log base 2 of the loss was taken: the loss is already a logarithm; "
     "change its unit by dividing by ln 2.": lambda L: (np.log2(L), np.exp(L)),
+}
+
+
+def held_out_loss(model, ids, steps, *, forget=False, last=True, per_chunk=False, shift=1,
+                  unit=1.0, mean=True):
+    """The mean loss in nats per character of ``ids[1:]``, one stream read ``steps`` at a time
+    with the state carried; the keywords switch on the typical mistakes."""
+    ids, steps = np.asarray(ids).astype(np.int64), int(steps)
+    n = len(ids) - 1
+    state, losses = model.initial_state(1), []
+    for start in range(0, n if last else n - n % steps, steps):
+        inputs = ids[start:min(start + steps, n)]
+        logits, state = model.chunk(len(inputs)).run(inputs[None], state)
+        if forget:
+            state = model.initial_state(1)
+        losses.append(character_losses(logits.astype(np.float64),
+                                       ids[start + shift:start + shift + len(inputs)]) / unit)
+    if per_chunk:
+        return np.mean([each.mean() for each in losses])
+    everything = np.concatenate(losses)
+    return everything.mean() if mean else everything.sum()
+
+
+CARRY_MISTAKES = {
+    "It looks like the state was not carried: every chunk started from the zero state, so the "
+    "model forgot the text before each chunk. Start each chunk from the state the one before "
+    "ended in.": lambda model, ids, s: held_out_loss(model, ids, s, forget=True),
+    "It looks like the last, shorter chunk was dropped: every character from the second on is "
+    "scored, so read the rest of the text as a chunk of its own length.":
+        lambda model, ids, s: held_out_loss(model, ids, s, last=False),
+    "It looks like the chunks' mean losses were averaged: a shorter last chunk then weighs as "
+    "much as a whole one. Average over the characters (the total loss divided by their number).":
+        lambda model, ids, s: held_out_loss(model, ids, s, per_chunk=True),
+    "It looks like the targets are the inputs themselves: each character is scored on "
+    "predicting the character one place after it.":
+        lambda model, ids, s: held_out_loss(model, ids, s, shift=0),
+    "It looks like the loss is in bits: the statement asks for nats (the natural logarithm, "
+    "as character_losses gives it).":
+        lambda model, ids, s: held_out_loss(model, ids, s, unit=np.log(2)),
+    "It looks like the losses were summed: the statement asks for the mean per character.":
+        lambda model, ids, s: held_out_loss(model, ids, s, mean=False),
 }

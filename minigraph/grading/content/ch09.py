@@ -1,8 +1,8 @@
 """Chapter 09, the character-level language model (``solutions/09_char_rnn.ipynb``).
 
-Three exercises on the pieces of ``minigraph.charlm`` a learner can write in a few lines: the
-distribution a sample is drawn from at a temperature, the streams of truncated BPTT, and the
-units of a loss. Each knows its typical wrong answers (``answers/ch09.py``'s ``*_MISTAKES``: a text and the function
+Four exercises on the pieces of ``minigraph.charlm`` a learner can write in a few lines: the
+distribution a sample is drawn from at a temperature, the streams of truncated BPTT, the units
+of a loss, and a held-out loss read in chunks with the state carried from chunk to chunk. Each knows its typical wrong answers (``answers/ch09.py``'s ``*_MISTAKES``: a text and the function
 that makes that mistake). The engine has each of these functions, so while an answer runs the
 engine's own version refuses to work (``engine=``, the toolkit's engine rule): the exercise is
 to write it.
@@ -16,8 +16,7 @@ import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import forward_of, refused
-from ..toolkit.exercise import case, function_exercise, random_array, unchanged
-from ..toolkit.values import encode
+from ..toolkit.exercise import case, function_exercise, random_array
 
 TITLE = "The unreasonable effectiveness of recurrent networks"
 answers = answers_of(__name__)    # answers/ch09.py: references and mistakes, used only to judge
@@ -50,14 +49,10 @@ temperature = function_exercise(
 
 # -- 09.streams ---------------------------------------------------------------------------------
 
-def _run_streams(answer, case):
-    """Call the answer with the ids as an int64 array and batch, steps as ints."""
-    given = dict(case["inputs"])
-    ids = np.asarray(given["ids"], dtype=np.int64)
-    copy = ids.copy()
-    out = answer(copy, int(given["batch"]), int(given["steps"]))
-    unchanged("streams", ["ids"], [ids], [copy])
-    return encode(out)
+def _stream_inputs(case):
+    """A case's ids as an int64 array, batch and steps as ints."""
+    given = case["inputs"]
+    return np.asarray(given["ids"], dtype=np.int64), int(given["batch"]), int(given["steps"])
 
 
 def _hidden_streams(rng):
@@ -69,7 +64,7 @@ def _hidden_streams(rng):
 
 _IDS = [19, 7, 4, 0, 2, 7, 4, 18, 18, 11, 14, 19, 0, 19, 14, 15, 3, 4, 19, 21, 4, 4, 13, 9, 6]
 
-streams = dataclasses.replace(function_exercise(
+streams = function_exercise(
     "09.streams", "streams", answers.streams, points=3,
     cases=[
         case(ids=_IDS, batch=2, steps=4),
@@ -90,8 +85,7 @@ streams = dataclasses.replace(function_exercise(
     title="streams(ids, batch, steps) -> (inputs, targets)", mistakes=answers.STREAM_MISTAKES,
     engine=refused({"mg.charlm.text.streams": "cutting a text into streams",
                     "mg.charlm.text.chunks": "cutting streams into chunks"}),
-    hidden=_hidden_streams),
-    run=_run_streams)
+    hidden=_hidden_streams, inputs=_stream_inputs)
 
 
 # -- 09.loss_units ------------------------------------------------------------------------------
@@ -113,4 +107,68 @@ loss_units = function_exercise(
     hidden=lambda rng: case(nats=random_array(rng, scale=5.0, low=0.0)))
 
 
-EXERCISES = [temperature, streams, loss_units]
+# -- 09.carry_state -----------------------------------------------------------------------------
+
+CASE_MODEL = dict(vocab_size=6, hidden=4, layers=2)
+SHARPER = 4.0
+
+
+def case_model(seed):
+    """The small model a case is read with: ``CASE_MODEL``'s sizes, its weights drawn from
+    ``seed`` and made ``SHARPER`` times larger (an untrained model predicts nearly uniformly,
+    and its state barely matters: a larger one tells the mistakes apart), float64 (so that
+    every right way of adding up the losses agrees to 1e-6)."""
+    model = mg.charlm.model.CharLSTM(**CASE_MODEL, rng=int(seed), dtype=np.float64)
+    for p in model.parameters:
+        p.value = p.value * SHARPER
+    return model
+
+
+def _carry_inputs(case):
+    """A case's model (``case_model`` of its seed), ids as an int64 array and steps as an int."""
+    given = case["inputs"]
+    return case_model(given["seed"]), np.asarray(given["ids"], dtype=np.int64), int(given["steps"])
+
+
+def _describe_carry(case):
+    given = case["inputs"]
+    return (f"model=CharLSTM(seed {given['seed']}: {CASE_MODEL['layers']} layers of "
+            f"{CASE_MODEL['hidden']}, {CASE_MODEL['vocab_size']} characters), ids={given['ids']} "
+            f"({len(given['ids']) - 1} to score), steps={given['steps']}")
+
+
+def _hidden_carry(rng):
+    """A random short text on a model of a random seed, in chunks of 1 to 6 characters."""
+    steps = int(rng.integers(1, 7))
+    scored = int(rng.integers(steps + 1, 5 * steps + 2))
+    ids = rng.integers(0, CASE_MODEL["vocab_size"], scored + 1).tolist()
+    return case(seed=int(rng.integers(0, 1000)), ids=ids, steps=steps)
+
+
+carry_state = dataclasses.replace(function_exercise(
+    "09.carry_state", "held_out_loss", answers.held_out_loss, points=3,
+    cases=[
+        case(seed=0, ids=[3, 1, 4, 1, 5, 0, 2, 5, 3, 5, 2], steps=4,
+             hint="10 characters to score in chunks of 4: 4, 4, then a last chunk of 2."),
+        case(seed=1, ids=[2, 0, 5, 5, 1, 3, 4, 0, 0, 2, 1, 4, 3], steps=4,
+             hint="12 characters to score: three whole chunks of 4, and nothing after them."),
+        case(seed=2, ids=[5, 4, 0, 3, 3, 1, 2, 0], steps=1,
+             hint="Chunks of one character: all the model knows of the text before is the "
+                  "state it was given."),
+        case(seed=3, ids=[1, 2, 3, 0, 4, 5, 1, 1, 0, 3], steps=6,
+             hint="9 characters to score: a chunk of 6, then one of 3, which counts for 3 "
+                  "characters, not for a whole chunk."),
+    ],
+    hint=("Truncated BPTT at evaluation time: each chunk starts from the state the previous "
+          "chunk ended in, and the mean is over characters, not chunks.",
+          "Chunk k reads the ids from k·steps (at most steps of them, fewer at the end) and is "
+          "scored on the ids one place further on; run returns the logits and the state the "
+          "next chunk starts from. Add up the characters' losses and divide by how many were "
+          "scored."),
+    title="held_out_loss(model, ids, steps)", mistakes=answers.CARRY_MISTAKES,
+    engine=refused({"mg.charlm.model.mean_loss": "held-out loss read in chunks"}),
+    hidden=_hidden_carry, inputs=_carry_inputs),
+    describe=_describe_carry)
+
+
+EXERCISES = [temperature, streams, loss_units, carry_state]

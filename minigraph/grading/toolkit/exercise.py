@@ -276,7 +276,7 @@ def _expected_got(expected, got, rtol, atol):
 
 def function_exercise(id, name, reference, cases, points, hint="", title=None,
                       rtol=RTOL, atol=ATOL, raise_on=(), mistakes=None, no_loops=False, engine=None,
-                      hidden=None):
+                      hidden=None, inputs=arrays):
     """An exercise "write ``name(*inputs)``", checked against ``reference`` on each case.
 
     ``raise_on`` lists numpy floating-point errors (``"over"``, ``"invalid"``, ``"divide"``)
@@ -286,7 +286,10 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
     failing case whose answer matches one says that message. ``no_loops`` refuses a Python loop
     over an input's entries. Every case also fails if the answer changes an input in place.
     ``engine``: what of the engine the exercise asks for (``Exercise.engine``); ``hidden``: a
-    generator of more cases' inputs (``Exercise.hidden``).
+    generator of more cases' inputs (``Exercise.hidden``). ``inputs(case)``: what the answer,
+    the reference and the mistakes are called with, made from the case's JSON (by default its
+    inputs as float arrays, ``arrays``; ids as ints, or a model built from a seed, otherwise);
+    the answer gets copies of the arrays among them.
 
     Where the reference answers are not installed (the student edition), a public case is
     judged against the reference's value stored with the edition (``answers.stored``), without
@@ -296,24 +299,31 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
     names = list(cases[0]["inputs"]) if cases else []
     params = ", ".join(names)
 
+    def copy(x):
+        """What the answer is given: a copy of an array (so that a change in place shows), the
+        rest as it is."""
+        if not isinstance(x, np.ndarray):
+            return x
+        return x.copy().view(NoLoopArray) if no_loops else x.copy()
+
     def run(answer, case):
-        inputs = arrays(case)
-        given = [x.copy().view(NoLoopArray) if no_loops else x.copy() for x in inputs]
+        before = inputs(case)
+        given = [copy(x) for x in before]
         errors = {error: "raise" for error in raise_on}
         with np.errstate(**errors):
             out = answer(*given)
-        unchanged(name, names, inputs, given)
+        unchanged(name, names, before, given)
         return encode(out)
 
     def expected(case):
-        return reference(*arrays(case))
+        return reference(*inputs(case))
 
     def judge(case, got):
         got = decode(got)
         if not answers.available():
             return compare(decode(answers.stored(id, case)), got, rtol, atol)
         verdict = compare(expected(case), got, rtol, atol)
-        return diagnose(verdict, got, mistakes, lambda wrong: wrong(*arrays(case)))
+        return diagnose(verdict, got, mistakes, lambda wrong: wrong(*inputs(case)))
 
     return Exercise(id, name, points, cases, run, judge, title or f"{name}({params})", hint,
                     engine=engine, hidden=hidden, reference=reference, expected=expected)

@@ -95,6 +95,88 @@ def streams_by_chunks(ids, batch, steps):
     return (np.concatenate([x for x, _ in pieces], axis=1), np.concatenate([y for _, y in pieces], axis=1))
 
 
+# -- answers for 09.carry_state ------------------------------------------------------------------
+
+def carry_loop(model, ids, steps):
+    """A loop over the chunks' starts; the last chunk is read by a graph of its own length."""
+    n, state, total = len(ids) - 1, model.initial_state(1), 0.0
+    for start in range(0, n, steps):
+        inputs = ids[start:min(start + steps, n)]
+        logits, state = model.chunk(len(inputs)).run(inputs[None], state)
+        total += mg.charlm.model.character_losses(logits, ids[start + 1:start + 1 + len(inputs)]).sum()
+    return total / n
+
+
+def carry_while(model, ids, steps):
+    n, start, state, losses = len(ids) - 1, 0, model.initial_state(1), []
+    while start < n:
+        end = min(start + steps, n)
+        logits, state = model.chunk(end - start).run(ids[None, start:end], state)
+        losses.extend(mg.charlm.model.character_losses(logits, ids[start + 1:end + 1]))
+        start = end
+    return np.mean(losses)
+
+
+def carry_padded(model, ids, steps):
+    """Every chunk `steps` long: the last one padded with zeros, which are read but not scored."""
+    n = len(ids) - 1
+    padded = np.concatenate([ids, np.zeros(-n % steps, ids.dtype)])
+    chunk, state, total = model.chunk(steps), model.initial_state(1), 0.0
+    for start in range(0, n, steps):
+        logits, state = chunk.run(padded[None, start:start + steps], state)
+        real = min(steps, n - start)
+        total += mg.charlm.model.character_losses(logits[:real], ids[start + 1:start + 1 + real]).sum()
+    return total / n
+
+
+def carry_numpy(model, ids, steps):
+    """The losses by hand from the logits: log-sum-exp minus the target's score."""
+    state, total = model.initial_state(1), 0.0
+    for start in range(0, len(ids) - 1, steps):
+        x, y = ids[start:start + steps + 1][:-1], ids[start + 1:start + steps + 1]
+        z, state = model.chunk(len(x)).run(x[None, :], state)
+        top = z.max(axis=1, keepdims=True)
+        log_p = z - top - np.log(np.exp(z - top).sum(axis=1, keepdims=True))
+        total -= log_p[np.arange(len(y)), y].sum()
+    return total / (len(ids) - 1)
+
+
+def carry_from_zero(model, ids, steps):
+    n, total = len(ids) - 1, 0.0
+    for start in range(0, n, steps):
+        inputs = ids[start:min(start + steps, n)]
+        logits, _ = model.chunk(len(inputs)).run(inputs[None], model.initial_state(1))
+        total += mg.charlm.model.character_losses(logits, ids[start + 1:start + 1 + len(inputs)]).sum()
+    return total / n
+
+
+def carry_whole_chunks(model, ids, steps):
+    """Only whole chunks: the rest of the text after the last one is never read."""
+    state, losses = model.initial_state(1), []
+    for start in range(0, len(ids) - steps, steps):
+        logits, state = model.chunk(steps).run(ids[None, start:start + steps], state)
+        losses.append(mg.charlm.model.character_losses(logits, ids[start + 1:start + steps + 1]))
+    return np.mean(losses)
+
+
+def carry_chunk_means(model, ids, steps):
+    n, state, means = len(ids) - 1, model.initial_state(1), []
+    for start in range(0, n, steps):
+        inputs = ids[start:min(start + steps, n)]
+        logits, state = model.chunk(len(inputs)).run(inputs[None], state)
+        means.append(mg.charlm.model.character_losses(logits, ids[start + 1:start + 1 + len(inputs)]).mean())
+    return np.mean(means)
+
+
+def carry_not_shifted(model, ids, steps):
+    n, state, total = len(ids) - 1, model.initial_state(1), 0.0
+    for start in range(0, n, steps):
+        inputs = ids[start:min(start + steps, n)]
+        logits, state = model.chunk(len(inputs)).run(inputs[None], state)
+        total += mg.charlm.model.character_losses(logits, inputs).sum()
+    return total / n
+
+
 WRONG = {
     "09.temperature": {
         "multiplied by T": wrong(temperature_times, "multiplied by the temperature"),
@@ -132,6 +214,21 @@ WRONG = {
             lambda L, bits=mg.charlm.text.bits_per_character, ppl=mg.charlm.text.perplexity:
             (bits(L), ppl(L)), "engine's own"),
     },
+    "09.carry_state": {
+        "every chunk from the zero state": wrong(carry_from_zero, "state was not carried"),
+        "the last short chunk dropped": wrong(carry_whole_chunks, "dropped"),
+        "chunk means averaged": wrong(carry_chunk_means, "chunks' mean losses were averaged"),
+        "targets not shifted": wrong(carry_not_shifted, "inputs themselves"),
+        "in bits": wrong(lambda model, ids, steps: carry_loop(model, ids, steps) / np.log(2), "bits"),
+        "summed": wrong(lambda model, ids, steps: carry_loop(model, ids, steps) * (len(ids) - 1),
+                        "summed"),
+        "the engine's mean_loss": wrong(
+            lambda model, ids, steps: mg.charlm.model.mean_loss(model, ids, batch=1, steps=steps),
+            "engine's own"),
+        "the engine's mean_loss, kept before the check": wrong(
+            lambda model, ids, steps, loss=mg.charlm.model.mean_loss: loss(model, ids, 1, steps),
+            "engine's own"),
+    },
 }
 
 RIGHT = {
@@ -141,4 +238,6 @@ RIGHT = {
                    "np.split": streams_split},
     "09.loss_units": {"divide by ln 2, exp": lambda L: (L / np.log(2), np.exp(L)),
                       "log2(e), 2 to the bits": lambda L: (L * np.log2(np.e), 2 ** (L * np.log2(np.e)))},
+    "09.carry_state": {"a loop over the chunks' starts": carry_loop, "a while loop": carry_while,
+                       "the last chunk padded": carry_padded, "the losses by hand": carry_numpy},
 }
