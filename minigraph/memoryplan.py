@@ -244,7 +244,8 @@ def plan_memory(program, values, n_outputs, updated):
     for k, step in early.items():
         change = subtracted.get(k, program.results[k])   # (read when it is written)
         last[change] = max(last[change], step)
-    forms = {t: form for t, form in forms.items() if t not in {program.results[k] for k in subtracted}}
+    not_computed = {program.results[k] for k in subtracted}         # the subtraction does them
+    forms = {t: form for t, form in forms.items() if t not in not_computed}
     life = {t: last[t] for t in forms}
     for t in terms:
         for root in roots[t] & forms.keys():
