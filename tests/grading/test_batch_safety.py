@@ -501,7 +501,8 @@ def test_a_workspace_is_bounded_in_size_and_files_and_says_so_when_full():
 
 def test_the_progress_bar_shows_notebooks_done_flagged_not_run_elapsed_and_time_left():
     import io
-    from minigraph.grading.batch.cli import progress_bar, tally
+    from minigraph.grading.batch.cli import progress_bar
+    from minigraph.grading.batch.gradebook import tally
     now, out = [100.0], io.StringIO()                 # no terminal: a line per result, as in CI
     bar = progress_bar(4, stream=out, clock=lambda: now[0])
     results = []

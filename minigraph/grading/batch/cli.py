@@ -52,8 +52,8 @@ from ...progress import LogLines, Progress, TerminalLine
 from ..toolkit import registry
 from . import sandbox
 from .files import display_name, write_atomically
-from .gradebook import (recorded_seeds, submission_text, summary, to_csv, to_gradescope, to_json,
-                        to_junit)
+from .gradebook import (recorded_seeds, submission_text, summary, tally, to_csv, to_gradescope,
+                        to_json, to_junit)
 from .grader import Settings, find_notebooks, grade_all
 
 EXIT_OK, EXIT_CANNOT_RUN = 0, 2
@@ -145,13 +145,6 @@ def progress_bar(total, stream=None, clock=time.perf_counter):
     display = TerminalLine(stream) if stream.isatty() else LogLines(stream)
     return Progress(total, label="grading", rate_unit="notebooks", every=0, display=display,
                     clock=clock)
-
-
-def tally(results):
-    """The bar's counts of the results so far: flagged for review, and could not be run."""
-    results = list(results)
-    return {"flagged": sum(bool(r.flags) for r in results),
-            "not run": sum(r.status == "error" for r in results)}
 
 
 def _prepare(args):

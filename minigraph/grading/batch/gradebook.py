@@ -43,9 +43,17 @@ def submission_text(result):
     return "\n".join(lines)
 
 
+def tally(results):
+    """The counts of the results so far: flagged for review, and could not be run (the
+    progress bar's fields, and the summary's)."""
+    results = list(results)
+    return {"flagged": sum(bool(r.flags) for r in results),
+            "not run": sum(r.status == "error" for r in results)}
+
+
 def summary(results, sandboxed):
-    failed = sum(r.status == "error" for r in results)
-    flagged = sum(bool(r.flags) for r in results)
+    counts = tally(results)
+    failed, flagged = counts["not run"], counts["flagged"]
     regraded = sum(r.seed_given for r in results)
     return (f"graded {len(results)} notebook{'s' if len(results) != 1 else ''}"
             + (f" ({failed} could not be run)" if failed else "")
