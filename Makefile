@@ -130,6 +130,8 @@ test: setup-dev
 	$(call run_pytest,unit,tests,$(XDIST))
 	$(call run_pytest,notebooks,$(STRICT_DIRS),$(XDIST) $(NBVAL_STRICT))
 	$(call run_pytest,exercises,$(LAX_DIRS),$(XDIST) $(NBVAL_LAX))
+	@$(PY) tools/notebook_times.py $(REPORTS)/notebooks.xml $(REPORTS)/exercises.xml || \
+		echo "notebook times: a notebook is over twice its budget" >> $(REPORTS)/failed
 	@rc=0; $(PY) tools/test_summary.py $(REPORTS)/*.xml || rc=$$?; \
 	if [ -f $(REPORTS)/failed ]; then cat $(REPORTS)/failed; exit 1; fi; exit $$rc
 

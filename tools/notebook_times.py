@@ -1,0 +1,71 @@
+"""Each course notebook's run time in `make test`, against its budget.
+
+    python tools/notebook_times.py build/test-reports/notebooks.xml build/test-reports/exercises.xml
+
+nbval runs a notebook cell by cell, and the JUnit XML of its pytest run records each cell's
+time; this adds them up per notebook and prints a table, slowest first, with the notebook's
+budget: the seconds "Run All" may take on a 2-core machine. The budgets keep the whole of
+`make test` under CI's 15 minutes; a chapter that needs longer work (training a model) moves
+it to a command that writes a checkpoint, which the chapter then loads.
+
+A notebook over its budget is reported; one over twice its budget fails (exit 1), since that
+is a change of the notebook, not a busy machine. A notebook with no budget fails too: give it one.
+"""
+
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+
+# Seconds for nbval to run each notebook on 2 cores (chapters and solutions strict, exercises lax).
+BUDGETS = {
+    "00": 10, "01": 20, "02": 20, "03": 30, "04": 40, "05": 60,
+    "06": 60, "07": 60, "08": 60, "09": 120, "10": 90, "11": 120,
+}
+HARD_LIMIT = 2            # a notebook over HARD_LIMIT x its budget fails the run
+
+
+def notebook_times(paths):
+    """{notebook path: seconds} from the JUnit XML files nbval's pytest runs wrote."""
+    times = defaultdict(float)
+    for path in paths:
+        if not Path(path).exists():
+            continue
+        for case in ET.parse(path).getroot().iter("testcase"):
+            name = case.get("classname", "")
+            if name.endswith(".ipynb"):
+                folder, _, stem = name[:-len(".ipynb")].partition(".")
+                times[f"{folder}/{stem}.ipynb"] += float(case.get("time", 0))
+    return dict(times)
+
+
+def budget_of(notebook):
+    return BUDGETS.get(Path(notebook).name[:2])
+
+
+def main(argv):
+    times = notebook_times(argv)
+    if not times:
+        print("notebook times: no notebook ran")
+        return 0
+    failed = False
+    print(f"{'notebook':44} {'seconds':>8} {'budget':>7}")
+    for notebook, seconds in sorted(times.items(), key=lambda item: -item[1]):
+        budget = budget_of(notebook)
+        if budget is None:
+            verdict, failed = "  NO BUDGET: add one to tools/notebook_times.py", True
+        elif seconds > HARD_LIMIT * budget:
+            verdict, failed = f"  FAILED: over {HARD_LIMIT}x its budget", True
+        elif seconds > budget:
+            verdict = "  over budget"
+        else:
+            verdict = ""
+        print(f"{notebook:44} {seconds:8.1f} {budget or '-':>7}{verdict}")
+    print(f"notebooks: {sum(times.values()):.0f} s in all")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
