@@ -370,15 +370,23 @@ def _named(grads, graph):
         if not isinstance(key, mg.Node):
             raise Rule(f"grads holds a key of type {type(key).__name__}: its keys are the graph's nodes")
         if key not in ours:
-            raise Rule(f"grads holds '{key.name}', a node the loss does not depend on: is it a dict "
-                       "kept from an earlier call? A default argument (grads={}) is made once, "
-                       "when def runs, and every call shares it")
+            raise Rule(f"grads holds a node '{key.name}' of another graph (not the loss or a node "
+                       "it depends on): is it a dict kept from an earlier call? A default argument "
+                       "(grads={}) is made once, when def runs, and every call shares it")
     return {node.name: encode(value) for node, value in grads.items()}
 
 
 def _one_call(answer, loss, graph, values, counts):
     counts.clear()
-    grads = _named(answer(loss, dict(values)), graph)
+    try:
+        grads = _named(answer(loss, dict(values)), graph)
+    except KeyError as error:
+        node = error.args[0] if error.args else None
+        if not isinstance(node, mg.Node):
+            raise
+        raise Rule(f"backward looked up the gradient of '{node.name}' before any had reached it: "
+                   "visit the nodes from the loss back (reverse topological order), so that every "
+                   "op that uses a node has sent its share first") from None
     return {"grads": grads, "params": {p.name: encode(p.grad) for p in graph.parameters},
             "counts": dict(counts)}
 
