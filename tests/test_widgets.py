@@ -186,12 +186,20 @@ def test_step_through_can_replay_your_own_backward():
     assert explained(yours) == explained(engine)                # the same numbers, summed alike
     assert "-> const" in yours.explanation
     assert all(n.op is op for n, op in ops.items())             # the rules are given back
-    wrong = mg.widgets.step_through(d, backward=overwriting_backward)
-    for _ in wrong.steps:
-        wrong.step()
-    # the overwriting backward's steps still send both shares to a: the walk shows the sum it skipped
-    assert explained(wrong) == explained(engine)
-    assert overwriting_backward(d, {n: n.value for n in engine.graph.nodes})[a] != pytest.approx(a.grad)
+
+
+def test_step_through_shows_where_your_backward_forgot_to_add():
+    a = mg.Parameter(0.5, name="a")
+    h = mg.tanh(a, name="h")
+    d = mg.add(mg.mul(h, 2.0, name="b"), mg.tanh(h, name="c"), name="d")
+    walk = mg.widgets.step_through(d, backward=overwriting_backward)
+    while walk.current is not h or walk.steps[walk.position - 1][0] != "backward":
+        walk.step()
+    yours = overwriting_backward(d, {n: n.value for n in walk.graph.nodes})[h]
+    right = 2 + (1 - np.tanh(h.value) ** 2)
+    # h's two shares are listed, and the total is the one your backward handed h's rule
+    assert f"(from c) + 2 (from b) = {viz.format_number(float(yours))}" in walk.explanation
+    assert float(yours) != pytest.approx(right)
 
 
 def test_step_through_removes_its_hooks(net):
