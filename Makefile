@@ -1,4 +1,4 @@
-# minigraph — the two commands a learner needs:
+# minigraph — the command a learner needs, and the one a contributor needs:
 #   make lab     set up .venv (first run only), then JupyterLab on the course, first chapter open
 #   make test    the same set-up (+ test tools), then every test and every notebook
 #
