@@ -266,6 +266,20 @@ def test_reference_notebook_is_stored_executed(path):
     assert any(c.outputs for c in code), "no stored outputs at all: run `make notebooks`"
 
 
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=str)
+def test_notebook_stores_the_kernelspec_jupyterlab_writes(path):
+    """A notebook whose kernelspec differs from what JupyterLab writes ("Python 3" instead of
+    "Python 3 (ipykernel)") is rewritten on open and shows as modified with no edit."""
+    from minigraph.grading.generate import KERNELSPEC
+
+    metadata = nbformat.read(ROOT / path, as_version=4).metadata
+    assert metadata.get("kernelspec") == KERNELSPEC, (
+        f"{path} stores the kernelspec {metadata.get('kernelspec')}; store {KERNELSPEC} "
+        "(edit the notebook's JSON metadata; for exercises/, run `make exercises`)")
+    language = metadata.get("language_info", {})
+    assert language.get("name") == "python" and language.get("codemirror_mode", {}).get("name") == "ipython"
+
+
 @pytest.mark.parametrize("path", REFERENCE_NOTEBOOKS, ids=str)
 def test_reference_notebook_has_no_errors_or_warnings(path):
     nb = nbformat.read(ROOT / path, as_version=4)
