@@ -3,9 +3,10 @@
 #   make test    the same set-up (+ test tools), then every test and every notebook
 #
 # Other targets: notebooks (re-execute chapters/ and solutions/ in place, storing fresh
-# outputs), exercises (generate exercises/ from solutions/), autograder (Gradescope's zip),
-# release (build/release/: the student edition, without solutions or reference answers),
-# bench, clean, help.
+# outputs), exercises (generate exercises/ from solutions/), site (the course website in
+# build/site/, from the stored outputs), autograder (Gradescope's zip), release
+# (build/release/: the student edition, without solutions or reference answers), bench,
+# clean, help.
 #
 # Variables you can override:  make lab LAB_ARGS="--no-browser --port=8899"
 #   PYTHON        interpreter that creates the venv (default python3, must be >= 3.10)
@@ -32,6 +33,8 @@ export PATH := $(VENV_ABS)/bin:$(PATH)
 
 STAMP := $(VENV)/.installed
 STAMP_DEV := $(VENV)/.installed-dev
+STAMP_SITE := $(VENV)/.installed-site
+SITE := build/site
 
 LAB_ARGS ?=
 LAB_NOTEBOOK ?= chapters/00_setup_check.ipynb
@@ -55,13 +58,14 @@ CHAPTER ?= 00
 AUTOGRADER := build/autograder
 RELEASE := build/release
 
-.PHONY: help lab test notebooks exercises autograder release bench clean setup setup-dev dot bwrap trust warm
+.PHONY: help lab test notebooks exercises site autograder release bench clean setup setup-dev dot bwrap trust warm
 
 help:
 	@echo "make lab        set up .venv (first time) and open JupyterLab on chapters/"
 	@echo "make test       set up .venv with test tools and run every test and notebook"
 	@echo "make notebooks  re-execute chapters/ and solutions/ in place (fresh stored outputs)"
 	@echo "make exercises  generate exercises/ from solutions/"
+	@echo "make site       build/site/: the course website, from the stored outputs (nothing executed)"
 	@echo "make autograder build/autograder.zip for Gradescope (CHAPTER=NN, default 00)"
 	@echo "make release    build/release/: the student edition (no solutions, no reference answers)"
 	@echo "make bench      run bench/*.py"
@@ -80,10 +84,15 @@ $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e .
 	@touch $@
 
+$(STAMP_SITE): pyproject.toml | $(PY)
+	@echo "Installing minigraph with the site's tools ([site]: Sphinx, myst-nb) into $(VENV)..."
+	$(PY) -m pip install -q -e '.[site]'
+	@touch $(STAMP) $@
+
 $(STAMP_DEV): pyproject.toml | $(PY)
 	@echo "Installing minigraph (editable) with its [dev] test tools and [torch] into $(VENV)..."
 	$(PY) -m pip install -q -e '.[dev,torch]'
-	@touch $(STAMP) $@
+	@touch $(STAMP) $(STAMP_SITE) $@
 
 dot: | $(PY)
 	@bash tools/ensure_dot.sh $(VENV)
@@ -150,6 +159,11 @@ notebooks: setup
 
 exercises: setup
 	$(PY) -m minigraph.grading.generate solutions exercises
+
+# The course website, from chapters/ and exercises/ with their stored outputs (nothing is
+# executed; widgets shown as pictures of their saved state): open build/site/index.html.
+site: $(STAMP_SITE)
+	$(PY) tools/build_site.py $(SITE)
 
 # Gradescope's autograder zip: setup.sh and run_autograder at its root (tools/gradescope/),
 # the chapter to grade, and the package (course/: no solutions, no notebooks).
