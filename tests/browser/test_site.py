@@ -141,6 +141,18 @@ def test_no_broken_internal_link_and_nothing_from_outside(site):
         "\n".join(external[:30])
 
 
+MATHJAX_DONE = """() => (window.MathJax && MathJax.Hub && MathJax.Hub.Register)
+    ? new Promise(done => MathJax.Hub.Register.StartupHook("End", () => done(true))) : true"""
+
+
+def open_page(page, url):
+    """Go to ``url`` and wait until MathJax has typeset the page (its fonts and parts load after
+    the page's load event; leaving earlier would cut those requests off)."""
+    response = page.goto(url, wait_until="load")
+    page.evaluate(MATHJAX_DONE)
+    return response
+
+
 PAGE_REPORT = """() => {
     const imgs = [...document.querySelectorAll('img')];
     return {
@@ -156,20 +168,18 @@ PAGE_REPORT = """() => {
 }"""
 
 
-def test_every_page_loads_cleanly_with_its_pictures(site, served, browser):
-    problems = []
+def test_every_page_loads_cleanly_with_its_pictures(site, served, page):
+    problems, errors, outside = [], [], []
+    page.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("requestfailed", lambda req: errors.append(f"failed: {req.url}"))
+    page.route(re.compile(r"^(?!http://127\.0\.0\.1)"),
+               lambda route: (outside.append(route.request.url), route.abort()))
     for name in pages(site):
-        page, errors, outside = browser.new_page(width=1300, height=1000), [], []
-        page.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.on("requestfailed", lambda req: errors.append(f"failed: {req.url}"))
-        page.route(re.compile(r"^(?!http://127\.0\.0\.1)"),
-                   lambda route: (outside.append(route.request.url), route.abort()))
-        try:
-            response = page.goto(f"{served}/{name}", wait_until="load")
-            report = page.evaluate(PAGE_REPORT)
-        finally:
-            page.context.close()
+        errors.clear()
+        outside.clear()
+        response = open_page(page, f"{served}/{name}")
+        report = page.evaluate(PAGE_REPORT)
         if response is None or response.status != 200:
             problems.append(f"{name}: HTTP {response and response.status}")
         if errors:
@@ -190,7 +200,7 @@ def test_every_page_loads_cleanly_with_its_pictures(site, served, browser):
     ("11_transformer", ".mg-snapshot-image img"),               # the attention heatmap
 ])
 def test_chapters_03_and_11_show_their_drawings_and_widget_pictures(served, page, chapter, widget_picture):
-    page.goto(f"{served}/chapters/{chapter}.html", wait_until="load")
+    open_page(page, f"{served}/chapters/{chapter}.html")
     report = page.evaluate(PAGE_REPORT)
     assert report["svgs"] >= 2, f"{chapter}: {report['svgs']} graphviz drawings"
     assert report["widget_pictures"] >= 1 and not report["broken"], report
@@ -204,9 +214,9 @@ def test_chapters_03_and_11_show_their_drawings_and_widget_pictures(served, page
 
 
 def test_math_is_typeset_offline_and_search_finds_a_chapter(served, page):
-    page.goto(f"{served}/chapters/03_backpropagation.html", wait_until="load")
-    page.wait_for_function("() => document.querySelectorAll('.MathJax, .MathJax_Display, mjx-container').length > 5",
-                           timeout=30_000)
+    open_page(page, f"{served}/chapters/03_backpropagation.html")
+    typeset = page.evaluate("() => document.querySelectorAll('span.MathJax, div.MathJax_Display').length")
+    assert typeset > 100, f"chapter 03: {typeset} formulas typeset by MathJax"
     page.goto(f"{served}/search.html?q=backpropagation", wait_until="load")
     page.wait_for_function("() => document.querySelectorAll('#search-results li a').length > 0", timeout=30_000)
     links = page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.getAttribute('href'))")
