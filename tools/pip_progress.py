@@ -41,7 +41,8 @@ def main(argv=None):
                 last_line[0] = time.monotonic()
 
     threading.Thread(target=heartbeat, daemon=True).start()
-    command = [sys.executable, "-m", "pip", "install", "--progress-bar", "off", *pip_args]
+    # -u: pip writes into a pipe here, which Python would otherwise buffer until the end
+    command = [sys.executable, "-u", "-m", "pip", "install", "--progress-bar", "off", *pip_args]
     with open(log_path, "w", encoding="utf-8") as log:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for line in proc.stdout:
