@@ -2,7 +2,7 @@
 
 The notebooks are rendered with their stored outputs by myst-nb and never executed; their
 widgets arrive as static HTML (minigraph/snapshot.py). Everything the pages need ships with
-the site: MathJax is copied from the jupyter-server-mathjax package, the theme's files from
+the site: MathJax is copied from the django-static-mathjax package, the theme's files from
 sphinx-book-theme, so the site reads offline and fetches nothing from a CDN."""
 
 project = "minigraph"
@@ -29,14 +29,8 @@ html_theme_options = {
 html_show_sourcelink = False
 html_last_updated_fmt = None
 
-# MathJax 2 from the jupyter-server-mathjax wheel, copied into _static/mathjax by the build.
-# That copy has the STIX-Web fonts only (as the classic Jupyter notebook used it), so MathJax
-# is told to use them and never to look for its TeX fonts.
-mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
-mathjax2_config = {"tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],
-                               "processEscapes": True, "processEnvironments": True,
-                               "ignoreClass": "document", "processClass": "math|output_area"},
-                   "HTML-CSS": {"availableFonts": [], "webFont": "STIX-Web", "imageFont": None,
-                                "preferredFont": None},
-                   "messageStyle": "none"}
+# MathJax 3 from the django-static-mathjax wheel (MathJax's own files, no Django needed): its
+# one-file build with every TeX extension and SVG output, which needs no web fonts. The build
+# copies it into _static/mathjax/.
+mathjax_path = "mathjax/tex-svg-full.js"
 html_context = {"default_mode": "light"}

@@ -3,7 +3,8 @@
 1. copies chapters/ and exercises/ into build/site-src/, each widget output replaced by a
    static picture of its saved state (minigraph/snapshot.py), and site/ (conf.py, index.md,
    the stylesheet) next to them;
-2. copies MathJax out of the jupyter-server-mathjax package, so math renders offline;
+2. copies MathJax (one file: every TeX extension, SVG output) out of the django-static-mathjax
+   package, so math renders offline;
 3. runs Sphinx with myst-nb (the notebooks are not executed: their stored outputs are shown)
    and fails on any warning.
 
@@ -25,11 +26,13 @@ FOLDERS = ("chapters", "exercises")
 
 def prepare_sources(src: Path) -> int:
     """Write the site's sources into ``src`` (emptied first); return how many notebooks."""
-    import jupyter_server_mathjax
+    import mathjax                                     # the django-static-mathjax wheel
 
     shutil.rmtree(src, ignore_errors=True)
     shutil.copytree(ROOT / "site", src)
-    shutil.copytree(Path(jupyter_server_mathjax.__file__).parent / "static", src / "_static" / "mathjax")
+    (src / "_static" / "mathjax").mkdir()
+    shutil.copy(Path(mathjax.__file__).parent / "static" / "mathjax" / "es5" / "tex-svg-full.js",
+                src / "_static" / "mathjax")
     count = 0
     for folder in FOLDERS:
         (src / folder).mkdir()

@@ -9,7 +9,7 @@ temporary folder, served over HTTP on 127.0.0.1, every page opened.
   widgets (chapter 03's explorer with its drawn network, chapter 11's attention heatmap);
 - math is typeset by the MathJax that ships with the site, and the search page finds a chapter.
 
-The build needs the [site] extra (Sphinx, myst-nb, the theme, jupyter-server-mathjax); without
+The build needs the [site] extra (Sphinx, myst-nb, the theme, django-static-mathjax); without
 it the test fails and names the install command. Building takes 20-30 s on 2 cores.
 """
 
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from labdriver import REPO, Browser, require_browser  # noqa: E402
 
 pytestmark = pytest.mark.browser
-SITE_TOOLS = ("sphinx", "myst_nb", "sphinx_book_theme", "jupyter_server_mathjax")
+SITE_TOOLS = ("sphinx", "myst_nb", "sphinx_book_theme", "mathjax")
 
 
 @pytest.fixture(scope="module")
@@ -141,13 +141,13 @@ def test_no_broken_internal_link_and_nothing_from_outside(site):
         "\n".join(external[:30])
 
 
-MATHJAX_DONE = """() => (window.MathJax && MathJax.Hub && MathJax.Hub.Register)
-    ? new Promise(done => MathJax.Hub.Register.StartupHook("End", () => done(true))) : true"""
+MATHJAX_DONE = """() => (window.MathJax && MathJax.startup && MathJax.startup.promise)
+    ? MathJax.startup.promise.then(() => true) : true"""
 
 
 def open_page(page, url):
-    """Go to ``url`` and wait until MathJax has typeset the page (its fonts and parts load after
-    the page's load event; leaving earlier would cut those requests off)."""
+    """Go to ``url`` and wait until MathJax has typeset the page (it may finish after the page's
+    load event; leaving earlier would cut its work off)."""
     response = page.goto(url, wait_until="load")
     page.evaluate(MATHJAX_DONE)
     return response
@@ -215,7 +215,7 @@ def test_chapters_03_and_11_show_their_drawings_and_widget_pictures(served, page
 
 def test_math_is_typeset_offline_and_search_finds_a_chapter(served, page):
     open_page(page, f"{served}/chapters/03_backpropagation.html")
-    typeset = page.evaluate("() => document.querySelectorAll('span.MathJax, div.MathJax_Display').length")
+    typeset = page.evaluate("() => document.querySelectorAll('mjx-container svg').length")
     assert typeset > 100, f"chapter 03: {typeset} formulas typeset by MathJax"
     page.goto(f"{served}/search.html?q=backpropagation", wait_until="load")
     page.wait_for_function("() => document.querySelectorAll('#search-results li a').length > 0", timeout=30_000)
