@@ -89,10 +89,13 @@ def _control(name: str, state: dict) -> str | None:
                 f'step="{state.get("step") or "any"}" value="{value}">{readout}')
     if name in ("IntRangeSliderModel", "FloatRangeSliderModel"):
         return f"<output>{html.escape(str(value))}</output>"
+    text = str(value)
+    if name == "TextareaModel" or (name == "TextModel" and "\n" in text):
+        # a one-line box would drop the newlines a prime such as "ROMEO:\nO" holds
+        return f'<textarea disabled rows="{text.count(chr(10)) + 1}">{html.escape(text)}</textarea>'
     if name in ("TextModel", "IntTextModel", "FloatTextModel", "BoundedIntTextModel", "BoundedFloatTextModel"):
-        return f'<input type="text" disabled value="{html.escape(str(value), quote=True)}">'
-    if name == "TextareaModel":
-        return f"<textarea disabled>{html.escape(str(value))}</textarea>"
+        return f'<input type="text" disabled value="{html.escape(text, quote=True)}">'
+
     if name == "CheckboxModel":
         return f'<input type="checkbox" disabled{" checked" if value else ""}>'
     if name in ("DropdownModel", "SelectModel", "RadioButtonsModel", "ToggleButtonsModel"):
