@@ -155,6 +155,28 @@ def _model_html(model_id: str, state: dict, seen: set) -> str:
     return f'<div class="{classes}">{_label(values)}{body}</div>'
 
 
+def html_of(widget) -> str:
+    """A live widget (and its children) as static HTML of its current state.
+
+    For a widget's display bundle: shown next to the widget view as ``text/html``, it is what a
+    viewer without a widget manager (GitHub, nbviewer, a static site) shows in its place."""
+    import base64
+    import ipywidgets
+
+    parts, todo = [], [widget]
+    while todo:                                           # the widget, its children, their layouts
+        part = todo.pop()
+        parts.append(part)
+        todo += [w for w in (getattr(part, "layout", None), *getattr(part, "children", ()))
+                 if isinstance(w, ipywidgets.Widget)]
+    state = ipywidgets.Widget.get_manager_state(drop_defaults=False, widgets=parts)["state"]
+    for entry in state.values():
+        for buffer in entry.get("buffers", []):
+            if isinstance(buffer.get("data"), (bytes, bytearray, memoryview)):
+                buffer["data"] = base64.b64encode(bytes(buffer["data"])).decode("ascii")
+    return widget_html(widget.model_id, state)
+
+
 def with_static_widgets(notebook):
     """A copy of ``notebook`` in which every widget output shows its saved state as static HTML.
 

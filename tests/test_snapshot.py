@@ -122,3 +122,13 @@ def test_chapter_03s_explorer_becomes_its_drawn_network_and_sliders():
     explorer = next(p for p in pages if 'type="range"' in p)
     assert "<svg" in explorer and 'class="node mg&#45;node' in explorer and 'id="mg&#45;node&#45;x1"' in explorer
     assert ">x1<" in html.unescape(explorer)
+
+
+def test_html_of_a_live_widget_shows_its_current_state():
+    slider, image = W.IntSlider(value=3, description="layer"), W.Image(value=PNG, format="png")
+    box = W.VBox([slider, image])
+    slider.value = 2
+    page = snapshot.html_of(box)
+    assert "<output>2</output>" in page and ">layer<" in page
+    assert f"base64,{base64.b64encode(PNG).decode()}" in page
+    assert page == snapshot.widget_html(box.model_id, snapshot.saved_state(saved(box)))
