@@ -365,3 +365,19 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert os.access(ROOT / ".ci" / "run", os.X_OK)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "make lab" in readme and "make test" in readme
+
+
+def test_readme_is_short_learner_first_and_its_links_resolve():
+    """README is the learners' page (200 lines at most); the rest lives in docs/, linked from it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200, f"README.md has {len(readme.splitlines())} lines"
+    assert readme.index("make lab") < readme.index("make test"), "the learner's command comes first"
+    for doc in ("GRADING", "MODELS", "ENGINE", "BENCHMARKS", "CONTRIBUTING"):
+        assert f"(docs/{doc}.md)" in readme and (ROOT / "docs" / f"{doc}.md").exists(), doc
+    broken = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if not target.startswith(("http://", "https://")) and not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, broken
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
