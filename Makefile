@@ -84,7 +84,7 @@ $(PY):
 PIP_INSTALL := $(PY) tools/pip_progress.py $(VENV)/pip-install.log
 
 $(STAMP): pyproject.toml | $(PY)
-	@echo "Installing minigraph and its dependencies into $(VENV) (first run only, a few minutes)..."
+	@echo "Installing minigraph and its dependencies into $(VENV) (a few minutes the first time)..."
 	@$(PIP_INSTALL) -e .
 	@touch $@
 

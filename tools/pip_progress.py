@@ -53,7 +53,8 @@ def main(argv=None):
                     say(f"{found} packages found ({line.split()[1]})")
                     last_line[0] = time.monotonic()
             elif line.startswith("Installing collected packages"):
-                say(f"installing {line.count(',') + 1} packages...")
+                count = line.count(",") + 1
+                say(f"installing {count} package{'s' if count > 1 else ''}...")
                 last_line[0] = time.monotonic()
         code = proc.wait()
     done.set()
