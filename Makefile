@@ -1,11 +1,12 @@
-# minigraph — the two commands a learner needs:
+# minigraph — the command a learner needs, and the one a contributor needs:
 #   make lab     set up .venv (first run only), then JupyterLab on the course, first chapter open
 #   make test    the same set-up (+ test tools), then every test and every notebook
 #
 # Other targets: notebooks (re-execute chapters/ and solutions/ in place, storing fresh
-# outputs), exercises (generate exercises/ from solutions/), autograder (Gradescope's zip),
-# release (build/release/: the student edition, without solutions or reference answers),
-# bench, clean, help.
+# outputs), exercises (generate exercises/ from solutions/), site (the course website in
+# build/site/, from the stored outputs), autograder (Gradescope's zip), release
+# (build/release/: the student edition, without solutions or reference answers), bench,
+# clean, help.
 #
 # Variables you can override:  make lab LAB_ARGS="--no-browser --port=8899"
 #   PYTHON        interpreter that creates the venv (default python3, must be >= 3.10)
@@ -32,6 +33,8 @@ export PATH := $(VENV_ABS)/bin:$(PATH)
 
 STAMP := $(VENV)/.installed
 STAMP_DEV := $(VENV)/.installed-dev
+STAMP_SITE := $(VENV)/.installed-site
+SITE := build/site
 
 LAB_ARGS ?=
 LAB_NOTEBOOK ?= chapters/00_setup_check.ipynb
@@ -55,13 +58,14 @@ CHAPTER ?= 00
 AUTOGRADER := build/autograder
 RELEASE := build/release
 
-.PHONY: help lab test notebooks exercises autograder release bench clean setup setup-dev dot bwrap trust warm
+.PHONY: help lab test notebooks exercises site autograder release bench clean setup setup-dev dot bwrap trust warm
 
 help:
 	@echo "make lab        set up .venv (first time) and open JupyterLab on chapters/"
 	@echo "make test       set up .venv with test tools and run every test and notebook"
 	@echo "make notebooks  re-execute chapters/ and solutions/ in place (fresh stored outputs)"
 	@echo "make exercises  generate exercises/ from solutions/"
+	@echo "make site       build/site/: the course website, from the stored outputs (nothing executed)"
 	@echo "make autograder build/autograder.zip for Gradescope (CHAPTER=NN, default 00)"
 	@echo "make release    build/release/: the student edition (no solutions, no reference answers)"
 	@echo "make bench      run bench/*.py"
@@ -72,21 +76,31 @@ help:
 $(PY):
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || \
 		{ echo "minigraph needs Python >= 3.10; try: make lab PYTHON=python3.11"; exit 1; }
-	$(PYTHON) -m venv $(VENV)
+	@echo "Creating the virtual environment $(VENV)..."
+	@$(PYTHON) -m venv $(VENV)
 
 # Reinstall only when pyproject.toml changes: a second `make lab` starts in seconds.
+# tools/pip_progress.py prints a line of progress now and then, and pip's output only if it fails.
+PIP_INSTALL := $(PY) tools/pip_progress.py $(VENV)/pip-install.log
+
 $(STAMP): pyproject.toml | $(PY)
-	@echo "Installing minigraph (editable) and its dependencies into $(VENV) - first run only, a few minutes..."
-	$(PY) -m pip install -q -e .
+	@echo "Installing minigraph and its dependencies into $(VENV) (a few minutes the first time)..."
+	@$(PIP_INSTALL) -e .
 	@touch $@
+
+$(STAMP_SITE): pyproject.toml | $(PY)
+	@echo "Installing minigraph with the site's tools ([site]: Sphinx, myst-nb) into $(VENV)..."
+	@$(PIP_INSTALL) -e '.[site]'
+	@touch $(STAMP) $@
 
 $(STAMP_DEV): pyproject.toml | $(PY)
 	@echo "Installing minigraph (editable) with its [dev] test tools and [torch] into $(VENV)..."
-	$(PY) -m pip install -q -e '.[dev,torch]'
-	@touch $(STAMP) $@
+	@$(PIP_INSTALL) -e '.[dev,torch]'
+	@touch $(STAMP) $(STAMP_SITE) $@
 
+# Says something only when it had to install `dot` (or could not).
 dot: | $(PY)
-	@bash tools/ensure_dot.sh $(VENV)
+	@out="$$(bash tools/ensure_dot.sh $(VENV))"; case "$$out" in "dot: using "*) ;; *) echo "$$out";; esac
 
 # The batch grader's sandbox (minigraph/grading/batch/sandbox.py); only a warning if it cannot be had.
 bwrap:
@@ -97,20 +111,24 @@ bwrap:
 warm: | $(PY)
 	@$(PY) -c 'import matplotlib.font_manager' 2>/dev/null || true
 
-setup: $(STAMP) dot bwrap warm
+# The sandbox is the grader's (the tests grade hostile notebooks); `make lab` needs none.
+setup: $(STAMP) dot warm
 
 setup-dev: $(STAMP_DEV) dot bwrap warm
 
 # Untrusted notebooks open with their stored SVG and widgets shown as plain text; the
-# course's own notebooks are trusted so they open as they were saved.
+# course's own notebooks are trusted so they open as they were saved. Silent unless it fails.
 trust: | $(PY)
-	@$(if $(COURSE_NOTEBOOKS),jupyter trust $(COURSE_NOTEBOOKS) >/dev/null && \
-		echo "trusted $(words $(COURSE_NOTEBOOKS)) course notebooks",true)
+	@$(if $(COURSE_NOTEBOOKS),out="$$(jupyter trust $(COURSE_NOTEBOOKS) 2>&1)" || \
+		{ echo "$$out"; exit 1; },true)
 
 # ---------------------------------------------------------------- the two commands ------
 
+# JupyterLab logs only warnings and the address to open (its start-up chatter is INFO).
 lab: setup trust
-	exec jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) $(LAB_ARGS) $(LAB_NOTEBOOK)
+	@echo "Starting JupyterLab on $(LAB_NOTEBOOK): if no browser opens, open the address below. Ctrl-C stops it."
+	@exec jupyter lab --ServerApp.root_dir="$(CURDIR)" --ServerApp.log_level=WARN --LabApp.log_level=WARN \
+		$(ALLOW_ROOT) $(LAB_ARGS) $(LAB_NOTEBOOK)
 
 # $(call run_pytest,NAME,FOLDERS,FLAGS): one pytest run over FOLDERS (skipped if none exist).
 # Exit code 5 means "collected nothing" (a folder with no notebooks yet): counted as
@@ -152,6 +170,11 @@ notebooks: setup
 
 exercises: setup
 	$(PY) -m minigraph.grading.generate solutions exercises
+
+# The course website, from chapters/ and exercises/ with their stored outputs (nothing is
+# executed; widgets shown as pictures of their saved state): open build/site/index.html.
+site: $(STAMP_SITE)
+	$(PY) tools/build_site.py $(SITE)
 
 # Gradescope's autograder zip: setup.sh and run_autograder at its root (tools/gradescope/),
 # the chapter to grade, and the package (course/: no solutions, no notebooks).

@@ -266,6 +266,20 @@ def test_reference_notebook_is_stored_executed(path):
     assert any(c.outputs for c in code), "no stored outputs at all: run `make notebooks`"
 
 
+@pytest.mark.parametrize("path", ALL_NOTEBOOKS, ids=str)
+def test_notebook_stores_the_kernelspec_jupyterlab_writes(path):
+    """A notebook whose kernelspec differs from what JupyterLab writes ("Python 3" instead of
+    "Python 3 (ipykernel)") is rewritten on open and shows as modified with no edit."""
+    from minigraph.grading.generate import KERNELSPEC
+
+    metadata = nbformat.read(ROOT / path, as_version=4).metadata
+    assert metadata.get("kernelspec") == KERNELSPEC, (
+        f"{path} stores the kernelspec {metadata.get('kernelspec')}; store {KERNELSPEC} "
+        "(edit the notebook's JSON metadata; for exercises/, run `make exercises`)")
+    language = metadata.get("language_info", {})
+    assert language.get("name") == "python" and language.get("codemirror_mode", {}).get("name") == "ipython"
+
+
 @pytest.mark.parametrize("path", REFERENCE_NOTEBOOKS, ids=str)
 def test_reference_notebook_has_no_errors_or_warnings(path):
     nb = nbformat.read(ROOT / path, as_version=4)
@@ -351,3 +365,19 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert os.access(ROOT / ".ci" / "run", os.X_OK)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "make lab" in readme and "make test" in readme
+
+
+def test_readme_is_short_learner_first_and_its_links_resolve():
+    """README is the learners' page (200 lines at most); the rest lives in docs/, linked from it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 200, f"README.md has {len(readme.splitlines())} lines"
+    assert readme.index("make lab") < readme.index("make test"), "the learner's command comes first"
+    for doc in ("GRADING", "MODELS", "ENGINE", "BENCHMARKS", "CONTRIBUTING"):
+        assert f"(docs/{doc}.md)" in readme and (ROOT / "docs" / f"{doc}.md").exists(), doc
+    broken = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if not target.startswith(("http://", "https://")) and not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert not broken, broken
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")

@@ -161,9 +161,17 @@ def exercise_source(source, cell_type, where):
     return "\n".join(out + lines[start:])
 
 
+# The kernelspec JupyterLab writes when it saves a notebook run by ipykernel's default kernel.
+# Stored as it is, a notebook opens unmodified; any other display name ("Python 3") makes
+# JupyterLab rewrite it on open and mark the notebook as changed.
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+
 def exercise_notebook(solution, name):
-    """The exercise version of a solution notebook (a new notebook; ``solution`` is untouched)."""
+    """The exercise version of a solution notebook (a new notebook; ``solution`` is untouched),
+    with the kernelspec JupyterLab writes."""
     exercise = copy.deepcopy(solution)
+    exercise.metadata["kernelspec"] = dict(KERNELSPEC)
     cells = []
     for number, cell in enumerate(exercise.cells, start=1):
         if cell.cell_type in ("code", "markdown"):

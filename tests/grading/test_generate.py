@@ -100,6 +100,15 @@ def test_outputs_execution_counts_and_timing_are_stripped_but_tags_kept():
     assert nb.cells[0].outputs and nb.cells[0].execution_count == 4        # the input is untouched
 
 
+def test_the_exercise_stores_the_kernelspec_jupyterlab_writes():
+    nb = notebook("1 + 1")
+    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    exercise = exercise_notebook(nb, "sol.ipynb")
+    assert exercise.metadata["kernelspec"] == generate.KERNELSPEC
+    assert generate.KERNELSPEC["display_name"] == "Python 3 (ipykernel)"
+    assert nb.metadata["kernelspec"]["display_name"] == "Python 3"          # the input is untouched
+
+
 # -- malformed markers ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("source, expected", [

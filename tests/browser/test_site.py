@@ -1,0 +1,223 @@
+"""The course site (`make site`) in headless Chromium: built from the committed notebooks into a
+temporary folder, served over HTTP on 127.0.0.1, every page opened.
+
+- every page loads with no console error and no failed request, and asks for nothing outside
+  the site (no CDN: the site reads offline);
+- every image and inline SVG is there (an <img> that failed to load has naturalWidth 0);
+- every internal link points at a page and an anchor that exist;
+- chapter 03 and chapter 11 show their graphviz drawings and the static picture of their
+  widgets (chapter 03's explorer with its drawn network, chapter 11's attention heatmap);
+- math is typeset by the MathJax that ships with the site, and the search page finds a chapter.
+
+The build needs the [site] extra (Sphinx, myst-nb, the theme, django-static-mathjax); without
+it the test fails and names the install command. Building takes 20-30 s on 2 cores.
+"""
+
+import functools
+import http.server
+import importlib.util
+import re
+import subprocess
+import sys
+import threading
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urlsplit
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from labdriver import REPO, Browser, require_browser  # noqa: E402
+
+pytestmark = pytest.mark.browser
+SITE_TOOLS = ("sphinx", "myst_nb", "sphinx_book_theme", "mathjax")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    missing = [name for name in SITE_TOOLS if importlib.util.find_spec(name) is None]
+    if missing:
+        pytest.fail(f"the site's tools are missing ({', '.join(missing)}): pip install -e '.[site]' "
+                    "(`make test` installs them with [dev])", pytrace=False)
+    out = tmp_path_factory.mktemp("site")
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "build_site.py"), str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"make site failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return out
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    require_browser()
+    with Browser(home=tmp_path_factory.mktemp("chromium-home")) as browser:
+        yield browser
+
+
+@pytest.fixture
+def page(browser):
+    page = browser.new_page(width=1300, height=1000)
+    yield page
+    page.context.close()
+
+
+def pages(site):
+    return sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html")
+                  if not p.relative_to(site).parts[0].startswith("_"))
+
+
+class _Links(HTMLParser):
+    """Every href and src of a page (with whether the page loads it: a script, a stylesheet,
+    a picture; links to read elsewhere are not loaded), and every id it defines."""
+
+    def __init__(self):
+        super().__init__()
+        self.targets, self.ids = [], set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if attrs.get("id"):
+            self.ids.add(attrs["id"])
+        if attrs.get("src"):
+            self.targets.append((attrs["src"], True))
+        if attrs.get("href"):
+            self.targets.append((attrs["href"], tag == "link"))
+
+
+def _parse(path):
+    parser = _Links()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def test_the_site_has_a_page_per_notebook_and_a_search_page(site):
+    names = pages(site)
+    notebooks = [f"{folder}/{p.stem}.html" for folder in ("chapters", "exercises")
+                 for p in sorted((REPO / folder).glob("*.ipynb"))]
+    assert len(notebooks) >= 24 and set(notebooks) <= set(names), set(notebooks) - set(names)
+    assert {"index.html", "search.html"} <= set(names)
+
+
+def test_no_broken_internal_link_and_nothing_from_outside(site):
+    broken, external = [], []
+    parsed = {name: _parse(site / name) for name in pages(site)}
+    for name, parser in parsed.items():
+        for target, loaded in parser.targets:
+            parts = urlsplit(target)
+            if parts.scheme in ("http", "https") or target.startswith("//"):
+                if loaded:
+                    external.append(f"{name}: {target}")
+                continue
+            if parts.scheme in ("data", "mailto", "javascript"):
+                continue
+            path, anchor = urldefrag(target)
+            file = (site / name).parent / unquote(urlsplit(path).path) if path else site / name
+            file = file.resolve()
+            if not file.exists():
+                broken.append(f"{name}: {target}")
+            elif anchor and file.suffix == ".html":
+                key = file.relative_to(site.resolve()).as_posix()
+                ids = parsed[key].ids if key in parsed else _parse(file).ids
+                if anchor not in ids:
+                    broken.append(f"{name}: {target} (no id {anchor!r})")
+    assert not broken, "broken internal links:\n" + "\n".join(broken[:30])
+    assert not external, "the site links scripts or pictures from outside (it must read offline):\n" + \
+        "\n".join(external[:30])
+
+
+MATHJAX_DONE = """() => (window.MathJax && MathJax.startup && MathJax.startup.promise)
+    ? MathJax.startup.promise.then(() => true) : true"""
+
+
+def open_page(page, url):
+    """Go to ``url`` and wait until MathJax has typeset the page (it may finish after the page's
+    load event; leaving earlier would cut its work off)."""
+    response = page.goto(url, wait_until="load")
+    page.evaluate(MATHJAX_DONE)
+    return response
+
+
+PAGE_REPORT = """() => {
+    const imgs = [...document.querySelectorAll('img')];
+    return {
+        images: imgs.length,
+        broken: imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => (i.src || '').slice(0, 80)),
+        svgs: document.querySelectorAll('.cell_output svg, .cell_output img[src$=".svg"]').length,
+        empty_svgs: [...document.querySelectorAll('.cell_output svg')]
+            .filter(s => s.getBoundingClientRect().width === 0 && !s.closest('[hidden]')).length,
+        widget_pictures: document.querySelectorAll('.cell_output .mg-snapshot').length,
+        widget_texts: [...document.querySelectorAll('.cell_output pre')]
+            .filter(p => /^[A-Za-z]+\\(children=\\(/.test(p.textContent)).length,
+    };
+}"""
+
+
+def test_every_page_loads_cleanly_with_its_pictures(site, served, page):
+    problems, errors, outside = [], [], []
+    page.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("requestfailed", lambda req: errors.append(f"failed: {req.url}"))
+    page.route(re.compile(r"^(?!http://127\.0\.0\.1)"),
+               lambda route: (outside.append(route.request.url), route.abort()))
+    for name in pages(site):
+        errors.clear()
+        outside.clear()
+        response = open_page(page, f"{served}/{name}")
+        report = page.evaluate(PAGE_REPORT)
+        if response is None or response.status != 200:
+            problems.append(f"{name}: HTTP {response and response.status}")
+        if errors:
+            problems.append(f"{name}: console errors {errors[:3]}")
+        if outside:
+            problems.append(f"{name}: requests outside the site {outside[:3]}")
+        if report["broken"]:
+            problems.append(f"{name}: images that did not load {report['broken'][:3]}")
+        if report["empty_svgs"]:
+            problems.append(f"{name}: {report['empty_svgs']} drawings with no size")
+        if report["widget_texts"]:
+            problems.append(f"{name}: {report['widget_texts']} widgets shown as their text repr")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("chapter, widget_picture", [
+    ("03_backpropagation", ".mg-snapshot-html svg"),            # the explorer's drawn network
+    ("11_transformer", ".mg-snapshot-image img"),               # the attention heatmap
+])
+def test_chapters_03_and_11_show_their_drawings_and_widget_pictures(served, page, chapter, widget_picture):
+    open_page(page, f"{served}/chapters/{chapter}.html")
+    report = page.evaluate(PAGE_REPORT)
+    assert report["svgs"] >= 2, f"{chapter}: {report['svgs']} graphviz drawings"
+    assert report["widget_pictures"] >= 1 and not report["broken"], report
+    picture = page.locator(widget_picture).first
+    picture.scroll_into_view_if_needed()
+    box = picture.bounding_box()
+    assert box and box["width"] > 100 and box["height"] > 50, f"{chapter}: widget picture {box}"
+    content = page.locator("main").bounding_box()
+    assert box["x"] >= content["x"] - 1 and box["x"] + box["width"] <= content["x"] + content["width"] + 1, \
+        f"{chapter}: the widget picture {box} sticks out of the page's text column {content}"
+
+
+def test_math_is_typeset_offline_and_search_finds_a_chapter(served, page):
+    open_page(page, f"{served}/chapters/03_backpropagation.html")
+    typeset = page.evaluate("() => document.querySelectorAll('mjx-container svg').length")
+    assert typeset > 100, f"chapter 03: {typeset} formulas typeset by MathJax"
+    page.goto(f"{served}/search.html?q=backpropagation", wait_until="load")
+    page.wait_for_function("() => document.querySelectorAll('#search-results li a').length > 0", timeout=30_000)
+    links = page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.getAttribute('href'))")
+    assert any("03_backpropagation" in link for link in links), links
