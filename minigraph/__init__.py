@@ -26,8 +26,8 @@ chapters' own tools: ``digits`` (05), ``landscape`` (06), ``recurrent`` (07), ``
 
 from . import data, gradcheck, nn, optim
 from .dtypes import get_default_dtype, set_default_dtype
-from .errors import (BadValueError, CycleError, DrawingError, GraphError, MissingFeedError,
-                     NonFiniteError, OpError, ShapeError)
+from .errors import (BadValueError, CheckpointError, CycleError, DrawingError, GraphError,
+                     MissingFeedError, NonFiniteError, OpError, ShapeError)
 from .graph import Constant, Graph, Input, Node, Op, Parameter, detect_anomaly
 from .ops import (add, bce_with_logits, causal_mask, concatenate, defop, div, embedding, exp, gelu,
                   getitem, layer_norm, leaky_relu, linear, log, log_softmax, matmul, max, mean, mse,

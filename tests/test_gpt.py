@@ -230,9 +230,9 @@ def test_the_shipped_model_reaches_nanogpts_published_loss():
 def test_the_command_stopped_and_resumed_ends_where_a_straight_run_ends(small_text, tmp_path, monkeypatch,
                                                                       ctrl_c_at):
     monkeypatch.setattr("minigraph.data.shakespeare", lambda: small_text)
-    monkeypatch.setattr("minigraph.charlm.train.git_commit", lambda: "c1")
+    monkeypatch.setattr("minigraph.training.command.git_commit", lambda: "c1")
     out = str(tmp_path / "run.npz")
-    real_step = ctrl_c_at(Training, 4)               # Ctrl-C once, as iteration 4 starts
+    real_step = ctrl_c_at(Training, 3)               # Ctrl-C once, as iteration 3 starts: saved after it
     args = ["--out", out, "--sample-length", "0",
             *(f"--{key.replace('_', '-')}={value}" for key, value in TINY.items())]
     assert train_main(args) == 130
