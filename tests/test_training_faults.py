@@ -186,7 +186,6 @@ def test_a_full_disk_is_reported_and_the_last_checkpoint_stays_whole(command, tm
     err = capsys.readouterr().err
     assert f"cannot write {out}: the disk is full. The previous {out} is intact" in err and "--resume" in err
     assert read(out)[0]["iteration"] == 3 and os.listdir(tmp_path) == ["run.npz", "straight"]
-    monkeypatch.setattr(np, "savez", np.savez.__wrapped__ if hasattr(np.savez, "__wrapped__") else np.savez)
     monkeypatch.undo()
     monkeypatch.setattr("minigraph.data.shakespeare", lambda: TEXT)
     assert main(["--out", out, "--resume", *LM_TAIL[:2 if name != "dates" else 0]]) == 0
@@ -363,7 +362,7 @@ def test_the_log_has_a_line_per_update_and_the_file_the_wall_clock_and_machine(c
     assert "\r" not in err and sum(line.startswith("train ") for line in err.splitlines()) >= 2
     meta = read(out)[0]
     assert meta["wall_clock"] > 0 and meta["machine"] == {"cores": os.cpu_count(), "blas_threads": 1}
-    assert f"trained for 0:00:0" in files.provenance(out, meta)
+    assert "trained for 0:00:0" in files.provenance(out, meta)
 
 
 def test_evaluate_shows_the_wall_clock_and_the_machine(tmp_path, monkeypatch, capsys):
@@ -371,7 +370,6 @@ def test_evaluate_shows_the_wall_clock_and_the_machine(tmp_path, monkeypatch, ca
     out = str(tmp_path / "run.npz")
     assert lstm_train.main(["--out", out, *COMMANDS["lstm"][4]]) == 0
     meta = lstm_files.read(out)[0]
-    assert f"2 BLAS" not in lstm_evaluate.summary(out, 1.0, meta)
     assert f"{os.cpu_count()} cores, 1 BLAS thread(s)" in lstm_evaluate.summary(out, 1.0, meta)
     shipped = os.path.join(commands.SHIPPED, "shakespeare_lstm.npz")
     assert "wall-clock time not recorded" in lstm_evaluate.summary(shipped, 1.0, lstm_files.read(shipped)[0])
