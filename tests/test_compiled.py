@@ -200,8 +200,8 @@ def test_rewritten_and_planned_code_equals_the_interpreter_on_random_graphs():
         subtracted += bool(memory.subtracted)
         overwrote += any(into[1] == memory.into.get(a, (None, None))[1]
                          for t, into in memory.into.items() for a in t.args)
-    assert checked >= 290 and replanned >= 30, (checked, replanned, refused)   # 297, 34, 1 today
-    assert min(fused.values()) >= 5, fused                       # 12, 19, 20, 9, 26 today
+    assert checked >= 290 and replanned >= 30, (checked, replanned, refused)   # 297, 32, 1 today
+    assert min(fused.values()) >= 5, fused                       # 12, 19, 20, 6, 26 today
     assert subtracted >= 40 and overwrote >= 150, (subtracted, overwrote)         # 46, 170 today
 
 
