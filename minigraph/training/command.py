@@ -73,7 +73,7 @@ class Stop:
 def train(run, report, is_best, until=None, out=None, best=None, save=None, command=None,
           commit=None, progress=None, fields=lambda run, loss: {"loss": f"{loss:.3f}"}):
     """Step ``run`` to iteration ``until`` (the config's ``iterations`` if None); returns True if
-    a Ctrl-C stopped it first.
+    a Ctrl-C stopped it before ``until``.
 
     Every ``eval_every`` iterations and at the end, ``report(run, bar)`` evaluates (and writes
     what it finds above the bar), ``save(run, out, command, commit)`` writes the run to ``out``
@@ -102,13 +102,15 @@ def train(run, report, is_best, until=None, out=None, best=None, save=None, comm
                         saved_at = run.iteration
                     if best and is_best(run):
                         write(best, resumable=False)
-            if stop.requested and out:
-                if saved_at != run.iteration:
-                    write(out)
-                bar.write(f"stopped at iteration {run.iteration}; saved to {out} (--resume continues)")
+            stopped = stop.requested and run.iteration < until
+            if stopped and out and saved_at != run.iteration:
+                write(out)
+            if stopped:
+                bar.write(f"stopped at iteration {run.iteration}" + (
+                    f"; saved to {out} (--resume continues)" if out else " (Ctrl-C)"))
         finally:
             bar.close()
-    return stop.requested
+    return stopped
 
 
 @dataclass
