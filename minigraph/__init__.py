@@ -21,13 +21,15 @@ written out as straight-line Python: ``print(mg.codegen.source(graph))``) and ``
 ``symbolic`` (``mg.grad``: the backward pass built as a graph, to draw or differentiate again)
 and ``compiled`` (``mg.function``: a graph as a callable training step, as in Theano). The
 chapters' own tools: ``digits`` (05), ``landscape`` (06), ``recurrent`` (07), ``charlm`` (09),
-``attention`` (10 and 11), ``translate`` (10) and ``gpt`` (11).
+``attention`` (10 and 11), ``translate`` (10) and ``gpt`` (11); what their three training
+commands share: ``training`` (a run's file, written atomically and checked when read; the
+loop that stops only between steps).
 """
 
 from . import data, gradcheck, nn, optim
 from .dtypes import get_default_dtype, set_default_dtype
-from .errors import (BadValueError, CycleError, DrawingError, GraphError, MissingFeedError,
-                     NonFiniteError, OpError, ShapeError)
+from .errors import (BadValueError, CheckpointError, CycleError, DrawingError, GraphError,
+                     MissingFeedError, NonFiniteError, OpError, ShapeError)
 from .graph import Constant, Graph, Input, Node, Op, Parameter, detect_anomaly
 from .ops import (add, bce_with_logits, causal_mask, concatenate, defop, div, embedding, exp, gelu,
                   getitem, layer_norm, leaky_relu, linear, log, log_softmax, matmul, max, mean, mse,

@@ -20,6 +20,7 @@ The widget is an ipywidgets box whose slider is a plain attribute (``view.slider
 so a test drives it as a learner would.
 """
 
+import math
 from collections import namedtuple
 
 import ipywidgets as ipw
@@ -28,7 +29,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .errors import BadValueError
-from .graph import Constant
+from .graph import Number
 from .kernels import log_softmax
 from .ops import div, matmul, softmax, transpose
 from .viz import format_number
@@ -64,7 +65,8 @@ def attention(q, k, v, d=None, mask=None, scaled=True, name=""):
                                 f"attention(q, k, v, d=64).")
         d = np.shape(k.value)[-1]
     products = matmul(q, transpose(k, name=prefix + "kᵀ"), name=prefix + "q·k")
-    scores = (div(products, Constant(np.sqrt(d), name=prefix + "√d"), name=prefix + "scores")
+    # √d is a Python number (a weak Number): it takes the dtype of q·k, so float32 stays float32
+    scores = (div(products, Number(math.sqrt(d), name=prefix + "√d"), name=prefix + "scores")
               if scaled else products)
     weights = (softmax(scores, axis=-1, name=prefix + "weights") if mask is None
                else softmax(scores, axis=-1, mask=np.asarray(mask, dtype=bool), name=prefix + "weights"))

@@ -34,6 +34,12 @@ class OpError(GraphError):
     """An op's forward or backward function failed for a reason other than shapes."""
 
 
+class CheckpointError(BadValueError):
+    """A training run's file that cannot be written (a full disk, a folder that cannot be made)
+    or read back (missing, damaged, edited after it was written, of another kind), or that a
+    command refuses to replace."""
+
+
 class DrawingError(GraphError):
     """A graph too big to draw in full, or Graphviz's ``dot`` missing, too slow or crashing."""
 

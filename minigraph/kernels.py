@@ -16,6 +16,7 @@ pass. ``unbroadcast`` does that in one place for every op.
 """
 
 import math
+import numbers
 
 import numpy as np
 
@@ -177,7 +178,11 @@ def _checked_mask(mask, x, axis):
 
 def causal_mask(T):
     """The (T, T) boolean mask of causal attention: position i may attend to j <= i (True on and
-    below the diagonal)."""
+    below the diagonal). ``T``, the number of positions, is a whole number >= 1."""
+    if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 1:
+        raise BadValueError(f"causal_mask(T) takes the number of positions T, a whole number >= 1 "
+                            f"(e.g. causal_mask(8) for a window of 8 characters); got "
+                            f"{type(T).__name__} {T!r}.")
     return np.tri(T, dtype=bool)
 
 
@@ -209,10 +214,27 @@ def layer_norm(x, gamma, beta=None, eps=1e-5):
     if np.ndim(x) == 0:
         raise BadValueError("layer_norm normalizes the last axis of x, and this x is a single number "
                             "(0-d): give it rows, e.g. shape (B, T, C)")
+    for name, value in (("gamma", gamma), ("beta", beta)):
+        if value is not None and _broadcast_shape(value, x) != np.shape(x):
+            grown = _broadcast_shape(value, x)
+            raise BadValueError(
+                f"layer_norm's {name} of shape {np.shape(value)} does not fit x of shape "
+                f"{np.shape(x)}: " + (f"it would change the output's shape to {grown}" if grown
+                                      else "they do not broadcast together") +
+                f". {name} holds one number per feature of the last axis: give it shape "
+                f"({np.shape(x)[-1]},)")
     centered, scale = centered_and_scale(x, eps)
     centered *= scale                                    # a fresh array: x̂, made in place
     out = centered * gamma
     return out if beta is None else out + beta
+
+
+def _broadcast_shape(a, b):
+    """The shape of ``a`` and ``b`` broadcast together, or None if they do not broadcast."""
+    try:
+        return np.broadcast_shapes(np.shape(a), np.shape(b))
+    except ValueError:
+        return None
 
 
 def layer_norm_vjp_x(g, ans, x, gamma, beta=None, eps=1e-5):

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import kernels, losses
 from .errors import BadValueError
-from .graph import Node
+from .graph import Constant, Node
 from .kernels import unbroadcast
 from .opdef import defop
 
@@ -76,9 +76,19 @@ log_softmax = defop("log_softmax", kernels.log_softmax,
 
 # -- the pieces of a transformer (chapters 10 and 11) -----------------------------------------
 gelu = defop("gelu", kernels.gelu, [lambda g, ans, x: g * kernels.gelu_slope(x)], "gelu")
-embedding = defop("embedding", kernels.embedding,    # integer ids take no gradient: zeros
-                  [lambda g, ans, table, ids: kernels.embedding_vjp_table(g, table, ids),
-                   lambda g, ans, table, ids: np.zeros(np.shape(ids), np.result_type(g))], "embed")
+_embedding = defop("embedding", kernels.embedding,    # integer ids take no gradient: zeros
+                   [lambda g, ans, table, ids: kernels.embedding_vjp_table(g, table, ids),
+                    lambda g, ans, table, ids: np.zeros(np.shape(ids), np.result_type(g))], "embed")
+
+
+def embedding(table, ids, name=None):
+    """The rows of ``table`` (V, C) at the integer ``ids``: ids.shape + (C,). ``ids`` may be a
+    node, an integer array or a lone Python int (made a Constant that stays an integer, not a
+    number that takes the table's float dtype)."""
+    return _embedding(table, ids if isinstance(ids, Node) else Constant(np.asarray(ids)), name=name)
+
+
+embedding.opdef = _embedding.opdef
 causal_mask = kernels.causal_mask
 
 # fused ops: one node instead of several, for speed and numerical stability

@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from .errors import BadValueError, GraphError, ShapeError, describe, shape_text
+from .errors import BadValueError, GraphError, NonFiniteError, ShapeError, describe, shape_text
 from .graph import Node, first_repeat
 
 
@@ -22,7 +22,7 @@ class Optimizer:
     def __init__(self, params, lr):
         self.params = _parameters(params, type(self).__name__)
         if not _is_learning_rate(lr):
-            raise BadValueError(f"{type(self).__name__}'s learning rate lr must be a number >= 0, "
+            raise BadValueError(f"{type(self).__name__}'s learning rate lr must be a finite number >= 0, "
                                 f"e.g. lr=0.1; got {type(lr).__name__} {lr!r}.")
         self.lr = lr
         self.state = {p: {} for p in self.params}
@@ -33,11 +33,22 @@ class Optimizer:
                 raise GraphError(f"Parameter '{p.name}' has no gradient, so no Parameter was moved. "
                                  "Run graph.backward(feed) before opt.step(), on a graph that "
                                  "contains every Parameter the optimizer moves.")
-        for p in self.params:
+        before = {p: dict(state) for p, state in self.state.items()}
+        moved = []
+        for p in self.params:             # every new value is computed and checked before any is set
             value, grad = p._value, p.grad
             new = self.update(value, grad, self.state[p])
             if not (type(new) is np.ndarray and new.dtype is value.dtype and new.shape == value.shape):
                 new = self._checked(p, new)
+            if not np.isfinite(new).all():
+                self.state = before       # as if the step had not started: nothing moved, nothing counted
+                raise NonFiniteError(
+                    f"{type(self).__name__}'s step would write NaN or infinity into Parameter "
+                    f"'{p.name}' ({shape_text(value)}; its gradient {_finite_text(grad)}), so no "
+                    f"Parameter was moved. Look for the node that overflows (mg.detect_anomaly()), "
+                    f"lower the learning rate or clip the gradients (optim.clip_grad_norm).")
+            moved.append(new)
+        for p, new in zip(self.params, moved):
             p._set(new)
 
     def _checked(self, p, new):
@@ -56,8 +67,30 @@ class Optimizer:
 
 
 def _is_learning_rate(lr):
-    """Is ``lr`` a number >= 0 (not a bool, not NaN)?"""
-    return not isinstance(lr, bool) and isinstance(lr, numbers.Real) and lr >= 0
+    """Is ``lr`` a finite number >= 0 (not a bool, not NaN, not infinity)?"""
+    return _is_number(lr) and 0 <= lr < np.inf
+
+
+def _is_number(x):
+    """Is ``x`` a real number (not a bool)?"""
+    return not isinstance(x, bool) and isinstance(x, numbers.Real)
+
+
+def _check_setting(optimizer, name, value, low, high=np.inf, high_included=False, example=None):
+    """A BadValueError unless the hyper-parameter ``name`` is a number in [low, high) (or
+    [low, high] if ``high_included``), the ranges ``torch.optim`` accepts."""
+    inside = _is_number(value) and low <= value and (value <= high if high_included else value < high)
+    if not inside:
+        closing = "]" if high_included else ")"
+        raise BadValueError(f"{optimizer}'s {name} must be a number in [{low}, {high}{closing}"
+                            f"{f', e.g. {name}={example}' if example is not None else ''}; got "
+                            f"{type(value).__name__} {value!r}.")
+
+
+def _finite_text(grad):
+    """``is finite`` or how many of its numbers are NaN or infinite, for messages."""
+    bad = int(np.size(grad) - np.count_nonzero(np.isfinite(grad)))
+    return "is finite" if not bad else f"has {bad} NaN or infinite number(s) of {np.size(grad)}"
 
 
 def _parameters(params, optimizer):
@@ -107,6 +140,7 @@ class Momentum(Optimizer):
 
     def __init__(self, params, lr=0.1, momentum=0.9, nesterov=False):
         super().__init__(params, lr)
+        _check_setting("Momentum", "momentum", momentum, 0, example=0.9)
         self.momentum, self.nesterov = momentum, nesterov
 
     def update(self, value, grad, state):
@@ -120,6 +154,7 @@ class AdaGrad(Optimizer):
 
     def __init__(self, params, lr=0.1, eps=1e-8):
         super().__init__(params, lr)
+        _check_setting("AdaGrad", "eps", eps, 0, example=1e-8)
         self.eps = eps
 
     def update(self, value, grad, state):
@@ -132,6 +167,8 @@ class RMSProp(Optimizer):
 
     def __init__(self, params, lr=0.01, decay=0.9, eps=1e-8):
         super().__init__(params, lr)
+        _check_setting("RMSProp", "decay", decay, 0, 1, high_included=True, example=0.9)
+        _check_setting("RMSProp", "eps", eps, 0, example=1e-8)
         self.decay, self.eps = decay, eps
 
     def update(self, value, grad, state):
@@ -144,6 +181,10 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-8):
         super().__init__(params, lr)
+        name = type(self).__name__
+        _check_setting(name, "beta1", beta1, 0, 1, example=0.9)
+        _check_setting(name, "beta2", beta2, 0, 1, example=0.999)
+        _check_setting(name, "eps", eps, 0, example=1e-8)
         self.beta1, self.beta2, self.eps = beta1, beta2, eps
 
     def update(self, value, grad, state):
@@ -163,6 +204,7 @@ class AdamW(Adam):
 
     def __init__(self, params, lr=0.001, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01, decay=None):
         super().__init__(params, lr, beta1, beta2, eps)
+        _check_setting("AdamW", "weight_decay", weight_decay, 0, example=0.01)
         self.weight_decay = weight_decay
         decay = [p for p in self.params if p.value.ndim >= 2] if decay is None else _parameters(
             decay, "AdamW's decay")
@@ -183,13 +225,30 @@ def clip_grad_norm(params, max_norm):
     """Scale every Parameter's ``.grad`` in place, by one factor, so that their global L2 norm
     (of all their numbers together) is at most ``max_norm``; return the norm they had before.
     As ``torch.nn.utils.clip_grad_norm_``: a step along the same direction, never a huge one."""
-    grads = [p.grad for p in _parameters(params, "clip_grad_norm") if p.grad is not None]
-    norm = float(np.sqrt(sum(np.vdot(g, g) for g in grads)))
+    if not (_is_number(max_norm) and 0 < max_norm < np.inf):
+        raise BadValueError(f"clip_grad_norm's max_norm must be a finite number > 0, e.g. "
+                            f"max_norm=1.0; got {type(max_norm).__name__} {max_norm!r}.")
+    params = [p for p in _parameters(params, "clip_grad_norm") if p.grad is not None]
+    norm = float(np.sqrt(sum(np.vdot(p.grad, p.grad) for p in params)))
+    if not np.isfinite(norm):
+        bad = next((p for p in params if not np.isfinite(p.grad).all()), params[0])
+        raise NonFiniteError(f"clip_grad_norm: the gradient of Parameter '{bad.name}' "
+                             f"({shape_text(bad.grad)}) {_finite_text(bad.grad)}, so no direction "
+                             f"is left to keep (the global norm is {norm}). Find the node that "
+                             f"overflows with mg.detect_anomaly(), or lower the learning rate.")
     scale = max_norm / (norm + 1e-6)
     if scale < 1:
-        for g in grads:
-            g *= scale
+        for p in params:                  # in place when it can (a 0-d gradient is a number: a new one)
+            p.grad = _scaled(p.grad, scale)
     return norm
+
+
+def _scaled(grad, scale):
+    """``grad * scale`` in ``grad``'s dtype, in ``grad``'s memory if it is a writable array."""
+    if type(grad) is np.ndarray and grad.ndim and grad.flags.writeable:
+        grad *= scale
+        return grad
+    return np.asarray(grad * scale, dtype=np.result_type(grad))
 
 
 def subtract_into(value, change):

@@ -113,20 +113,29 @@ class NotebookLine:
         pass
 
 
+def default_display(stream=None):
+    """Where a bar draws unless told: a widget in Jupyter, a line rewritten in place in a
+    terminal, one line per update anywhere else (a log, a file, CI: ``stream`` is no terminal)."""
+    stream = stream or sys.stderr
+    if in_notebook():
+        return NotebookLine()
+    return TerminalLine(stream) if stream.isatty() else LogLines(stream)
+
+
 class Progress:
     """A bar of ``total`` steps: ``update()`` after each step, ``close()`` at the end.
 
     ``start`` steps are already done (a resumed run); the rate and the time left count only the
-    steps done since this bar began. ``display`` is where it draws: a ``TerminalLine`` (the
-    default outside Jupyter), a ``NotebookLine`` (the default inside), ``LogLines``, or anything
-    with ``show(text)``, ``write(text)`` and ``close()``.
+    steps done since this bar began. ``display`` is where it draws: a ``TerminalLine``, a
+    ``NotebookLine``, ``LogLines`` (``default_display`` picks one), or anything with
+    ``show(text)``, ``write(text)`` and ``close()``.
     """
 
     def __init__(self, total, label="", rate_unit="it", rate_per_step=1, start=0, every=0.2,
                  display=None, clock=time.perf_counter):
         self.total, self.label, self.start, self.done = total, label, start, start
         self.rate_unit, self.rate_per_step, self.every, self.clock = rate_unit, rate_per_step, every, clock
-        self.display = display or (NotebookLine() if in_notebook() else TerminalLine())
+        self.display = display or default_display()
         self.began = self.drawn = clock()
         self.fields, self.shown = {}, None
         self._draw()

@@ -157,11 +157,13 @@ def merge_common(program, values=None):
 
 
 def _key(t):
-    """What makes two terms equal: a constant's dtype, shape and bytes; an op's op, arguments and
-    attributes. Inputs and Parameters are themselves (None: never merged)."""
+    """What makes two terms equal: a constant's dtype, shape, layout (strides) and bytes; an op's
+    op, arguments and attributes. Inputs and Parameters are themselves (None: never merged).
+    The layout counts: a symmetric matrix and its transpose hold the same numbers, but numpy's
+    matmul adds in another order on each, and may round the last bit differently."""
     if t.kind == "constant":
         v = t.value
-        return ("constant", v.dtype.str, v.shape, v.tobytes()) if hasattr(v, "tobytes") else None
+        return ("constant", v.dtype.str, v.shape, v.strides, v.tobytes()) if hasattr(v, "tobytes") else None
     if t.kind != "op":
         return None
     op = t.op
@@ -290,7 +292,9 @@ def drop_identities(program, values):
     ``sum_to(g, b)`` sums ``g`` back to ``b``'s shape: if ``g`` has that shape already, the
     value is ``g`` itself, and every use of the term becomes a use of ``g``. So is ``1 * g``
     (the seed 1 of a backward times the first gradient) if ``g`` has the product's shape and
-    dtype: x * 1 is x for every float, NaN, infinity and -0.0 included."""
+    dtype: x * 1 is x for every float, NaN, infinity and -0.0 included. Only if the layout is
+    the same too (the strides): ``broadcast_like`` of a transposed array makes a C-ordered copy,
+    and a matmul that reads the transposed array instead may round the last bit differently."""
     fixed = shapes_follow(program)
 
     def visit(t, old):
@@ -304,7 +308,7 @@ def drop_identities(program, values):
             return t
         before, after = values[kept], values[t]
         same = type(before) is type(after) is np.ndarray and (
-            before.shape, before.dtype) == (after.shape, after.dtype)
+            before.shape, before.dtype, before.strides) == (after.shape, after.dtype, after.strides)
         return kept if same else t
     return _rewrite(program, values, visit)
 
@@ -454,7 +458,8 @@ def view_concat_parts(program, values):
     a learner must be). No line of the program changes a value a later line reads, so the slice
     ``g[a:b]``, a view, holds the same numbers without the copy (chapter 09's LSTM takes one per
     step from the gradient of all its h); the memory plan keeps g's buffer as long as the view
-    is read (``memoryplan._roots``)."""
+    is read (``memoryplan._roots``). Only where the view has the copy's layout (a slice along
+    the first axis): numpy's matmul may round the last bit otherwise on a strided view."""
     fixed = shapes_follow(program)
 
     def visit(t, old):
@@ -465,6 +470,8 @@ def view_concat_parts(program, values):
         axis = t.attrs.get("axis", 0) % values[g].ndim
         start = sum(values[x].shape[axis] for x in parts[:i])
         index = (slice(None),) * axis + (slice(start, start + values[parts[i]].shape[axis]),)
+        if values[g][index].strides != values[t].strides:      # a strided view: matmul may round
+            return t                                            # otherwise than on the copy
         return Term(t.name, "op", t.node, ops.getitem.opdef, (g,), {"index": index})
     return _rewrite(program, values, visit)
 

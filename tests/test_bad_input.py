@@ -311,7 +311,7 @@ ROWS = [
     ("optimizer given a Parameter twice", lambda: mg.optim.Adam(scalar_graph()[0].parameters * 2),
      (mg.BadValueError, ["'W' is in the list twice", "move it twice", "once"])),
     ("a string learning rate", lambda: mg.optim.GD([mg.Parameter(1.0)], lr="0.1"),
-     (mg.BadValueError, ["learning rate lr must be a number", "str '0.1'"])),
+     (mg.BadValueError, ["learning rate lr must be a finite number", "str '0.1'"])),
     ("a negative learning rate", lambda: mg.optim.Momentum([mg.Parameter(1.0)], lr=-0.1),
      (mg.BadValueError, ["Momentum's learning rate", "-0.1"])),
     ("an update that forgets return", lambda: optimizer_update(lambda value, grad, state: None),

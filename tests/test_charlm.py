@@ -303,12 +303,12 @@ def test_a_run_records_the_commit_it_started_from_even_as_the_tree_changes(tmp_p
     checkpoint among them) and commits made while it trains do not change its record; a resumed
     run records both."""
     commits = iter(["c1", "c2+changes", "c3", "c4"])
-    monkeypatch.setattr("minigraph.charlm.train.git_commit", lambda: next(commits))
+    monkeypatch.setattr("minigraph.training.command.git_commit", lambda: next(commits))
     out = str(tmp_path / "tiny.npz")
     args = ["--out", out, "--hidden", "4", "--batch", "2", "--steps", "3", "--iterations", "4",
             "--eval-every", "2", "--eval-chars", "30", "--sample-length", "0",
             "--best", str(tmp_path / "best.npz")]
-    ctrl_c_at(Training, 3)                           # Ctrl-C once, as iteration 3 starts
+    ctrl_c_at(Training, 2)                           # Ctrl-C once, as iteration 2 starts: saved after it
     assert train_main(args) == 130
     assert checkpoint.read(out)[0]["commit"] == checkpoint.read(tmp_path / "best.npz")[0]["commit"] == "c1"
     assert train_main(["--out", out, "--resume", "--sample-length", "0"]) == 0

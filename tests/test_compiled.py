@@ -200,8 +200,8 @@ def test_rewritten_and_planned_code_equals_the_interpreter_on_random_graphs():
         subtracted += bool(memory.subtracted)
         overwrote += any(into[1] == memory.into.get(a, (None, None))[1]
                          for t, into in memory.into.items() for a in t.args)
-    assert checked >= 290 and replanned >= 30, (checked, replanned, refused)   # 297, 34, 1 today
-    assert min(fused.values()) >= 5, fused                       # 12, 19, 20, 9, 26 today
+    assert checked >= 290 and replanned >= 30, (checked, replanned, refused)   # 297, 32, 1 today
+    assert min(fused.values()) >= 5, fused                       # 12, 19, 20, 6, 26 today
     assert subtracted >= 40 and overwrote >= 150, (subtracted, overwrote)         # 46, 170 today
 
 
@@ -439,3 +439,70 @@ def test_a_char_lstm_step_fuses_its_gradients_and_equals_backward_and_gd_bit_for
         assert all(np.array_equal(a.value, b.value) for a, b in zip(*(m.parameters for m in models)))
     forms = {form.__name__ for form, *_ in train.memory.into.values()}
     assert {"_sigmoid_gradient_into", "_tanh_gradient_into", "_matmul_accumulate_into"} <= forms
+
+
+def test_second_order_graphs_compiled_equal_the_interpreter_bit_for_bit_on_several_feeds():
+    """Hessian graphs (``mg.grad`` twice: the gradient of the squared norm of the gradient, a
+    Hessian-vector product) through ``mg.function``, on the engine's random graphs, fed three
+    times (the second and third feeds are where layout-changing rewrites once showed: a
+    ``broadcast_like`` copy of a transposed array dropped, a strided slice for a copy, a folded
+    symmetric constant merged with its transpose): bit for bit what ``Graph.forward`` gives."""
+    from test_random_graphs import draw_graph, new_feed, same
+    from test_symbolic import wrt_of
+    checked = 0
+    for seed in range(160):
+        loss, drawer = draw_graph(seed)
+        wrt = wrt_of(loss, np.random.default_rng(seed))
+        if not wrt:
+            continue
+        grads = mg.grad(loss, wrt)
+        hessian = mg.grad(sum((mg.sum(g * g) for g in grads[1:]), mg.sum(grads[0] * grads[0])), wrt)
+        outputs, inputs = grads + hessian, mg.Graph(loss).inputs
+        compiled, graph = mg.function(inputs, outputs), mg.Graph(outputs)
+        dtype = np.float32 if seed % 2 else np.float64
+        first = {n: drawer.feed[n] for n in inputs}
+        for number, feed in enumerate((first, new_feed(drawer, inputs), new_feed(drawer, inputs))):
+            feed = {n: v.astype(dtype) if v.dtype.kind == "f" else v for n, v in feed.items()}
+            graph.invalidate()
+            try:
+                expected = graph.forward(feed)
+            except mg.GraphError:
+                break                                       # a feed that overflows: refused both ways
+            expected = expected if len(outputs) > 1 else [expected]
+            got = compiled.run_compiled(*[feed[n] for n in inputs])
+            assert all(map(same, got, expected)), f"seed {seed} call {number}"
+        checked += 1
+    assert checked >= 150, checked
+
+
+def _compiled_equals_interpreted(inputs, outputs, feeds):
+    """Is ``mg.function``'s every output, at every feed, bit for bit what ``Graph.forward`` gives?"""
+    from test_random_graphs import same
+    compiled, graph = mg.function(inputs, outputs), mg.Graph(outputs)
+    for feed in feeds:
+        graph.invalidate()
+        expected = graph.forward(feed)
+        got = compiled.run_compiled(*[feed[n] for n in inputs])
+        if not all(map(same, got, expected if len(outputs) > 1 else [expected])):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("n", [8, 33, 64])
+def test_rewrites_keep_the_layout_that_matmul_reads(n):
+    """Matrices of 33 and more rows are where numpy's matmul adds in another order on another
+    layout: a symmetric constant and its folded transpose (same bytes, another layout) must not
+    be merged, nor the ``broadcast_like`` copy of a transposed Parameter in a Hessian graph be
+    dropped; each differed in the last bit, from the second feed on, before the rewrites
+    compared layouts."""
+    rng = np.random.default_rng(n)
+    S = rng.standard_normal((n, n))
+    S = S + S.T
+    x = mg.Input("x")
+    feeds = [{x: rng.standard_normal((7, n))} for _ in range(3)]
+    assert _compiled_equals_interpreted([x], [mg.matmul(x, mg.Constant(S)),
+                                              mg.matmul(x, mg.transpose(mg.Constant(S)))], feeds)
+    W = mg.Parameter(rng.standard_normal((n, n)), name="W")
+    (gradient,) = mg.grad(mg.sum(mg.matmul(x, mg.transpose(W)) ** 2), [W])
+    (hessian,) = mg.grad(mg.sum(gradient * gradient), [W])
+    assert _compiled_equals_interpreted([x], [gradient, hessian], feeds)

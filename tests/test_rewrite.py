@@ -354,8 +354,10 @@ def test_a_product_added_to_a_sum_is_one_op_bit_for_bit():
 
 
 def test_a_concatenations_parts_of_its_gradient_are_views_and_it_writes_into_a_buffer():
-    """The gradients of concatenate's inputs, slices of its gradient, become views (no copy), along
-    either axis, with the same numbers; the concatenation itself takes its out= form."""
+    """The gradients of concatenate's inputs, slices of its gradient, become views (no copy) along
+    the first axis, with the same numbers; along another axis the view would be strided (another
+    layout than the copy's, on which numpy's matmul may round the last bit otherwise), so the
+    copy stays. The concatenation itself takes its out= form."""
     rng = np.random.default_rng(0)
     for axis in (0, 1, -1):
         a, b = mg.Input("a"), mg.Input("b")
@@ -366,7 +368,11 @@ def test_a_concatenations_parts_of_its_gradient_are_views_and_it_writes_into_a_b
         feed = {a: rng.normal(size=shapes[0]), b: rng.normal(size=shapes[1])}
         p, values = program(mg.grad(mg.sum(joined * weights), [a, b]), feed)
         viewed = rewrite.run_passes(p, rewrite.FOR_SHAPES, dict(values))
-        assert "concat_part" in ops_of(p) and "concat_part" not in ops_of(viewed) and "getitem" in ops_of(viewed)
+        assert "concat_part" in ops_of(p)
+        if axis == 0:
+            assert "concat_part" not in ops_of(viewed) and "getitem" in ops_of(viewed)
+        else:
+            assert "getitem" not in ops_of(viewed)
         got = rewrite.evaluate(viewed, lambda t: feed[t.node] if t.kind == "input" else t.node._value)
         assert_same_results(p, viewed, {**values, **got})
         train = mg.function([a, b], joined * 2.0)

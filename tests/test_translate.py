@@ -258,3 +258,42 @@ def test_the_heatmap_checks_its_shape():
     assert [t.get_text() for t in ax.get_xticklabels()] == ["3", "␣", "m", "a", "r"]
     with pytest.raises(mg.BadValueError, match=r"\(4, 5\) for '1997' from '3 mar'; got shape \(5, 4\)"):
         widgets.draw_alignment(ax, "3 mar", "1997", np.zeros((5, 4)))
+
+
+# -- what the model does with dates that do not exist ---------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("1997-03-03", True), ("2049-12-31", True), ("1950-01-01", True), ("1996-02-29", True),
+    ("1997-02-29", False), ("1997-02-31", False), ("1997-13-13", False), ("2000-00-00", False),
+    ("1949-12-31", False), ("2050-01-01", False), ("2003-17-19", False), ("19970303", False),
+    ("1997-3-3", False), ("", False)])
+def test_is_date_knows_which_outputs_are_dates_that_exist(text, expected):
+    assert data.is_date(text) is expected
+
+
+def test_the_confidence_is_the_probability_the_training_graph_gives_the_greedy_output():
+    model = tiny()
+    outputs, alignments, confidences = model.decode(TINY_SOURCES)
+    greedy = model.greedy(TINY_SOURCES)
+    np.testing.assert_array_equal(greedy[0], outputs)
+    np.testing.assert_array_equal(greedy[1], alignments)
+    net = model.teacher_forced()                 # the training graph, fed the greedy output
+    net.graph.forward(net.feed(TINY_SOURCES, outputs))
+    B, T = outputs.shape
+    logits = np.asarray(net.logits.value).reshape(T, B, -1).transpose(1, 0, 2)
+    chosen = np.take_along_axis(mg.kernels.log_softmax(logits), outputs[..., None], axis=2)[..., 0]
+    np.testing.assert_allclose(confidences, np.exp(chosen.sum(axis=1)), rtol=1e-10)
+    assert np.all((0 < confidences) & (confidences <= 1))
+
+
+def test_the_shipped_model_is_sure_of_dates_that_do_not_exist_and_the_explorer_says_so():
+    pytest.importorskip("ipywidgets")
+    from minigraph.translate import widgets
+    model, _ = training.load_model(SHIPPED)
+    translations, _, confidences = model.translate_with_confidence(["31 February 1997", "3 mar 1997"])
+    assert translations == ["1997-02-31", "1997-03-03"] and min(confidences) > 0.99
+    box = widgets.explorer(model, [], value="31 February 1997")
+    assert box.translation == "1997-02-31" and "⚠ not a date that exists" in box.message
+    assert f"the model's probability {box.confidence:.3f}" in box.message
+    box.text.value = "3 mar 1997"
+    assert "⚠" not in box.message and "the model's probability 0.99" in box.message

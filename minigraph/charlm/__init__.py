@@ -9,7 +9,8 @@ one module per idea, in reading order:
     sample       writing text: temperature, top-k, one character at a time
     training     a run: truncated BPTT, clipping, Adam with a cosine schedule, the history
     checkpoint   a run in one .npz file (no pickle), bit for bit, resumable
-    train        the command:    python -m minigraph.charlm.train --out shakespeare.npz
+                 (written and checked by minigraph.training.files)
+    train        the command:    python -m minigraph.charlm.train --out build/lstm/run.npz
     evaluate     the command:    python -m minigraph.charlm.evaluate shakespeare.npz
     by_hand      the same training step without the engine: numpy (BPTT by hand), PyTorch
     widgets      the chapter's pictures and widgets (imported on its own: it needs ipywidgets)

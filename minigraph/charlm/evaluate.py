@@ -14,6 +14,7 @@ import sys
 from threadpoolctl import threadpool_limits
 
 from .. import data
+from ..training.files import provenance
 from . import checkpoint, text as texts
 from .model import mean_loss
 
@@ -43,8 +44,9 @@ def main(argv=None):
 
 
 def summary(path, loss, meta):
-    """Two lines: which checkpoint (iteration, commit), and its loss in the three usual units."""
-    return (f"{path}: iteration {meta['iteration']}, commit {meta['commit']}\n"
+    """Three lines: which checkpoint (iteration, commit), how long it trained on which machine,
+    and its loss in the three usual units."""
+    return (f"{provenance(path, meta)}\n"
             f"held-out loss {loss:.4f} nats/char = {texts.bits_per_character(loss):.4f} bits/char, "
             f"perplexity {texts.perplexity(loss):.3f}")
 

@@ -71,6 +71,17 @@ def iso(date):
     return date.isoformat()
 
 
+def is_date(text):
+    """Is ``text`` a date that exists, written as the model writes them (``1997-03-03``), in the
+    years the task covers (1950 to 2049)? The model always writes ten characters of that form,
+    a date or not: ``1997-02-31`` and ``1997-13-13`` are no dates."""
+    try:
+        day = datetime.date.fromisoformat(text)
+    except (TypeError, ValueError):
+        return False
+    return len(text) == TARGET_LENGTH and FIRST <= day <= LAST
+
+
 def all_dates():
     """Every date the task uses, in order: 1950-01-01 .. 2049-12-31 (36,525 days)."""
     return [FIRST + datetime.timedelta(days=k) for k in range((LAST - FIRST).days + 1)]

@@ -12,6 +12,7 @@ import sys
 
 from threadpoolctl import threadpool_limits
 
+from ..training.files import provenance
 from . import data
 from .training import exact_match, load_model
 
@@ -34,7 +35,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     with threadpool_limits(args.threads, user_api="blas"):
         accuracy, rows, meta = held_out_accuracy(args.model, args.examples)
-    print(f"{args.model}: iteration {meta['iteration']}, commit {meta['commit']}\n"
+    print(f"{provenance(args.model, meta)}\n"
           f"exact match {accuracy:.2%} on {len(rows)} held-out examples")
     wrong = [(s, t, o) for s, t, o in rows if o != t]
     for source, target, output in wrong[:10]:

@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import (BadValueError, Graph, Input, Parameter, ShapeError, concatenate, linear, matmul, mul, nn,
                 ops, recurrent, reshape, set_default_dtype, softmax, softmax_cross_entropy, tanh)
+from ..kernels import log_softmax
 from . import data
 
 MASKED = -1e9          # the score given to padding: exp(-1e9) is 0, in float32 as in float64
@@ -150,33 +151,49 @@ class Translator:
     def greedy(self, source_ids):
         """Greedy decoding of (batch, source_length) ids (-1: padding): ``(output ids (batch,
         target_length), alignments (batch, target_length, source_length))``."""
+        outputs, alignments, _ = self.decode(source_ids)
+        return outputs, alignments
+
+    def decode(self, source_ids):
+        """``greedy``'s ``(outputs, alignments)`` and the probability the model gave each whole
+        output (batch,): the product, over the steps, of the softmax probability of the
+        character it chose: how sure it is, which is no sign of being right (a model trained on
+        dates that exist is as sure of ``1997-02-31``)."""
         net = self.teacher_forced()
         memory, keys, s0 = net.encoder.forward(net.feed(source_ids))
         step, mask = self.step(), source_mask(source_ids, self.dtype)
         state = [s0, np.zeros_like(s0)]
         y = np.full(len(source_ids), -1)                                 # nothing written yet
-        outputs, alignments = [], []
+        outputs, alignments, log_probability = [], [], 0.0
         for _ in range(self.target_length):
             logits, alpha, *state = step.graph.forward(
                 {step.y: one_hot(y, self.target_size, self.dtype), step.s: state[0],
                  step.c: state[1], step.memory: memory, step.keys: keys, step.mask: mask})
             y = np.argmax(logits, axis=1)
+            log_probability = log_probability + np.max(log_softmax(np.asarray(logits, np.float64)), axis=1)
             outputs.append(y)
             alignments.append(alpha)
-        return np.stack(outputs, axis=1), np.stack(alignments, axis=1)
+        return np.stack(outputs, axis=1), np.stack(alignments, axis=1), np.exp(log_probability)
 
     def translate(self, texts, batch=500):
         """``(translations, alignments)`` of a list of source texts: each output string and its
         alignment, (target_length, len(source)) weights (rows: output characters, columns:
         source characters). A BadValueError names a text the model cannot read."""
-        translations, alignments = [], []
+        translations, alignments, _ = self.translate_with_confidence(texts, batch)
+        return translations, alignments
+
+    def translate_with_confidence(self, texts, batch=500):
+        """``translate``'s ``(translations, alignments)`` and the model's probability of each
+        translation (``decode``)."""
+        translations, alignments, confidences = [], [], []
         for start in range(0, len(texts), batch):
             chunk = texts[start:start + batch]
             ids, lengths = data.encode_sources(chunk)
-            outputs, weights = self.greedy(ids)
+            outputs, weights, probabilities = self.decode(ids)
             translations += [data.TARGET.decode(row) for row in outputs]
             alignments += [w[:, :n] for w, n in zip(weights, lengths)]
-        return translations, alignments
+            confidences += [float(p) for p in probabilities]
+        return translations, alignments, confidences
 
     @property
     def size(self):

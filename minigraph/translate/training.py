@@ -14,9 +14,12 @@ same losses, bit for bit.
 
 The file is an ``.npz`` of numpy arrays only (``np.load(path, allow_pickle=False)`` reads it):
 ``param/<name>`` for each Parameter and ``meta.json``, one string of JSON: the format, the
-config, the iteration, the history of losses and exact-match accuracies, the command line and
-the git commit that made it. It is written and read with chapter 09's pieces
-(``charlm.checkpoint``), in this format of its own.
+config, the iteration, the history of losses and exact-match accuracies, the command line, the
+git commit, the wall clock and the machine, and a checksum. A resumable file (``--out``) also
+holds Adam's moments (``adam/m/<name>``, ``adam/s/<name>``), the examples left in this epoch's
+order (``order``) and the state of the generator that shuffles them, so ``load`` continues the
+run to the numbers of one never stopped; the model alone (``--best``, the shipped file) does
+not. It is written and read by ``minigraph.training.files``, in this format of its own.
 """
 
 from dataclasses import dataclass
@@ -24,12 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import nn, optim
-from ..charlm import checkpoint as files
 from ..charlm.training import Settings, clip_and_update
+from ..training import files
 from . import data
 from .model import Translator
 
-FORMAT = "minigraph.translate/1"
+FORMAT = "minigraph.translate/2"
+KIND, COMMAND = "translator", "python -m minigraph.translate.train"
 
 
 @dataclass(frozen=True)
@@ -103,16 +107,34 @@ def exact_match(translations, targets):
     return float(np.mean([out == target for out, target in zip(translations, targets, strict=True)]))
 
 
-def save(run, path, command=None, commit=None):
-    """Write the model of ``run`` and its record to ``path`` (``command`` and ``commit`` as given)."""
-    meta = {"format": FORMAT, "config": run.config.as_dict(), "iteration": run.iteration,
-            "history": run.history, "command": command, "commit": commit}
-    files.write(path, files.parameters(run.model), meta)
+def save(run, path, command=None, commit=None, resumable=True):
+    """Write ``run`` to ``path`` (``command`` and ``commit`` as given); ``resumable=False`` writes
+    the model and its record alone (the file to ship)."""
+    arrays, meta = files.record(run, FORMAT, command, commit, resumable)
+    if resumable:
+        arrays["order"] = run.order
+        meta["rng"] = run.rng.bit_generator.state
+    files.write(path, arrays, meta)
+
+
+def read(path):
+    """``(meta, arrays)`` of a translator's file (``files.read`` checks it)."""
+    return files.read(path, FORMAT, KIND, COMMAND)
+
+
+def load(path):
+    """The run saved (resumable) at ``path``, ready to continue."""
+    meta, arrays = read(path)
+    files.check_resumable(meta, path)
+    run = Training(Config.from_dict(meta["config"]))
+    files.restore(run, meta, arrays)
+    run.order, run.rng.bit_generator.state = arrays["order"], meta["rng"]
+    return run
 
 
 def load_model(path):
     """``(model, meta)``: the trained ``Translator`` saved at ``path`` and its record."""
-    meta, arrays = files.read(path, FORMAT, "translator", "python -m minigraph.translate.train")
+    meta, arrays = read(path)
     model = Config.from_dict(meta["config"]).model()
     files.set_parameters(model, arrays)
     return model, meta

@@ -22,6 +22,7 @@ from matplotlib.figure import Figure
 
 from .. import BadValueError, viz
 from ..widgets import WIDE, png
+from . import data
 
 HIGHLIGHT = viz.GRADIENT
 
@@ -61,7 +62,9 @@ class Explorer(ipw.VBox):
     alignment. A dropdown of output steps outlines one row and lists where that step looked.
 
     State after each update: ``translation`` (a string, or None), ``alignment`` (the weights,
-    or None), ``message`` (the readout's text, which explains bad input instead of raising).
+    or None), ``confidence`` (the model's probability of that translation), ``message`` (the
+    readout's text: the translation, marked if it is no date that exists, with the model's
+    confidence; it explains bad input instead of raising).
     """
 
     def __init__(self, model, examples, value=None):
@@ -79,7 +82,7 @@ class Explorer(ipw.VBox):
                                  style=WIDE)
         self.readout = ipw.HTML().add_class("mg-readout")
         self.image = ipw.Image(format="png")
-        self.translation = self.alignment = None
+        self.translation = self.alignment = self.confidence = None
         self.message = ""
         self.menu.observe(self._pick, names="value")
         self.text.observe(lambda _: self.update(), names="value")
@@ -96,9 +99,10 @@ class Explorer(ipw.VBox):
         """Translate the text box's date and redraw (or explain why it cannot be read)."""
         source = self.text.value
         try:
-            (self.translation,), (self.alignment,) = self.model.translate([source])
+            (self.translation,), (self.alignment,), (self.confidence,) = \
+                self.model.translate_with_confidence([source])
         except BadValueError as error:                   # a character the model never saw, ...
-            self.translation = self.alignment = None
+            self.translation = self.alignment = self.confidence = None
             self.step.options, self.step.value = [("(none)", -1)], -1
             self.image.value = b""
             self._say(f"cannot translate this: {error}")
@@ -115,7 +119,8 @@ class Explorer(ipw.VBox):
         source, output, weights = self.text.value, self.translation, self.alignment
         target = self.targets.get(source)
         verdict = "" if target is None else (" ✓ right" if output == target else f" ✗ should be {target}")
-        message = f"{source!r} → {output}{verdict}"
+        validity = "" if data.is_date(output) else " ⚠ not a date that exists"
+        message = f"{source!r} → {output}{verdict}{validity} (the model's probability {self.confidence:.3f})"
         step = self.step.value if self.step.value >= 0 else None
         if step is not None:
             top = np.argsort(-weights[step])[:3]
