@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import (BadValueError, Graph, Input, Parameter, ShapeError, concatenate, linear, matmul, mul, nn,
                 ops, recurrent, reshape, set_default_dtype, softmax, softmax_cross_entropy, tanh)
+from ..blas import one_thread
 from . import data
 
 MASKED = -1e9          # the score given to padding: exp(-1e9) is 0, in float32 as in float64
@@ -165,6 +166,7 @@ class Translator:
             alignments.append(alpha)
         return np.stack(outputs, axis=1), np.stack(alignments, axis=1)
 
+    @one_thread
     def translate(self, texts, batch=500):
         """``(translations, alignments)`` of a list of source texts: each output string and its
         alignment, (target_length, len(source)) weights (rows: output characters, columns:
