@@ -92,7 +92,9 @@ def draw_bars(ax, vocab, logits, temperature, top=12):
     """Bars on ``ax``: the probabilities of the ``top`` best-scored characters at ``temperature``."""
     order = np.argsort(-logits)[:top]
     labels = [{" ": "␣", "\n": "⏎"}.get(vocab.chars[i], vocab.chars[i]) for i in order]
-    ax.bar(range(len(order)), probabilities(logits, temperature)[order], color=STATE)
+    bars = ax.bar(range(len(order)), probabilities(logits, temperature)[order], color=STATE)
+    for k, bar in enumerate(bars):
+        bar.set_gid(f"mg-bar-{k}")                     # in an SVG: <g id="mg-bar-k">, the k-th bar
     ax.set_xticks(range(len(order)), labels, fontsize=9)
     ax.set_title(f"temperature {temperature:g}", fontsize=10)
 
