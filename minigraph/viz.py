@@ -54,6 +54,7 @@ HIGHLIGHT = "#7048e8"                      # violet: the node (or path) being po
 GRADIENT = "#c92a2a"                       # red: gradients flowing backward
 MUTED = "#868e96"                          # small print: names, row captions, cluster frames
 
+DIRECTIONS = ("LR", "TB")   # edges run left to right, or top to bottom
 DETAILED_NODES = 60         # larger drawings hide values and gradients, and fold their repeats
 MAX_BOXES = 400             # more boxes than this are refused: dot would take minutes, or crash
 DOT_SECONDS = 30            # dot gets this long to lay a drawing out
@@ -175,8 +176,11 @@ def as_graph(graph_or_node):
 
 
 def resolve(graph, values=None, grads=None, backward=False, highlight=(), legend=False,
-            groups=True, around=None, depth=2, fold=None, keep=2):
+            groups=True, around=None, depth=2, fold=None, keep=2, direction="LR"):
     """Turn draw()'s arguments into a dict of decisions (``None`` means: decide by the graph).
+
+    ``direction`` is the way the edges run: ``"LR"`` (left to right, wide) or ``"TB"`` (top to
+    bottom, tall: what fits a narrow screen).
 
     ``plan`` says which nodes get a box (``layout.Plan``); a plan with too many boxes is refused.
     ``numbers`` is where the numbers are read: the nodes, or ``GivenGrads`` when ``grads`` is a
@@ -189,10 +193,14 @@ def resolve(graph, values=None, grads=None, backward=False, highlight=(), legend
     grads = None if isinstance(grads, dict) else grads
     has_grads = any(numbers.grad(n) is not None for n in plan.nodes)
     highlight = {graph.node(h) for h in highlight}
+    if direction not in DIRECTIONS:
+        raise DrawingError(f"direction={direction!r}: a drawing runs left to right (\"LR\") or "
+                           f"top to bottom (\"TB\").")
     return dict(values=small if values is None else values,
                 grads=(small and has_grads) if grads is None else grads,
                 backward=backward, highlight=highlight, legend=legend, groups=groups, plan=plan,
-                summary_values=values is not False, summary_grads=grads is not False, numbers=numbers)
+                direction=direction, numbers=numbers,
+                summary_values=values is not False, summary_grads=grads is not False)
 
 
 def refuse_if_too_big(graph, plan):
@@ -414,7 +422,7 @@ def repeat_contents(name, inner):
 def dot_source(graph, opts, fill):
     """The DOT text of a graph. ``fill(slot)`` gives the text that goes where a number goes."""
     lines = ["digraph minigraph {",
-             '  graph [rankdir=LR nodesep=0.25 ranksep=0.4 fontname="Helvetica" fontsize=10]',
+             f'  graph [rankdir={opts["direction"]} nodesep=0.25 ranksep=0.4 fontname="Helvetica" fontsize=10]',
              '  node [shape=box style="rounded,filled" fontname="Helvetica" fontsize=12 margin="0.08,0.04"]',
              '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.7 color="#495057"]']
     if opts["legend"]:
@@ -531,7 +539,7 @@ class Drawing:
 
 
 def draw(graph_or_node, values=None, grads=None, backward=False, highlight=(), legend=False,
-         groups=True, around=None, depth=2, fold=None, keep=2):
+         groups=True, around=None, depth=2, fold=None, keep=2, direction="LR"):
     """Draw a graph (or the graph of a node) with every node's value and gradient.
 
     values, grads  show the numbers on each box (default: yes, unless more than 60 nodes are
@@ -549,6 +557,7 @@ def draw(graph_or_node, values=None, grads=None, backward=False, highlight=(), l
                    repeats and the last one, each in a frame of its own row (its layers
                    framed inside), and one box for the repeats between them. Default: fold when more than 60 nodes
                    would be drawn; True or False to choose.
+    direction      "LR": edges run left to right (the default), "TB": top to bottom
 
     Big graphs: a leaf used by many ops (an RNN's weights) is drawn once with its numbers and
     again as a small dashed box at each use. A caption under the drawing (and at the end of
@@ -560,7 +569,7 @@ def draw(graph_or_node, values=None, grads=None, backward=False, highlight=(), l
     """
     return Drawing(as_graph(graph_or_node), values=values, grads=grads, backward=backward,
                    highlight=highlight, legend=legend, groups=groups, around=around, depth=depth,
-                   fold=fold, keep=keep)
+                   fold=fold, keep=keep, direction=direction)
 
 
 # -- live drawings: laid out once, numbers refilled -------------------------------------------------
@@ -568,6 +577,8 @@ def draw(graph_or_node, values=None, grads=None, backward=False, highlight=(), l
 LIVE_STYLE = (f"<style>.mg-hl > path, .mg-hl > polygon {{ stroke: {HIGHLIGHT}; stroke-width: 3px; }}"
               f" .mg-hl > text {{ fill: {HIGHLIGHT}; }}</style>")
 TOKEN = re.compile(r"@@(\d+)@*")
+SVG_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
+PX_PER_PT = 4 / 3
 
 
 class LiveDrawing:
@@ -575,7 +586,8 @@ class LiveDrawing:
 
     Each number's place is a placeholder as wide as the longest text that number can have, in
     a monospaced font, so the boxes are big enough for any value and never move. ``render``
-    returns inline SVG (no XML header) for an HTML page or widget.
+    returns inline SVG (no XML header) for an HTML page or widget. ``size`` is its natural
+    (width, height) in CSS pixels.
     """
 
     def __init__(self, graph, **options):
@@ -587,6 +599,8 @@ class LiveDrawing:
         svg = svg.replace(">", ">" + LIVE_STYLE, 1)          # right after the <svg ...> tag
         parts = TOKEN.split(svg)
         self._text, self._slot_index = parts[0::2], [int(i) for i in parts[1::2]]
+        width, height = SVG_SIZE.search(svg).groups()
+        self.size = (float(width) * PX_PER_PT, float(height) * PX_PER_PT)    # in CSS pixels
 
     def _placeholder(self, slot):
         token = f"@@{len(self.slots)}@@"

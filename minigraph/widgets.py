@@ -26,6 +26,8 @@ from .ops import bce_with_logits, unbroadcast
 
 WIDE = {"description_width": "initial"}                    # let a slider's name show in full
 MAX_ELEMENT_SLIDERS = 8        # a small array gets one slider per element; a larger one is refused
+FIT_WIDTH = 1000               # px: the output area of a notebook on a learner's screen
+FIT_STYLE = "max-width:100%;max-height:75vh;width:auto;height:auto"
 
 
 def round_step(span):
@@ -45,8 +47,24 @@ def has_scalar_output(graph, out):
     return len(graph.outputs) == 1 and np.size(out) == 1
 
 
-def svg_view(svg):
-    """HTML for a drawing inside a widget: scrolls sideways when the graph is wide."""
+def fitting_drawing(graph, **draw_options):
+    """A ``viz.LiveDrawing`` that reads in an output ``FIT_WIDTH`` pixels wide: left to right
+    when that fits, else top to bottom if that is narrower (a ``direction=`` given wins)."""
+    if "direction" in draw_options:
+        return viz.LiveDrawing(graph, **draw_options)
+    wide = viz.LiveDrawing(graph, **draw_options)
+    if wide.size[0] <= FIT_WIDTH:
+        return wide
+    tall = viz.LiveDrawing(graph, direction="TB", **draw_options)
+    return tall if tall.size[0] < wide.size[0] else wide
+
+
+def svg_view(svg, fit=False):
+    """HTML for a drawing inside a widget: scrolls sideways when the graph is wide; with
+    ``fit``, shrunk instead (never enlarged) to the output's width and to most of the screen's
+    height, so the whole graph shows under the controls above it."""
+    if fit:
+        return '<div class="mg-graph">' + svg.replace("<svg ", f'<svg style="{FIT_STYLE}" ', 1) + "</div>"
     return f'<div class="mg-graph" style="overflow-x:auto">{svg}</div>'
 
 
@@ -55,6 +73,21 @@ def png(fig):
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png")
     return buffer.getvalue()
+
+
+def picture(css_class=None):
+    """An ``ipw.Image`` for a PNG shown at its natural size (a box would stretch it to its
+    width, blurred), shrunk only when the output is narrower; hidden while it is empty."""
+    image = ipw.Image(format="png", layout=ipw.Layout(align_self="flex-start", max_width="100%",
+                                                      height="auto", display="none"))
+    return image.add_class(css_class) if css_class else image
+
+
+def show_png(image, data):
+    """Show the PNG bytes ``data`` in a ``picture()``, or hide it when ``data`` is empty (no
+    broken-image icon, no stale picture left behind)."""
+    image.value = data
+    image.layout.display = None if data else "none"
 
 
 class SliderPlot(ipw.VBox):
@@ -95,7 +128,7 @@ class Explorer(ipw.VBox):
         self.sliders = {key: self._slider(key, spec) for key, spec in self._per_element(sliders).items()}
         self.backward = has_scalar_output(self.graph, self.graph.forward(self.feed))
         self._run()
-        self.drawing = viz.LiveDrawing(self.graph, **draw_options)
+        self.drawing = fitting_drawing(self.graph, **draw_options)
         self.readout = ipw.HTML().add_class("mg-readout")
         self.view = ipw.HTML().add_class("mg-view")
         self._redraw()
@@ -160,7 +193,7 @@ class Explorer(ipw.VBox):
         out = self.graph.outputs
         self.readout.value = "&nbsp;&nbsp;".join(
             f"<b>{html.escape(n.name)}</b> = <code>{html.escape(viz.format_value(n.value))}</code>" for n in out)
-        self.view.value = svg_view(self.drawing.render())
+        self.view.value = svg_view(self.drawing.render(), fit=True)
 
 
 def explore(graph, sliders, feed=None, **draw_options):
@@ -337,7 +370,7 @@ class StepThrough(ipw.VBox):
         self.graph = viz.as_graph(graph)
         self.steps = record(self.graph, feed or {}, backward)
         self.final = Snapshot(self.graph, self.steps, len(self.steps))
-        self.drawing = viz.LiveDrawing(self.graph, **draw_options)
+        self.drawing = fitting_drawing(self.graph, **draw_options)
         self.play = ipw.Play(value=0, min=0, max=len(self.steps), interval=interval, description="Play")
         self.buttons = {name: ipw.Button(description=name, layout=ipw.Layout(width="80px"))
                         for name in ("Back", "Step", "Reset")}
@@ -388,7 +421,7 @@ class StepThrough(ipw.VBox):
         node = self.current
         lit = {node, *((node, k) for k in range(len(node.inputs)))} if node else set()
         numbers = Snapshot(self.graph, self.steps, self.position)
-        self.view.value = svg_view(self.drawing.render(numbers, highlight=lit))
+        self.view.value = svg_view(self.drawing.render(numbers, highlight=lit), fit=True)
 
 
 def step_through(graph, feed=None, backward=None, **draw_options):

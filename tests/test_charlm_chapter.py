@@ -80,3 +80,94 @@ def test_probabilities_sharpen_below_temperature_one():
     cold, warm = widgets.probabilities(logits, 0.5), widgets.probabilities(logits, 2.0)
     assert cold.sum() == pytest.approx(1) and warm.sum() == pytest.approx(1)
     assert cold[0] > widgets.probabilities(logits, 1.0)[0] > warm[0]
+
+
+# -- the sampler widget --------------------------------------------------------------------------
+
+def tiny_sampler(**options):
+    text = "ab\nba: ab\n" * 4
+    vocab = Vocabulary(text)
+    return widgets.Sampler(CharLSTM(len(vocab), hidden=5, rng=0, dtype=np.float64), vocab,
+                           prime="ab\n", length=40, background=False, **options), vocab
+
+
+def test_the_sampler_shows_the_chart_and_the_sample_of_one_setting_together():
+    from minigraph.charlm.sample import sample
+    box, vocab = tiny_sampler()
+    assert box.shown == ("ab\n", 0.8, 40, 0)
+    assert box.written == sample(box.model, vocab, "ab\n", 40, 0, 0.8)
+    page = box.page.value
+    assert "at temperature 0.8</text>" in page and "<svg" in page and "style=\"max-width:100%" in page
+    assert "sample 1: 40 characters at temperature 0.8" in page and "charlm-sample" in page
+    box.temperature.value = 1.5
+    assert box.shown == ("ab\n", 1.5, 40, 0) and "at temperature 1.5</text>" in box.page.value
+    assert box.written == sample(box.model, vocab, "ab\n", 40, 0, 1.5)
+    box.again()                                                   # the button: the next seed
+    assert box.shown[3] == 1 and box.written == sample(box.model, vocab, "ab\n", 40, 1, 1.5)
+    assert "temperature" in box.temperature.description and box.temperature.style.description_width == "initial"
+
+
+def test_a_prime_with_a_newline_is_read_and_an_unknown_character_clears_the_picture():
+    box, vocab = tiny_sampler()
+    box.prime.value = "ba:\nab"                                   # a text area: newlines can be typed
+    assert box.written.startswith("ba:\nab") and "<svg" in box.page.value
+    box.prime.value = "abz"
+    assert box.written is None and "'z'" in box.message
+    assert "<svg" not in box.page.value and "charlm-sample" not in box.page.value  # nothing stale
+    assert box.page.value.startswith("<pre class='mg-error'>")
+    box.prime.value = "ab"                                        # and it recovers
+    assert box.written.startswith("ab") and "<svg" in box.page.value
+
+
+def test_requests_made_while_a_sample_is_written_keep_only_the_newest():
+    import threading
+    box, _ = tiny_sampler()
+    started, release, made = threading.Event(), threading.Event(), []
+    make = box._make
+
+    def slow_make(*setting):
+        made.append(setting)
+        started.set()
+        release.wait(10)
+        return make(*setting)
+
+    box._make, box.background = slow_make, True
+    box.temperature.value = 1.0                                   # computed in a thread ...
+    assert started.wait(10)
+    for t in (1.1, 1.2, 1.3):                                     # ... while these arrive
+        box.temperature.value = t
+    release.set()
+    for _ in range(500):
+        if box.shown == ("ab\n", 1.3, 40, 0) and not box._busy:
+            break
+        threading.Event().wait(0.02)
+    assert [s[1] for s in made] == [1.0, 1.3]                     # 1.1 and 1.2 were dropped
+    assert box.shown == ("ab\n", 1.3, 40, 0) and "at temperature 1.3</text>" in box.page.value
+
+
+def test_sampling_and_model_calls_run_on_one_blas_thread():
+    from threadpoolctl import threadpool_info
+
+    from minigraph.blas import one_thread
+    from minigraph.charlm import model, sample
+    from minigraph.gpt import model as gpt_model
+    from minigraph.gpt import widgets as gpt_widgets
+    from minigraph.translate.model import Translator
+
+    def blas_threads():
+        return {pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"}
+
+    box, vocab = tiny_sampler()
+    seen, read = [], box.model.reader
+
+    def reader():                                                 # what BLAS allows while it reads
+        seen.append(blas_threads())
+        return read()
+
+    box.model.reader = reader
+    sample.sample(box.model, vocab, "ab", 5, 0)
+    assert seen and seen[0] <= {1}
+    limited = one_thread(lambda: None).__code__                   # the wrapper one_thread makes
+    for call in (sample.sample, model.mean_loss, gpt_model.mean_loss, Translator.translate,
+                 widgets.next_logits, widgets.cell_activations, gpt_widgets.attention_weights):
+        assert call.__code__ is limited, f"{call.__qualname__} does not run on one BLAS thread"

@@ -52,19 +52,24 @@ def test_a_new_prime_is_read_and_drawn_causally():
     assert view.text == "bad feed" and view.weights.shape == (8, 8)
     np.testing.assert_array_equal(view.all_weights, fake_weights("head: a bad feed"))
     assert np.all(np.triu(view.weights, k=1) == 0) and np.allclose(view.weights.sum(axis=1), 1)
-    assert view.image.value != small and "8 characters" in view.readout.value
+    assert view.image.value != small and "the last 8 of 16 characters" in view.readout.value
+    view.prime.value = "a bad"                        # within the block: no "last"
+    assert "5 characters" in view.readout.value and "last 5" not in view.readout.value
 
 
-def test_a_prime_the_model_cannot_read_says_why_and_keeps_the_last_picture():
+def test_a_prime_the_model_cannot_read_says_why_and_clears_the_last_picture():
     view = widgets.attention_view(fake_weights, prime="abc")
-    picture, weights = view.image.value, view.weights.copy()
+    assert view.image.value[1:4] == b"PNG" and view.image.layout.display is None
     for bad in ("XYZ", ""):
         view.prime.value = bad
         assert "cannot read" in view.readout.value and repr(bad) in view.readout.value
-        assert view.image.value == picture and view.text == "abc"
-        np.testing.assert_array_equal(view.weights, weights)
+        assert view.image.value == b"" and view.image.layout.display == "none"   # no stale heatmap
+        assert view.text is None and view.weights is None
+        view.layer.value = 1 - view.layer.value          # moving a slider keeps the message
+        assert "cannot read" in view.readout.value and view.image.value == b""
     view.prime.value = "abcd"                          # and it recovers
     assert view.text == "abcd" and "4 characters" in view.readout.value
+    assert view.image.value[1:4] == b"PNG" and view.image.layout.display is None
 
 
 def test_fewer_layers_after_a_new_model_keep_the_sliders_in_range():
@@ -116,7 +121,9 @@ def test_the_view_of_a_gpt_shows_its_layers_and_heads():
     view = widgets.attention_view(lambda text: widgets.attention_weights(model, vocab, text), prime="abc")
     assert (view.layer.max, view.head.max) == (1, 1)
     view.prime.value = "X"
-    assert "X" in view.readout.value and view.text == "abc"
+    assert "X" in view.readout.value and view.text is None
+    view.prime.value = "ab\nc"                         # a newline in the prime box is read
+    assert view.text == "ab\nc" and view.weights.shape == (4, 4)
 
 
 def test_looking_back_measures_itself_the_previous_character_and_the_distance():
@@ -136,3 +143,4 @@ def test_side_by_side_puts_each_text_in_its_column_escaped():
     page = widgets.side_by_side({"LSTM": "ROMEO:\n<b>", "GPT": "JULIET & co"})
     assert page.count("<td") == 2 and page.index("LSTM") < page.index("GPT")
     assert "ROMEO:\n&lt;b&gt;" in page and "JULIET &amp; co" in page
+    assert page.count("text-align:left") == 2          # JupyterLab would right-align the texts

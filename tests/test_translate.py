@@ -222,11 +222,16 @@ def test_the_explorer_translates_what_is_picked_or_typed_and_explains_bad_input(
     box = widgets.explorer(model, examples)
     assert box.text.value == examples[0][0] and box.translation == examples[0][1]
     assert "✓ right" in box.message and bytes(box.image.value).startswith(b"\x89PNG")
+    assert box.image.layout.display is None
     box.menu.value = examples[2][0]
     assert box.text.value == examples[2][0] and box.translation == examples[2][1]
     assert box.alignment.shape == (10, len(examples[2][0]))
     box.text.value = "3rd of March 1997"
     assert box.translation == "1997-03-03" and "✓" not in box.message and "✗" not in box.message
+    assert box.menu.value == "(type below)"              # the menu no longer shows the old example
+    box.text.value = examples[4][0]                      # typing an example's date picks it
+    assert box.menu.value == examples[4][0] and "✓ right" in box.message
+    box.text.value = "3rd of March 1997"
     box.step.value = 3                                   # the fourth output character: the 7
     assert "step 4 wrote '7' looking at: '7' (position 17)" in box.message
     drawn = box.image.value
@@ -234,12 +239,16 @@ def test_the_explorer_translates_what_is_picked_or_typed_and_explains_bad_input(
     assert bytes(box.image.value) != bytes(drawn)       # the outline is gone
     box.text.value = "3 mär 1997"
     assert box.translation is None and box.alignment is None and bytes(box.image.value) == b""
+    assert box.image.layout.display == "none"            # no broken-image icon
     assert box.message.startswith("cannot translate this: the character 'ä'")
     assert box.step.options == (("(none)", -1),)
     box.text.value = ""
-    assert "empty" in box.message
+    assert "empty" in box.message and box.image.layout.display == "none"
+    box.text.value = "   "
+    assert "empty" in box.message and box.translation is None
     box.text.value = "Mar 3, 1997"
     assert box.translation == "1997-03-03" and box.step.value == -1
+    assert box.image.layout.display is None and bytes(box.image.value).startswith(b"\x89PNG")
     typed = widgets.explorer(model, [], value="1 jan 2000")
     assert typed.translation == "2000-01-01" and typed.menu.options == ("(type below)",)
     with pytest.raises(mg.BadValueError, match="needs a date to show first"):

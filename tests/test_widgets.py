@@ -259,3 +259,36 @@ def test_sliders_use_round_steps_and_start_on_their_grid():
     assert explorer.sliders[x].step == 0.01 and explorer.sliders[x].value == 0.5
     assert explorer.sliders[w].value == 0.12 and float(w.value) == 0.12
     assert mg.widgets.round_step(0.5) == 0.001 and mg.widgets.round_step(20) == 0.1
+
+
+# -- fitting a 1,000 px output ----------------------------------------------------------------------
+
+def chain(n):
+    """x -> n ops in a row -> out: a graph that is wide when drawn left to right."""
+    x = mg.Input("x")
+    node = x
+    for k in range(n):
+        node = mg.tanh(node, name=f"t{k}")
+    return mg.Graph(node), x
+
+
+def test_a_graph_too_wide_for_the_screen_is_drawn_top_to_bottom(net):
+    g, x = chain(12)
+    assert viz.LiveDrawing(g).size[0] > widgets.FIT_WIDTH            # left to right: too wide
+    for widget in (widgets.explore(g, {x: (-1, 1)}, feed={x: 0.5}), widgets.step_through(g, {x: 0.5})):
+        assert widget.drawing.options["direction"] == "TB"
+        assert widget.drawing.size[0] <= widgets.FIT_WIDTH
+        assert widget.view.value.startswith(f'<div class="mg-graph"><svg style="{widgets.FIT_STYLE}" ')
+    small, small_x = net[0], net[1]                                 # fits as it is: stays left to right
+    assert widgets.explore(small, {small_x: (-1, 1)}).drawing.options["direction"] == "LR"
+    chosen = widgets.explore(g, {x: (-1, 1)}, feed={x: 0.5}, direction="LR")
+    assert chosen.drawing.options["direction"] == "LR"               # a direction given wins
+
+
+def test_a_drawing_runs_left_to_right_or_top_to_bottom_and_nothing_else(net):
+    g = net[0]
+    assert "rankdir=LR" in mg.draw(g).source and "rankdir=TB" in mg.draw(g, direction="TB").source
+    tall, wide = viz.LiveDrawing(g, direction="TB").size, viz.LiveDrawing(g).size
+    assert tall[1] > wide[1] and tall[0] < wide[0]
+    with pytest.raises(mg.DrawingError, match="left to right"):
+        mg.draw(g, direction="RL")

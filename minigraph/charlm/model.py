@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import (BadValueError, Graph, Input, Parameter, ShapeError, concatenate, linear, nn,
                recurrent, set_default_dtype, softmax_cross_entropy)
+from ..blas import one_thread
 from ..kernels import log_softmax
 from . import text
 
@@ -157,6 +158,7 @@ def character_losses(logits, targets):
     return -log_softmax(logits)[np.arange(len(targets)), targets]
 
 
+@one_thread
 def mean_loss(model, ids, batch=32, steps=100):
     """The mean loss, in nats per character, of predicting ``ids[1:]`` from what precedes them.
 

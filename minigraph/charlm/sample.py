@@ -13,6 +13,7 @@ input, with the state the model reached, through the graph of a single step.
 import numpy as np
 
 from .. import BadValueError, nn
+from ..blas import one_thread
 
 
 def probabilities(logits, temperature=1.0, top_k=None):
@@ -35,6 +36,7 @@ def next_character(logits, rng, temperature=1.0, top_k=None):
     return int(rng.choice(p.size, p=p))
 
 
+@one_thread
 def sample(model, vocab, prime, length, rng, temperature=1.0, top_k=None):
     """``prime`` followed by ``length`` characters the model writes.
 

@@ -3,7 +3,7 @@ temperature, a sampler to play with, and Karpathy's "what the cells do".
 
     widgets.draw_streams(batch=3, chunks=4)             # B streams x chunks, state and gradient
     widgets.loss_curve(meta["history"])                 # training vs held-out loss
-    widgets.sampler(model, vocab, prime="ROMEO:")       # prime, temperature, length, a button
+    widgets.sampler(model, vocab, prime="ROMEO:\n")     # prime, temperature, length, a button
     acts = widgets.cell_activations(model, vocab, text) # (characters, hidden): each cell's c
     widgets.cell_view(text, acts, cell=17)              # the text coloured by one cell
 
@@ -13,12 +13,18 @@ the hooks copy what it computes on the way.
 """
 
 import html
+import io
+import threading
 
 import ipywidgets
+import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 
 from .. import BadValueError, viz
+from ..blas import one_thread
+from ..widgets import WIDE
 from .sample import probabilities, sample
 
 STATE, CUT = viz.KIND_COLOURS["input"][1], viz.GRADIENT
@@ -72,6 +78,7 @@ def loss_curve(history, ax=None):
     plt.show()
 
 
+@one_thread
 def next_logits(model, vocab, prime):
     """The model's scores for the character after ``prime``, read by ``model.reader()`` as
     ``sample`` reads it (an LSTM or a GPT)."""
@@ -81,66 +88,145 @@ def next_logits(model, vocab, prime):
     return logits.ravel()
 
 
+def draw_bars(ax, vocab, logits, temperature, top=12):
+    """Bars on ``ax``: the probabilities of the ``top`` best-scored characters at ``temperature``."""
+    order = np.argsort(-logits)[:top]
+    labels = [{" ": "␣", "\n": "⏎"}.get(vocab.chars[i], vocab.chars[i]) for i in order]
+    bars = ax.bar(range(len(order)), probabilities(logits, temperature)[order], color=STATE)
+    for k, bar in enumerate(bars):
+        bar.set_gid(f"mg-bar-{k}")                     # in an SVG: <g id="mg-bar-k">, the k-th bar
+    ax.set_xticks(range(len(order)), labels, fontsize=9)
+    ax.set_title(f"temperature {temperature:g}", fontsize=10)
+
+
 def temperature_bars(model, vocab, prime, temperatures=(0.5, 1.0, 1.5), top=12, axes=None):
     """Bars of the next-character distribution after ``prime``, one panel per temperature:
     the ``top`` most likely characters (at temperature 1)."""
     logits = next_logits(model, vocab, prime)
-    order = np.argsort(-logits)[:top]
-    labels = [{" ": "␣", "\n": "⏎"}.get(vocab.chars[i], vocab.chars[i]) for i in order]
     if axes is None:
         _, axes = plt.subplots(1, len(temperatures), figsize=(3.2 * len(temperatures), 2.6),
                                sharey=True, squeeze=False)
         axes = axes[0]
     for ax, temperature in zip(axes, temperatures):
-        ax.bar(range(top), probabilities(logits, temperature)[order], color=STATE)
-        ax.set_xticks(range(top), labels, fontsize=9)
-        ax.set_title(f"temperature {temperature:g}", fontsize=10)
+        draw_bars(ax, vocab, logits, temperature, top)
     axes[0].set_ylabel(f"p(next | {prime[-12:]!r})")
     plt.show()
 
 
-def sampler(model, vocab, prime="ROMEO:", temperature=0.8, length=300, seed=0):
-    """A widget: priming text, temperature, length and a button for a new sample; above the
-    sample, the next-character distribution at that temperature. The n-th sample of a session
-    uses seed ``seed + n``, so a sample repeats when the settings do."""
-    prime_box = ipywidgets.Text(value=prime, description="prime")
-    temperature_slider = ipywidgets.FloatSlider(value=temperature, min=0.1, max=2.0, step=0.05,
-                                                description="temperature", continuous_update=False)
-    length_slider = ipywidgets.IntSlider(value=length, min=20, max=1000, step=20,
-                                         description="length", continuous_update=False)
-    button = ipywidgets.Button(description="new sample")
-    bars, text = ipywidgets.Output(), ipywidgets.HTML()
-    count = [0]
+def svg_of(fig):
+    """A matplotlib Figure as inline SVG with its text kept as text (so a page can read it),
+    shown at its natural size or shrunk to the output's width."""
+    buffer = io.StringIO()
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "minigraph"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    svg = buffer.getvalue()
+    return svg[svg.index("<svg"):].replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
 
-    def redraw(*_):
-        prime_text = prime_box.value or "\n"
+
+class Sampler(ipywidgets.VBox):
+    """A priming text, a temperature, a length and a button for a new sample; under them, the
+    next-character distribution after the prime at that temperature, and a sample.
+
+    The chart and the sample are made together from one setting, ``(prime, temperature,
+    length, n)``, and shown together in one HTML widget (``.page``), with a line naming that
+    setting; the n-th sample of a session uses seed ``seed + n``, so a sample repeats when the
+    settings do. A character the model never saw shows its message in place of both.
+
+    In a notebook (``background=True``) the work runs in a thread, so the kernel goes on
+    reading the controls while a sample is written; when it is done, the newest setting asked
+    for in the meantime is computed next and the ones between are dropped: one sample per
+    setting that stays, never a chart from one setting over a sample from another. The prime
+    box is a text area: Enter types a newline, and the sample follows when the box loses
+    focus (click elsewhere, or press Tab).
+
+    State after each update: ``shown`` (the setting of what is shown), ``written`` (the
+    sample, or None), ``message`` (the line over the sample, or the error).
+    """
+
+    def __init__(self, model, vocab, prime="ROMEO:\n", temperature=0.8, length=300, seed=0,
+                 background=True):
+        self.model, self.vocab, self.seed, self.background = model, vocab, seed, background
+        self.prime = ipywidgets.Textarea(value=prime, description="prime", rows=2,
+                                         continuous_update=False, layout=ipywidgets.Layout(width="60%"))
+        self.temperature = ipywidgets.FloatSlider(value=temperature, min=0.1, max=2.0, step=0.05,
+                                                  description="temperature", style=WIDE,
+                                                  continuous_update=False)
+        self.length = ipywidgets.IntSlider(value=length, min=20, max=1000, step=20,
+                                           description="length", style=WIDE, continuous_update=False)
+        self.button = ipywidgets.Button(description="new sample")
+        self.page = ipywidgets.HTML().add_class("mg-charlm-page")
+        self.count, self.shown, self.written, self.message = 0, None, None, ""
+        self._lock, self._wanted, self._busy = threading.Lock(), None, False
+        for control in (self.prime, self.temperature, self.length):
+            control.observe(lambda _: self.request(), names="value")
+        self.button.on_click(lambda _: self.again())
+        self.request()
+        super().__init__([ipywidgets.HBox([self.prime, self.button]),
+                          ipywidgets.HBox([self.temperature, self.length]), self.page])
+        self.add_class("mg-charlm-sampler")
+
+    def setting(self):
+        """What the controls ask for now: (prime, temperature, length, n)."""
+        return self.prime.value or "\n", self.temperature.value, self.length.value, self.count
+
+    def again(self):
+        """The button: another sample with the same settings (the next seed)."""
+        self.count += 1
+        self.request()
+
+    def request(self):
+        """Ask for the current setting: computed now, or after the one being computed."""
+        with self._lock:
+            self._wanted = self.setting()
+            if self._busy:
+                return
+            self._busy = True
+        if self.background:
+            threading.Thread(target=self._work, daemon=True).start()
+        else:
+            self._work()
+
+    def _work(self):
         try:
-            vocab.encode(prime_text)
-        except BadValueError as error:                 # a character the model never saw
-            text.value = f"<pre>{html.escape(str(error))}</pre>"
-            return
-        bars.clear_output(wait=True)
-        with bars:
-            temperature_bars(model, vocab, prime_text, (temperature_slider.value,))
-        written = sample(model, vocab, prime_text, length_slider.value, seed + count[0],
-                         temperature_slider.value)
-        text.value = (f"<pre class='charlm-sample'><b>{html.escape(prime_text)}</b>"
-                      f"{html.escape(written[len(prime_text):])}</pre>")
+            while True:
+                with self._lock:
+                    wanted = self._wanted
+                made = self._make(*wanted)
+                with self._lock:
+                    if wanted == self._wanted:             # else a newer setting waits: drop this one
+                        self.page.value, self.written, self.message = made
+                        self.shown = wanted
+                        return
+        finally:
+            with self._lock:
+                self._busy = False
 
-    def again(_):
-        count[0] += 1
-        redraw()
+    def _make(self, prime, temperature, length, n):
+        """(page, sample, message) for one setting: the chart and the sample, or what went wrong."""
+        try:
+            logits = next_logits(self.model, self.vocab, prime)
+            written = sample(self.model, self.vocab, prime, length, self.seed + n, temperature)
+        except BadValueError as error:                 # a character the model never saw, ...
+            return f"<pre class='mg-error'>{html.escape(str(error))}</pre>", None, str(error)
+        fig = Figure(figsize=(6.4, 2.4), dpi=80)
+        ax = fig.subplots()
+        draw_bars(ax, self.vocab, logits, temperature)
+        ax.set_title(f"p(next character | {prime[-12:]!r}) at temperature {temperature:g}", fontsize=10)
+        fig.tight_layout()
+        message = f"sample {n + 1}: {length} characters at temperature {temperature:g}"
+        page = (svg_of(fig) + f"<div class='mg-readout'>{html.escape(message)}</div>"
+                f"<pre class='charlm-sample'><b>{html.escape(prime)}</b>"
+                f"{html.escape(written[len(prime):])}</pre>")
+        return page, written, message
 
-    for control in (prime_box, temperature_slider, length_slider):
-        control.observe(redraw, names="value")
-    button.on_click(again)
-    redraw()
-    box = ipywidgets.VBox([ipywidgets.HBox([prime_box, button]),
-                           ipywidgets.HBox([temperature_slider, length_slider]), bars, text])
-    box.add_class("mg-charlm-sampler")
-    return box
+
+def sampler(model, vocab, prime="ROMEO:\n", temperature=0.8, length=300, seed=0):
+    """A widget: priming text, temperature, length and a button for a new sample; above the
+    sample, the next-character distribution at that temperature (see ``Sampler``)."""
+    return Sampler(model, vocab, prime, temperature, length, seed)
 
 
+@one_thread
 def cell_activations(model, vocab, text, layer=None, steps=100):
     """``(characters, hidden)``: the cell state c of every unit of ``layer`` (the top one by
     default) after each character of ``text``, read with forward hooks on the ``t.L.c`` nodes

@@ -38,6 +38,7 @@ import numpy as np
 from .. import (BadValueError, Graph, Input, Parameter, ShapeError, add, causal_mask, embedding,
                gelu, getitem, layer_norm, matmul, mul, nn, reshape, softmax, softmax_cross_entropy,
                split, transpose)
+from ..blas import one_thread
 from ..charlm import text
 from ..charlm.model import character_losses
 
@@ -187,6 +188,7 @@ def mlp(x, block, name):
     return matmul(hidden, block["W_mlp_proj"], name=f"{name}.proj")
 
 
+@one_thread
 def mean_loss(model, ids, batch=64):
     """The mean loss, in nats per character, of predicting ``ids[1:]`` from what precedes them
     within non-overlapping windows of ``block_size`` characters.

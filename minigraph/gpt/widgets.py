@@ -16,7 +16,6 @@ a test drives it as a learner would, and ``view.weights`` is the (T, T) matrix d
 """
 
 import html
-import io
 
 import ipywidgets as ipw
 import matplotlib.pyplot as plt
@@ -24,7 +23,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import BadValueError, viz
-from ..widgets import WIDE
+from ..blas import one_thread
+from ..widgets import WIDE, picture, png, show_png
 
 LINE = viz.KIND_COLOURS["input"][1]
 SHOWN = {" ": "␣", "\n": "⏎"}                      # characters that would not show as a label
@@ -64,6 +64,7 @@ def mask_pictures(scores, mask, weights, text):
     plt.show()
 
 
+@one_thread
 def attention_weights(model, vocab, text):
     """The attention weights of ``model`` (a GPT) reading ``text``: (layers, heads, T, T), row t
     of a head what position t attends to; read off the nodes ``h0.attn.weights``,
@@ -94,18 +95,22 @@ class AttentionView(ipw.VBox):
 
     ``weights_of(text)`` gives (layers, heads, T, T) for the last T characters of ``text`` (it
     raises ``BadValueError`` for a text the model cannot read: the message is shown instead of
-    the heatmap). A text is read once; moving the layer or head only redraws.
+    the heatmap). A text is read once; moving the layer or head only redraws. The prime box
+    is a text area (Enter types a newline); the text is read when it loses focus. When
+    ``weights_of`` reads only the last T characters of a longer text (a GPT sees no further
+    back), the readout says so.
     """
 
     def __init__(self, weights_of, prime="ROMEO:", layer=0, head=0):
         self.weights_of = weights_of
-        self.prime = ipw.Text(value=prime, description="prime", continuous_update=False)
+        self.prime = ipw.Textarea(value=prime, description="prime", rows=3, continuous_update=False,
+                                  layout=ipw.Layout(width="60%"))          # Enter types a newline
         self.layer = ipw.IntSlider(value=layer, min=0, max=layer, description="layer", style=WIDE,
                                    continuous_update=False)        # (its max: once a text is read)
         self.head = ipw.IntSlider(value=head, min=0, max=head, description="head", style=WIDE,
                                   continuous_update=False)
         self.readout = ipw.HTML().add_class("mg-readout")
-        self.image = ipw.Image(format="png").add_class("mg-attention-heatmap")
+        self.image = picture("mg-attention-heatmap")
         self.text, self.all_weights = None, None
         self.prime.observe(lambda _: self.update(), names="value")
         for slider in (self.layer, self.head):
@@ -116,7 +121,10 @@ class AttentionView(ipw.VBox):
 
     @property
     def weights(self):
-        """The (T, T) weights drawn: those of the chosen layer and head."""
+        """The (T, T) weights drawn: those of the chosen layer and head (None after a text the
+        model cannot read)."""
+        if self.all_weights is None:
+            return None
         return self.all_weights[self.layer.value, self.head.value]
 
     def update(self):
@@ -124,7 +132,9 @@ class AttentionView(ipw.VBox):
         try:
             weights = np.asarray(self.weights_of(self.prime.value))
         except BadValueError as error:                 # a character the model never saw, ...
+            self.text, self.all_weights = None, None
             self.readout.value = f"<pre>{html.escape(str(error), quote=False)}</pre>"
+            show_png(self.image, b"")
             return
         layers, heads, T, _ = weights.shape
         self.text, self.all_weights = self.prime.value[-T:], weights
@@ -134,13 +144,18 @@ class AttentionView(ipw.VBox):
 
     def redraw(self):
         """The heatmap of the chosen layer and head, and what the last position looks at."""
+        if self.all_weights is None:                   # the message of the unread text stays
+            return
         last = self.weights[-1]
         top = np.argsort(-last, kind="stable")[:3]
         looks = ", ".join(f"{html.escape(repr(self.text[k]), quote=False)} (position {k + 1}) {last[k]:.2f}"
                           for k in top)
+        cut = len(self.prime.value) - len(self.text)
+        shown = (f"the last {len(self.text)} of {len(self.prime.value)} characters (the model sees "
+                 f"no further back)" if cut > 0 else f"{len(self.text)} characters")
         self.readout.value = (f"layer {self.layer.value}, head {self.head.value}, "
-                              f"{len(self.text)} characters: the last one attends most to {looks}")
-        self.image.value = self._plot()
+                              f"{shown}: the last one attends most to {looks}")
+        show_png(self.image, self._plot())
 
     def _plot(self):
         size = min(9.0, 2.5 + 0.22 * len(self.text))
@@ -149,9 +164,7 @@ class AttentionView(ipw.VBox):
         heatmap(ax, self.weights, self.text,
                 title=f"layer {self.layer.value}, head {self.head.value}: attention weights")
         fig.tight_layout()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        return png(fig)
 
 
 def attention_view(weights_of, prime="ROMEO:", layer=0, head=0):
@@ -177,6 +190,6 @@ def loss_vs_time(runs, ax=None):
 
 def side_by_side(columns):
     """HTML of texts in columns, each under its name: ``columns`` maps a name to a text."""
-    cells = "".join(f"<td style='vertical-align:top;padding-right:2em'><b>{html.escape(name)}</b>"
+    cells = "".join(f"<td style='vertical-align:top;text-align:left;padding-right:2em'><b>{html.escape(name)}</b>"
                     f"<pre>{html.escape(written)}</pre></td>" for name, written in columns.items())
     return f"<table class='mg-side-by-side'><tr>{cells}</tr></table>"

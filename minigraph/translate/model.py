@@ -33,6 +33,7 @@ import numpy as np
 
 from .. import (BadValueError, Graph, Input, Parameter, ShapeError, concatenate, linear, matmul, mul, nn,
                 ops, recurrent, reshape, set_default_dtype, softmax, softmax_cross_entropy, tanh)
+from ..blas import one_thread
 from ..kernels import log_softmax
 from . import data
 
@@ -175,6 +176,7 @@ class Translator:
             alignments.append(alpha)
         return np.stack(outputs, axis=1), np.stack(alignments, axis=1), np.exp(log_probability)
 
+    @one_thread
     def translate(self, texts, batch=500):
         """``(translations, alignments)`` of a list of source texts: each output string and its
         alignment, (target_length, len(source)) weights (rows: output characters, columns:

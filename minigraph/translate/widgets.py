@@ -21,7 +21,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .. import BadValueError, viz
-from ..widgets import WIDE, png
+from ..widgets import WIDE, picture, png, show_png
 from . import data
 
 HIGHLIGHT = viz.GRADIENT
@@ -81,7 +81,7 @@ class Explorer(ipw.VBox):
         self.step = ipw.Dropdown(options=[("(none)", -1)], value=-1, description="output step",
                                  style=WIDE)
         self.readout = ipw.HTML().add_class("mg-readout")
-        self.image = ipw.Image(format="png")
+        self.image = picture("mg-alignment")
         self.translation = self.alignment = self.confidence = None
         self.message = ""
         self.menu.observe(self._pick, names="value")
@@ -98,14 +98,15 @@ class Explorer(ipw.VBox):
     def update(self):
         """Translate the text box's date and redraw (or explain why it cannot be read)."""
         source = self.text.value
+        self.menu.value = source if source in self.targets else self.menu.options[0]
+        if not source.strip():
+            self._clear("the date box is empty: type a date (e.g. 3 mar 1997) or pick an example.")
+            return
         try:
             (self.translation,), (self.alignment,), (self.confidence,) = \
                 self.model.translate_with_confidence([source])
         except BadValueError as error:                   # a character the model never saw, ...
-            self.translation = self.alignment = self.confidence = None
-            self.step.options, self.step.value = [("(none)", -1)], -1
-            self.image.value = b""
-            self._say(f"cannot translate this: {error}")
+            self._clear(f"cannot translate this: {error}")
             return
         previous = self.step.value
         self.step.options = [("(none)", -1)] + [(f"{i + 1}: {ch}", i)
@@ -127,7 +128,14 @@ class Explorer(ipw.VBox):
             looked = ", ".join(f"{source[j]!r} (position {j + 1}) {weights[step, j]:.2f}" for j in top)
             message += f"\nstep {step + 1} wrote {output[step]!r} looking at: {looked}"
         self._say(message)
-        self.image.value = self._plot(source, output, weights, step)
+        show_png(self.image, self._plot(source, output, weights, step))
+
+    def _clear(self, message):
+        """No translation to show: the message instead of the heatmap."""
+        self.translation = self.alignment = self.confidence = None
+        self.step.options, self.step.value = [("(none)", -1)], -1
+        show_png(self.image, b"")
+        self._say(message)
 
     def _say(self, message):
         self.message = message

@@ -5,7 +5,11 @@ widget: choose another example in its menu, then type a date in its text box and
 Each time, wait until the kernel has answered: the readout names the new source and its
 translation, and the heatmap's PNG bytes changed (read through the page, not only the image's
 URL, which ipywidgets renews on every update). The typed date is written in one of the task's
-formats, so the model reads it and the readout shows its translation.
+formats, so the model reads it and the readout shows its translation; the example menu then
+says "(type below)", and typing an example's date selects it in the menu. The heatmap shows
+at its natural size (the PNG's own pixels, not stretched to the output's width) inside the
+output area. An empty date says so, with no broken-image icon: every image on the widget that
+is displayed has loaded pixels.
 """
 
 import time
@@ -28,6 +32,22 @@ def state(widget):
             "png": widget.locator("img").first.evaluate(PNG_DIGEST)}
 
 
+BROKEN_IMAGES = """w => [...w.querySelectorAll('img')].filter(i => getComputedStyle(i).display !== 'none'
+                                                         && !(i.complete && i.naturalWidth > 0)).length"""
+NATURAL = "i => [i.clientWidth, i.clientHeight, i.naturalWidth, i.naturalHeight]"
+
+
+def check_natural_size(widget):
+    """The heatmap is drawn with its own pixels (not stretched) inside the output area."""
+    image = widget.locator("img").first
+    shown_w, shown_h, natural_w, natural_h = image.evaluate(NATURAL)
+    assert natural_w > 0 and abs(shown_w - natural_w) <= 1 and abs(shown_h - natural_h) <= 1, (
+        f"the heatmap is stretched: {natural_w}x{natural_h} px shown as {shown_w}x{shown_h}")
+    area = widget.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')]").first.bounding_box()
+    box = image.bounding_box()
+    assert box["x"] + box["width"] <= area["x"] + area["width"] + 1, f"the heatmap {box} leaves the output {area}"
+
+
 def wait_for(widget, before, seconds=30):
     """``state(widget)`` once both the readout and the heatmap differ from ``before``."""
     deadline = time.monotonic() + seconds
@@ -47,6 +67,7 @@ def test_the_alignment_explorer_redraws_for_a_chosen_and_a_typed_date(request, a
         first = state(widget)
         assert first["png"][2] and first["png"][0] > 1000, f"no heatmap in the widget: {first}"
         assert "→" in first["readout"], f"the readout shows no translation: {first['readout']!r}"
+        check_natural_size(widget)
 
         menu = widget.locator("select").first
         options = menu.locator("option").all_inner_texts()
@@ -67,4 +88,20 @@ def test_the_alignment_explorer_redraws_for_a_chosen_and_a_typed_date(request, a
             f"the readout does not show the typed date's translation: {typed['readout']!r}")
         assert typed["png"] != chosen["png"] and typed["png"][2], (
             f"the heatmap did not change for the typed date within 30 s: {chosen['png']} -> {typed['png']}")
+        assert typed["example"] == "(type below)", f"the menu still shows an old example: {typed}"
+        check_natural_size(widget)
+
+        example = options[3].replace("\xa0", " ")     # (the menu writes its spaces as nbsp)
+        box.fill(example)                            # an example's date, typed
+        box.press("Enter")
+        again = wait_for(widget, typed)
+        assert again["example"].replace("\xa0", " ") == example, f"typing an example's date did not select it: {again}"
+
+        box.fill("")
+        box.press("Enter")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "empty" not in state(widget)["readout"]:
+            time.sleep(0.2)
+        assert "empty" in state(widget)["readout"], f"no message for an empty date: {state(widget)}"
+        assert widget.evaluate(BROKEN_IMAGES) == 0, "a broken-image icon shows for the empty date"
     session.close(nb)

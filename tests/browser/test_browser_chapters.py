@@ -25,6 +25,9 @@ lands), on a temporary copy:
 6. in chapters with a step_through widget (``.mg-step-through``): click Step (once more
    first if nothing is highlighted yet) and check the highlight moved from one node to the
    node the widget's kernel side says is current, and the explanation advanced one step;
+   for both kinds, every drawing and every control of the widget lies inside its output area
+   (the page is as wide as a learner's screen: an output about 1,000 px wide), and a drawing
+   with the controls above it fits in the window's height (see ``check_fits``);
 7. the kernel is pytest's own Python and imports minigraph from the repo.
 
 On failure a full-page screenshot is saved and its path is in the assertion message.
@@ -242,6 +245,40 @@ def click_step(nb):
     return before
 
 
+def inside(inner, outer, slack=1.0):
+    """The bounding box ``inner`` lies within ``outer`` (playwright boxes, page pixels)."""
+    return (inner["x"] >= outer["x"] - slack and inner["y"] >= outer["y"] - slack
+            and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+            and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack)
+
+
+def check_fits(nb, selector):
+    """Every widget ``selector`` shows its drawing and its controls (sliders, Play, buttons)
+    inside its output area, with nothing to scroll sideways, and the drawing's bottom is at
+    most one window's height below the top of the controls: both show at once."""
+    nb.session.focus = selector
+    window = nb.page.viewport_size
+    widgets = nb.panel_locator().locator(selector)
+    for i in range(widgets.count()):
+        widget = widgets.nth(i)
+        widget.scroll_into_view_if_needed()
+        area = widget.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')]").first
+        box = area.bounding_box()
+        assert 900 <= box["width"] <= 1010, f"the output area is {box['width']:.0f} px wide, not a learner's ~1,000"
+        scroll = area.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert scroll[0] <= scroll[1] + 1, f"{selector} #{i} scrolls sideways: {scroll[0]} px in {scroll[1]}"
+        drawing = widget.locator(".mg-graph svg").first.bounding_box()
+        controls = widget.locator(".widget-slider, .widget-play, .widget-button")
+        boxes = [controls.nth(k).bounding_box() for k in range(controls.count())]
+        assert boxes, f"{selector} #{i} has no controls"
+        outside = [b for b in [drawing, *boxes] if not inside(b, box)]
+        assert not outside, f"{selector} #{i}: {outside} outside the output area {box}"
+        top = min(b["y"] for b in boxes)
+        assert drawing["y"] + drawing["height"] - top <= window["height"], (
+            f"{selector} #{i}: the drawing ends {drawing['y'] + drawing['height'] - top:.0f} px under the "
+            f"controls' top, more than the window's {window['height']} px")
+
+
 def check_step_through(nb):
     """Click Step: the highlight moves from the node of the last step to the node the widget's
     kernel side says is now current, and the explanation advances by one step. (At the start
@@ -277,9 +314,11 @@ def test_chapter_in_jupyterlab(request, artifacts, chapter):
         if "explore(" in source:
             assert report["explore"] >= 1, "the chapter calls explore() but no .mg-explore widget shows"
             check_explore(nb)
+            check_fits(nb, ".mg-explore")
         if "step_through(" in source:
             assert report["stepThrough"] >= 1, "the chapter calls step_through() but no .mg-step-through shows"
             check_step_through(nb)
+            check_fits(nb, ".mg-step-through")
         kernel = probe(nb)
         assert (kernel["python"], kernel["prefix"]) == (os.path.realpath(sys.executable), os.path.realpath(sys.prefix)), (
             f"the notebook's kernel runs {kernel['python']} in {kernel['prefix']}, "

@@ -198,6 +198,13 @@ def test_displays_are_deterministic_and_escape_html():
     assert "&lt;b&gt;" in html and "<b>'" not in html
 
 
+def test_every_cell_of_the_check_and_progress_tables_is_left_aligned():
+    import re
+    for shown in (check("00.relu", lambda x: x), progress()):    # a failed check: notes rows too
+        filled = re.findall(r"<t[dh]\b[^>]*>(?!</t)", shown._repr_html_())   # not an empty cell
+        assert len(filled) > 5 and all('style="text-align:left"' in c for c in filled), filled
+
+
 def test_progress_adds_up_the_latest_check_of_each_exercise_of_the_chapter():
     assert repr(progress()) == "No checks run yet in this session: run the check(...) cells first."
     check("00.relu", lambda x: x)

@@ -14,6 +14,7 @@ CASE_WORDS = {"pass": "passed", "fail": "FAILED", "error": "ERROR", "timeout": "
               "not_done": "not done", "unjudged": "ran (not judged)"}
 CASE_COLOURS = {"pass": "#1a7f37", "not_done": "#6e7781", "unjudged": "#6e7781"}   # anything else: red
 RED = "#cf222e"
+LEFT = ' style="text-align:left"'      # JupyterLab right-aligns table cells: messages read ragged
 
 
 class Display:
@@ -93,18 +94,18 @@ def check_html(result):
     parts = [f"<div class=\"minigraph-check\"><p><b>{_e(_headline(result))}</b></p>"]
     rows = _rows(result)
     if rows:
-        parts.append("<table><tr><th>case</th><th>result</th><th>input</th><th>expected</th>"
-                     "<th>got</th></tr>")
+        parts.append("<table><tr>" + "".join(f"<th{LEFT}>{h}</th>" for h in
+                                             ("case", "result", "input", "expected", "got")) + "</tr>")
         for row, case in zip(rows, result.cases):
             colour = CASE_COLOURS.get(case.status, RED)
             cells = [_e(row[0]), f"<span style=\"color:{colour}\">{_e(row[1])}</span>",
                      *(f"<code>{_e(v)}</code>" for v in row[2:])]
-            parts.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+            parts.append("<tr>" + "".join(f"<td{LEFT}>{c}</td>" for c in cells) + "</tr>")
             notes, more = _notes(case), _more_hints(case)
             if notes or more:
                 details = ("<details><summary>a sharper hint</summary>" + "<br>".join(map(_e, more))
                            + "</details>") if more else ""
-                parts.append("<tr><td></td><td colspan=\"4\">" + "<br>".join(map(_e, notes))
+                parts.append(f"<tr><td></td><td colspan=\"4\"{LEFT}>" + "<br>".join(map(_e, notes))
                              + details + "</td></tr>")
         parts.append("</table>")
     parts.append("</div>")
@@ -127,8 +128,8 @@ def progress_display(chapter, title, exercises, latest):
     widths = [max(len(r[i]) for r in rows) for i in range(2)]
     text = "\n".join([head] + [f"  {r[0].ljust(widths[0])}  {r[1].ljust(widths[1])}  {r[2]}"
                                for r in rows])
-    table = "".join(f"<tr><td><code>{_e(r[0])}</code></td><td>{_e(r[1])}</td><td>{_e(r[2])}</td></tr>"
-                    for r in rows)
+    table = "".join(f"<tr><td{LEFT}><code>{_e(r[0])}</code></td><td{LEFT}>{_e(r[1])}</td>"
+                    f"<td{LEFT}>{_e(r[2])}</td></tr>" for r in rows)
     return Display(text, f"<div class=\"minigraph-progress\"><p><b>{_e(head)}</b></p>"
                          f"<table>{table}</table></div>")
 
