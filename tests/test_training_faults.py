@@ -136,8 +136,8 @@ KILLER = textwrap.dedent("""
     import numpy as np
     import minigraph as mg
     from minigraph.{module} import train
-    mg.data.shakespeare = lambda: mg.data.__dict__["_text"]
-    mg.data._text = open(sys.argv[1]).read()
+    text = open(sys.argv[1]).read()
+    mg.data.shakespeare = lambda: text
     real, calls = np.savez, []
 
     def savez(file, **arrays):          # the second checkpoint: half written, then SIGKILL
