@@ -60,12 +60,17 @@ def command(request, monkeypatch):
     return (request.param, *COMMANDS[request.param])
 
 
+STRAIGHT = {}      # (meta, arrays) of each command's run never stopped, made once
+
+
 def straight_run(command, tmp_path):
     """``(meta, arrays)`` of the command's run, never stopped."""
-    _, main, read, _, _, settings = command
-    out = str(tmp_path / "straight" / "run.npz")
-    assert main(["--out", out, *settings]) == 0
-    return read(out)
+    name, main, read, _, _, settings = command
+    if name not in STRAIGHT:
+        out = str(tmp_path / "straight" / "run.npz")
+        assert main(["--out", out, *settings]) == 0
+        STRAIGHT[name] = read(out)
+    return STRAIGHT[name]
 
 
 def assert_same_run(path, straight, read):
@@ -131,8 +136,8 @@ KILLER = textwrap.dedent("""
     import numpy as np
     import minigraph as mg
     from minigraph.{module} import train
-    mg.data.shakespeare = lambda: mg.data.__dict__["_text"]
-    mg.data._text = open(sys.argv[1]).read()
+    text = open(sys.argv[1]).read()
+    mg.data.shakespeare = lambda: text
     real, calls = np.savez, []
 
     def savez(file, **arrays):          # the second checkpoint: half written, then SIGKILL
@@ -185,7 +190,8 @@ def test_a_full_disk_is_reported_and_the_last_checkpoint_stays_whole(command, tm
     assert main(["--out", out, *settings]) == 1
     err = capsys.readouterr().err
     assert f"cannot write {out}: the disk is full. The previous {out} is intact" in err and "--resume" in err
-    assert read(out)[0]["iteration"] == 3 and os.listdir(tmp_path) == ["run.npz", "straight"]
+    assert read(out)[0]["iteration"] == 3 and "run.npz" in os.listdir(tmp_path)
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".partial")]     # no half file left
     monkeypatch.undo()
     monkeypatch.setattr("minigraph.data.shakespeare", lambda: TEXT)
     assert main(["--out", out, "--resume", *LM_TAIL[:2 if name != "dates" else 0]]) == 0

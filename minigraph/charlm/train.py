@@ -1,10 +1,11 @@
 """Train the character model on Tiny Shakespeare: the command that makes chapter 09's checkpoint.
 
-    python -m minigraph.charlm.train --out build/lstm/run.npz --best build/lstm/best.npz --hidden 512 --batch 64
-    python -m minigraph.charlm.train --out build/lstm/run.npz --best build/lstm/best.npz --resume   # after a stop
+    python -m minigraph.charlm.train --out build/lstm/run.npz --best build/lstm/best.npz --hidden 512
+    python -m minigraph.charlm.train --out build/lstm/run.npz --best build/lstm/best.npz --resume
 
-Every ``--eval-every`` iterations it scores part of the held-out split, prints a sample and
-saves the checkpoint (also at the end), so a run stopped at any time loses little. Ctrl-C
+(the second line after a stop). Every ``--eval-every`` iterations it scores part of the
+held-out split, prints a sample and saves the checkpoint (also at the end), so a run stopped
+at any time loses little. Ctrl-C
 stops it at the end of the step under way, saved: ``--resume`` continues it, with the
 checkpoint's settings, to the same numbers, bit for bit, as a run that never stopped. The same
 settings and seed give the same losses, bit for bit. ``--best`` keeps the model alone (a third

@@ -14,9 +14,9 @@ What each promise rests on:
 - **A write never loses the last good file** (``files.write``: a temporary file renamed over
   the old one), and a full disk is an error that says so and names the intact file.
 - **The files are checked before the first step:** the folder of ``--out`` is made (or the
-  command stops, having trained nothing); an existing ``--out`` is refused unless the run
-  ``--resume``\\s it or ``--force`` says to start over; ``--best`` never replaces a shipped model
-  (``minigraph/checkpoints/``) or another run's model unless ``--force`` says so.
+  command stops, having trained nothing); an existing ``--out`` is refused unless
+  ``--resume`` continues it or ``--force`` says to start over; ``--best`` never replaces a
+  shipped model (``minigraph/checkpoints/``) or another run's unless ``--force`` says so.
 - **The record:** every file holds the command, the commit, the wall-clock time of training
   and the machine (cores, BLAS threads); ``evaluate`` shows them. In a log (no terminal) the
   progress bar writes one line per update instead of rewriting one line.
