@@ -56,7 +56,7 @@ def main(argv=None):
     result = subprocess.run(command, cwd=ROOT)
     if result.returncode:
         return result.returncode
-    pages = len(list(out.rglob("*.html")))
+    pages = sum(1 for page in out.rglob("*.html") if not page.relative_to(out).parts[0].startswith("_"))
     print(f"site: {pages} pages in {out} ({time.monotonic() - start:.0f} s); open {out / 'index.html'}")
     return 0
 
