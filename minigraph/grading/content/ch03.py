@@ -350,7 +350,7 @@ def _check_call(node, k, g, ans, args, given):
                    "stretched an input, sum the gradient back to the input's shape (mg.unbroadcast)")
     if not np.array_equal(ans, node.value):
         raise Rule(f"{what} was given, as ans, something other than the value of '{node.name}': "
-                   "ans is the op's own output, values[node]")
+                   "ans is the op's own output, the node's own entry in values")
     for parent, arg in zip(node.inputs, args):
         if not np.array_equal(arg, parent.value):
             raise Rule(f"{what} was given, for its input '{parent.name}', another value: after g "
