@@ -25,7 +25,6 @@ import sys
 from pathlib import Path
 
 from .toolkit import answers, registry
-from .toolkit.values import encode
 
 ROOT = Path(__file__).resolve().parents[2]           # the course repository
 COPIED = ("chapters", "exercises", "minigraph", "pyproject.toml", "environment.yml", "README.md")
@@ -41,7 +40,7 @@ def expected_values():
         for exercise in registry.exercises(chapter):
             if exercise.expected is not None:
                 for case in exercise.cases:
-                    values[answers.case_key(exercise.id, case)] = encode(exercise.expected(case))
+                    values[answers.case_key(exercise.id, case)] = exercise.expected(case)
     return values
 
 

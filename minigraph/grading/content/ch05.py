@@ -25,6 +25,7 @@ import minigraph as mg
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused, vjps_of
 from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, diagnose, random_array, unchanged
+from ..toolkit.public import stored_values
 from ..toolkit.values import Unreadable, decode, encode, shape_text
 from ..tools.ch05 import MAX_EPOCHS, checked_recipe, try_recipe
 
@@ -66,7 +67,8 @@ def _exercise(id, name, points, reference, mistakes, cases, hint, title, raise_o
         return diagnose(compare(reference(*inputs), got), got, dict(mistakes),
                         lambda wrong: wrong(*inputs))
 
-    return Exercise(id, name, points, cases, run, judge, title, hint, engine=engine, hidden=drawn)
+    return Exercise(id, name, points, cases, run, judge, title, hint, engine=engine, hidden=drawn,
+                    expected=lambda case: encode(reference(*_integers(case))), public=stored_values(id))
 
 
 def _logits_and_labels(rng, scale=3.0):
