@@ -4,8 +4,8 @@ import numpy as np
 
 import minigraph as mg
 
-from ..content.ch03 import FUNCTIONS, HAND_FEED, HAND_HINTS, HAND_ORDER, hand_graph
-from ..toolkit.exercise import Verdict, arrays, compare, diagnose
+from ..content.ch03 import FUNCTIONS
+from ..toolkit.exercise import arrays, compare, diagnose
 from ..toolkit.values import decode
 
 
@@ -63,20 +63,6 @@ MATMUL_MISTAKES = {
     "contribution": lambda g, ans, x, W: (g @ W.T, x[:1].T @ g[:1]),
     "the sign is flipped": lambda g, ans, x, W: (-(g @ W.T), -(x.T @ g)),
 }
-
-
-def judge_hand(case, got):
-    graph = hand_graph()
-    graph.backward({"x": HAND_FEED["x"]})
-    for name in HAND_ORDER:
-        if name not in got:
-            return Verdict(False, "a number", "missing", f"no gradient for node '{name}' in the dict")
-        verdict = compare(graph.node(name).grad, decode(got[name]), reveal=False)
-        if not verdict.passed:
-            return Verdict(False, "(hidden)", verdict.got,
-                           f"node '{name}' has the wrong gradient ({verdict.message}). "
-                           f"{HAND_HINTS[name]}")
-    return Verdict(True, "6 node gradients", "all right")
 
 
 DERIVATIVES = {

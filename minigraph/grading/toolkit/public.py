@@ -107,14 +107,17 @@ SIGNIFICANT = 6              # digits a value is rounded to before it is hashed
 
 
 def fingerprint(exercise_id, value):
-    """A salted hash (the salt: the exercise's id) of ``value`` rounded to ``SIGNIFICANT``
-    digits, with its shape; None for a value that is not an array of numbers."""
-    try:
-        array = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        return None
-    digits = [f"{v + 0.0:.{SIGNIFICANT - 1}e}" for v in np.round(array.ravel(), 12)]
-    text = f"minigraph {exercise_id} {array.shape} {' '.join(digits)}"
+    """A salted hash (the salt: the exercise's id) of a text, or of an array of numbers rounded
+    to ``SIGNIFICANT`` digits, with its shape; None for anything else."""
+    if isinstance(value, str):
+        text = f"minigraph {exercise_id} text {value}"
+    else:
+        try:
+            array = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            return None
+        digits = [f"{v + 0.0:.{SIGNIFICANT - 1}e}" for v in np.round(array.ravel(), 12)]
+        text = f"minigraph {exercise_id} {array.shape} {' '.join(digits)}"
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -134,7 +137,7 @@ def hashed_value(exercise_id):
             return Verdict(False, "(hidden)", "None", "the value is None: set it to your answer")
         known = stored(exercise_id, case)
         mine = fingerprint(exercise_id, value)
-        if mine == known["hash"]:
+        if mine is not None and mine == known["hash"]:
             return Verdict(True, "(hidden)", "right")
         return Verdict(False, "(hidden)", "not right", known["mistakes"].get(mine, "not the right value"))
     return Public(judge)

@@ -1,5 +1,5 @@
-"""Chapter 02's judges (``content/ch02.py`` has the exercises): they know the right orders,
-waves and values."""
+"""Chapter 02's judges (``content/ch02.py`` has the exercises): an order, a set of waves or of
+nodes to recompute is judged by its properties, a value against minigraph's ``Graph.forward``."""
 
 from collections import Counter
 
