@@ -284,7 +284,8 @@ reber_generator = Exercise(
           "The walk gives the inner Reber string (with its own B in front). The embedded string "
           "wraps it: B, then T or P drawn once with rng, the inner string, the same T or P again, "
           "and a final E. Make every choice with rng, never with another random source."),
-    describe=lambda case: f"{N_STRINGS} strings from np.random.default_rng({case['seed']})")
+    describe=lambda case: f"{N_STRINGS} strings from np.random.default_rng({case['seed']})",
+    public=Public(_judge_reber))
 
 
 EXERCISES = [rnn_step, bptt_two_steps, gate_vjp, clip_global_norm, reber_generator]
