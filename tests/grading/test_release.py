@@ -192,14 +192,17 @@ from minigraph.grading import check
 assert not a.available()
 print(check("00.relu", lambda x: np.maximum(x, 0.0)).text.splitlines()[0])
 print(check("00.relu", np.abs).text)
-print(check("00.broadcast_shape", (3, 4)).text)
+print(check("00.broadcast_shape", (4, 3)).text)
+print(check("00.broadcast_shape", (5, 5)).text)
+print(check("01.predict", [6.0, 8.0, 48.0]).text)
 print(check("00.sigmoid_vjp", lambda g, ans, x: -g * ans * (1 - ans)).text)
 print(check("03.tanh_vjp", lambda g, ans, x: g * (1 - ans ** 2)).text.splitlines()[0])
 print(check("00.sigmoid", lambda x: mg.sigmoid.opdef.forward(x)).text)
 """)
     assert "00.relu  relu(x) — 4 of 4 cases passed  (1 of 1 point)" in out
     assert "2 of 5 values wrong; at index (0,): expected 0, got 2" in out          # judged on stored values
-    assert "not the right value" in out                                            # a hash: never the value
+    assert "not the right value" in out and "[3, 4]" not in out                   # a hash: never the value
+    assert "the shape reversed" in out and "out = u·v − x: the − x is missing" in out   # wrong values' hashes
     assert "the sign is flipped" in out                                            # told by the numbers
     assert "all 7 cases passed" in out              # 4 public cases and 3 fresh random ones
     assert "calls the engine's own forward function of sigmoid" in out             # the rules still hold

@@ -36,7 +36,7 @@ import minigraph as mg
 
 from . import answers
 from .verdict import ATOL, RTOL, Verdict, compare
-from .values import decode
+from .values import decode, show
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,6 @@ def hashed_value(exercise_id):
         known = stored(exercise_id, case)
         mine = fingerprint(exercise_id, value)
         if mine is not None and mine == known["hash"]:
-            return Verdict(True, "(hidden)", "right")
-        return Verdict(False, "(hidden)", "not right", known["mistakes"].get(mine, "not the right value"))
+            return Verdict(True, "(hidden)", show(value))
+        return Verdict(False, "(hidden)", show(value), known["mistakes"].get(mine, "not the right value"))
     return Public(judge)
