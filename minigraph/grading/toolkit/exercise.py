@@ -454,7 +454,8 @@ def _result(exercise, status, cases, message):
 
 def _grade_case(exercise, index, case, record):
     shown = _safe(exercise.describe, case)
-    row = CaseResult(index, "fail", f"hidden case: {shown}" if case.get("hidden") else shown)
+    drawn = "fresh case: " if case.get("fresh") else "hidden case: " if case.get("hidden") else ""
+    row = CaseResult(index, "fail", drawn + shown)
     status = record.get("status") if isinstance(record, dict) else None
     if status == "ran":
         judge = exercise.judge if answers.available() or exercise.public is None else exercise.public.judge

@@ -27,7 +27,8 @@ def check(exercise_id, answer):
     """Run exercise ``exercise_id`` (``"00.relu"``) on ``answer`` and show the result table."""
     try:
         exercise = registry.find(exercise_id)
-        cases = with_hidden(exercise, _fresh_seed(exercise))
+        cases = tuple(dict(each, fresh=True) if each.get("hidden") else each
+                      for each in with_hidden(exercise, _fresh_seed(exercise)))
         result = grade(exercise, run_cases(exercise, answer, cases=cases), cases)
     except Exception as error:               # an unknown id, a broken chapter module: say so
         return _message(f"check({exercise_id!r}) could not run: {error}")
