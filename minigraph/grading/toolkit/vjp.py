@@ -36,6 +36,12 @@ a wrong rule gives, or, in a graph case, the first call whose value differs from
 rule's. Every call before it returned the right value, so it received the right ``g``, and the
 wrong rule is called in the grader with exactly the arguments the replay received.
 
+In the student edition, which has no reference rule, ``public`` judges the same records: a
+plain case against the op's ``forward`` differentiated numerically (``numeric_vjp``), a graph
+case call by call (each value the rule returned, against the forward differentiated at that
+call's inputs and ``g``), then every leaf's gradient against central differences of the whole
+graph; it judges fresh random cases too (``public.Public(fresh=True)``).
+
 A builder ``build(rules) -> Graph`` makes the graph: it must call
 ``mg.defop(name, forward, rules, ...)`` once, name every node, and name its Inputs after the
 graph case's inputs. ``chained`` builds the graph of a one-input elementwise op, and
