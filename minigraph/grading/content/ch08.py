@@ -186,8 +186,12 @@ framework_words = Exercise(
 
 # -- 08.newton_step ------------------------------------------------------------------------------------
 
+def _newton_inputs(case):
+    return [np.asarray(case["inputs"][k], dtype=float) for k in ("g", "H", "x")]
+
+
 def _newton_run(answer, case):
-    inputs = [np.asarray(case["inputs"][k], dtype=float) for k in ("g", "H", "x")]
+    inputs = _newton_inputs(case)
     given = [a.copy() for a in inputs]
     out = answer(*given)
     unchanged("newton_step", ["g", "H", "x"], inputs, given)
@@ -213,7 +217,7 @@ newton_step = Exercise(
      "That minimum is where the quadratic's gradient, g plus H times the step, vanishes: the "
      "step comes from a linear system in H, and solving it beats inverting H."),
     hidden=_hidden_newton,
-    expected=lambda case: encode(answers.newton_step(*(np.asarray(case["inputs"][k], dtype=float) for k in ("g", "H", "x")))),
+    expected=lambda case: encode(answers.newton_step(*_newton_inputs(case))),
     public=stored_values("08.newton_step"))
 
 EXERCISES = [softplus_graph_vjp, second_derivative, framework_words, newton_step]
