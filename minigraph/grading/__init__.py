@@ -37,32 +37,30 @@ Adding an exercise
 Say chapter 01 asks for ``cube(x)``, which returns ``x`` to the third power. In
 ``minigraph/grading/content/ch01.py``::
 
-    from ..toolkit.answers import answers_of
     from ..toolkit.exercise import case, function_exercise
 
-    TITLE = "Backward rules"
-    answers = answers_of(__name__)           # answers/ch01.py, which the learner never gets
+    TITLE = "Powers"
 
     cube = function_exercise(
         "01.cube",                           # id: chapter, dot, short name
         "cube",                              # the name the answer has in the notebook
-        answers.cube,                        # the reference answer, by name (never in the kernel)
+        lambda x: x ** 3,                    # the reference answer (never shown to the kernel)
         points=2,
         cases=[                              # inputs as plain numbers/lists, in call order
             case(x=[0.0, 2.0, -1.0]),
-            case(x=[[1.5, -0.5]], hint="A 2-D x: work entry by entry."),   # a case's own hint
+            case(x=[[1.5, -0.5]], hint="A 2-D x: the result keeps x's shape."),  # a case's own hint
         ],
         hint="Multiply x by itself, entry by entry.")          # for any failing case
 
     EXERCISES = [cube]
 
-with the reference, ``def cube(x): ...``, in ``minigraph/grading/answers/ch01.py``; then add
-``"01": "minigraph.grading.content.ch01"`` to ``CHAPTERS`` in ``toolkit/registry.py``
-(``content/__init__.py`` says how a chapter is split between content/ and answers/), and in
-``solutions/01_*.ipynb`` write the function with its body between ``### BEGIN SOLUTION`` and
-``### END SOLUTION``, followed by a cell ``check("01.cube", cube)``. The student edition, which
-has no answers/, judges it against the reference's values on the public cases
-(``toolkit/public.py``; ``AUTHORING.md`` says how an exercise of another kind declares that).
+then add ``"01": "minigraph.grading.content.ch01"`` to ``CHAPTERS`` in ``toolkit/registry.py``
+(in the course, the reference then moves to ``answers/ch01.py``, which the learner never gets:
+``content/__init__.py`` says how), and in ``solutions/01_*.ipynb`` write the function with its
+body between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, followed by a cell
+``check("01.cube", cube)``. The student edition, which has no ``answers/``, judges it against
+the reference's values on the public cases (``toolkit/public.py``; ``AUTHORING.md`` says how
+an exercise of another kind declares that).
 
 A hint may also come in levels, ``hint=("a nudge naming the concept", "a sharper one")``:
 the table shows the nudge and keeps the rest behind "a sharper hint". ``mistakes={message:
