@@ -20,8 +20,10 @@ parts, and what a notebook may import besides ``check`` and ``progress``:
 * ``content/``: the exercises themselves -- cases, points, hints -- one module per chapter
   (``content/ch04.py``), and never in a notebook; ``answers/``: their reference answers, typical
   mistakes and judges, which the grader's sandbox and the student edition do not have
-  (``content/__init__.py`` says how a chapter is split);
+  (``content/__init__.py`` says how a chapter is split); ``judges/``: the judges that hold no
+  answer (an order's properties, the engine's own forward and backward), which ship;
 * ``toolkit/``: what exercises are made of (``exercise.py`` says what an exercise is,
+  ``public.py`` how the student edition judges it without the answers,
   ``vjp.py`` makes the backward-rule exercises, ``optimizer.py`` the optimizer exercises,
   ``graphs.py`` the small graphs of chapters 01 and 02), ``registry.py`` lists the chapters,
   ``notebook.py`` is ``check``/``progress``;
@@ -32,32 +34,33 @@ parts, and what a notebook may import besides ``check`` and ``progress``:
 
 Adding an exercise
 ------------------
-Say chapter 01 asks for ``tanh_vjp(g, ans, x)``. In ``minigraph/grading/content/ch01.py``::
+Say chapter 01 asks for ``cube(x)``, which returns ``x`` to the third power. In
+``minigraph/grading/content/ch01.py``::
 
-    import numpy as np
     from ..toolkit.exercise import case, function_exercise
 
-    TITLE = "Backward rules"
+    TITLE = "Powers"
 
-    tanh_vjp = function_exercise(
-        "01.tanh_vjp",                       # id: chapter, dot, short name
-        "tanh_vjp",                          # the name the answer has in the notebook
-        lambda g, ans, x: g * (1 - ans ** 2),  # the reference answer (never shown to the kernel)
+    cube = function_exercise(
+        "01.cube",                           # id: chapter, dot, short name
+        "cube",                              # the name the answer has in the notebook
+        lambda x: x ** 3,                    # the reference answer (never shown to the kernel)
         points=2,
         cases=[                              # inputs as plain numbers/lists, in call order
-            case(g=[1.0, 1.0], ans=[0.0, 0.5], x=[0.0, 0.5493]),
-            case(g=[2.0, -1.0], ans=[0.9, -0.9], x=[1.472, -1.472],
-                 hint="Multiply by the upstream gradient g."),   # a hint for this case
+            case(x=[0.0, 2.0, -1.0]),
+            case(x=[[1.5, -0.5]], hint="A 2-D x: the result keeps x's shape."),  # a case's own hint
         ],
-        hint="tanh'(x) = 1 - tanh(x)^2, and ans is tanh(x).")   # a hint for any failing case
+        hint="Multiply x by itself, entry by entry.")          # for any failing case
 
-    EXERCISES = [tanh_vjp]
+    EXERCISES = [cube]
 
 then add ``"01": "minigraph.grading.content.ch01"`` to ``CHAPTERS`` in ``toolkit/registry.py``
-(in the course, the reference and the mistakes then move to ``answers/ch01.py``:
-``content/__init__.py`` says how), and in
-``solutions/01_*.ipynb`` write the function with its body between ``### BEGIN SOLUTION`` and
-``### END SOLUTION``, followed by a cell ``check("01.tanh_vjp", tanh_vjp)``.
+(in the course, the reference then moves to ``answers/ch01.py``, which the learner never gets:
+``content/__init__.py`` says how), and in ``solutions/01_*.ipynb`` write the function with its
+body between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, followed by a cell
+``check("01.cube", cube)``. The student edition, which has no ``answers/``, judges it against
+the reference's values on the public cases (``toolkit/public.py``; ``AUTHORING.md`` says how
+an exercise of another kind declares that).
 
 A hint may also come in levels, ``hint=("a nudge naming the concept", "a sharper one")``:
 the table shows the nudge and keeps the rest behind "a sharper hint". ``mistakes={message:

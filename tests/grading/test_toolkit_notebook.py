@@ -227,11 +227,11 @@ def test_the_package_docstring_example_defines_a_working_exercise():
     module = {}
     exec(textwrap.dedent(code).replace("from ..toolkit.exercise", "from minigraph.grading.toolkit.exercise"), module)
     (exercise,) = module["EXERCISES"]
-    right = grade(exercise, run_cases(exercise, lambda g, ans, x: g * (1 - ans ** 2)))
-    wrong = grade(exercise, run_cases(exercise, lambda g, ans, x: 1 - ans ** 2))
+    right = grade(exercise, run_cases(exercise, lambda x: x * x * x))
+    wrong = grade(exercise, run_cases(exercise, lambda x: np.ravel(x) ** 3))     # loses x's shape
     assert (right.status, right.score) == ("passed", 2)
     assert (wrong.status, wrong.score) == ("failed", 1.0)
-    assert wrong.cases[1].hint == "Multiply by the upstream gradient g."
+    assert wrong.cases[1].hint == "A 2-D x: the result keeps x's shape."
 
 
 def test_every_chapter_in_the_table_loads_and_points_are_declared_with_the_checks():

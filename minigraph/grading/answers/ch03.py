@@ -7,11 +7,11 @@ import numpy as np
 
 import minigraph as mg
 
-from ..content.ch03 import (FUNCTIONS, HAND_FEED, HAND_HINTS, HAND_ORDER, STALE, backward_feed,
-                            backward_spec, engine_op, hand_graph, opdef_of)
+from ..content.ch03 import FUNCTIONS, backward_feed, backward_spec, opdef_of
+from ..judges import ch03 as judges
 from ..toolkit.exercise import Verdict, arrays, compare, diagnose
-from ..toolkit.graphs import a_kind, build, kinds_of
-from ..toolkit.values import Unreadable, decode, show
+from ..toolkit.graphs import build
+from ..toolkit.values import Unreadable, decode
 
 
 def tanh_vjp(g, ans, x):
@@ -68,20 +68,6 @@ MATMUL_MISTAKES = {
     "contribution": lambda g, ans, x, W: (g @ W.T, x[:1].T @ g[:1]),
     "the sign is flipped": lambda g, ans, x, W: (-(g @ W.T), -(x.T @ g)),
 }
-
-
-def judge_hand(case, got):
-    graph = hand_graph()
-    graph.backward({"x": HAND_FEED["x"]})
-    for name in HAND_ORDER:
-        if name not in got:
-            return Verdict(False, "a number", "missing", f"no gradient for node '{name}' in the dict")
-        verdict = compare(graph.node(name).grad, decode(got[name]), reveal=False)
-        if not verdict.passed:
-            return Verdict(False, "(hidden)", verdict.got,
-                           f"node '{name}' has the wrong gradient ({verdict.message}). "
-                           f"{HAND_HINTS[name]}")
-    return Verdict(True, "6 node gradients", "all right")
 
 
 DERIVATIVES = {
@@ -194,119 +180,49 @@ def _learners_op(name, what, inputs, attrs):
     return mg.defop(what, opdef_of(what).forward, opdef_of(what).vjps)(*inputs, name=name, **attrs)
 
 
-class BackwardCase:
-    """One case of 03.backward in the grader: the engine's gradients (``Graph.backward`` with
-    respect to every node, Constants included), and what each typical mistake gives."""
-
-    def __init__(self, case):
-        self.spec, self.feed = backward_spec(case), backward_feed(case)
-        self.kinds = kinds_of(self.spec)
-        nodes = build(self.spec, engine_op)
-        graph = mg.Graph(nodes[self.spec[-1][0]])
-        graph.backward(self.feed, wrt=graph.nodes)
-        self.order = [node.name for node in reversed(graph.nodes)]      # from the loss back
-        self.expected = {node.name: node.grad for node in graph.nodes}
-        self.parameters = [node.name for node in graph.parameters]
-
-    @functools.cached_property
-    def mistakes(self):
-        """message -> {name: grad} that mistake gives (None where it raises)."""
-        nodes = build(self.spec, _learners_op)
-        graph = mg.Graph(nodes[self.spec[-1][0]])
-        graph.forward(self.feed)
+def mistakes_of(reference):
+    """{message: the gradients (by name) that typical mistake gives on ``reference``'s graph, or
+    None where it raises}, worked out once per case."""
+    if reference.mistakes is None:
+        nodes = build(reference.spec, _learners_op)
+        graph = mg.Graph(nodes[reference.spec[-1][0]])
+        graph.forward(reference.feed)
         values = {node: np.array(node.value) for node in graph.nodes}
-        made = {}
+        reference.mistakes = {}
         for message, wrong in BACKWARD_MISTAKES.items():
             try:
                 with np.errstate(all="ignore"):
-                    made[message] = {n.name: g for n, g in wrong(graph.outputs[0], values).items()}
+                    made = {n.name: g for n, g in wrong(graph.outputs[0], values).items()}
             except Exception:
-                made[message] = None
-        return made
+                made = None
+            reference.mistakes[message] = made
+    return reference.mistakes
 
-    def named_mistake(self, grads):
-        """The one typical mistake whose gradients are ``grads`` (by name), or None."""
-        named = [message for message, made in self.mistakes.items()
-                 if made is not None and self._same(made, grads)]
-        return named[0] if len(named) == 1 else None
 
-    def _same(self, made, grads):
-        for name in self.order:
-            if self.kinds[name] == "constant" and (name not in made or name not in grads):
-                continue
-            if (name in made) != (name in grads):
+def named(reference, grads, verdict):
+    """``verdict``, its message preceded by the typical mistake that gives ``grads``, if exactly
+    one does."""
+    found = [message for message, made in mistakes_of(reference).items()
+             if made is not None and _same(reference, made, grads)]
+    if len(found) != 1:
+        return verdict
+    return Verdict(False, verdict.expected, verdict.got, f"{found[0]} ({verdict.message})")
+
+
+def _same(reference, made, grads):
+    for name in reference.order:
+        if reference.kinds[name] == "constant" and (name not in made or name not in grads):
+            continue
+        if (name in made) != (name in grads):
+            return False
+        if name in made:
+            mine, theirs = np.asarray(made[name], dtype=float), grads[name]
+            if (isinstance(theirs, Unreadable) or theirs is None or mine.shape != np.shape(theirs)
+                    or not np.allclose(mine, theirs, rtol=1e-6, atol=1e-9)):
                 return False
-            if name in made:
-                mine, theirs = np.asarray(made[name], dtype=float), grads[name]
-                if (isinstance(theirs, Unreadable) or theirs is None or mine.shape != np.shape(theirs)
-                        or not np.allclose(mine, theirs, rtol=1e-6, atol=1e-9)):
-                    return False
-        return True
+    return True
 
 
 def judge_backward(case, got):
-    calls = got.get("calls") if isinstance(got, dict) else None
-    if not isinstance(calls, list) or not calls or not all(isinstance(c, dict) for c in calls):
-        return Verdict(False, message="the notebook sent no readable results")
-    reference = BackwardCase(case)
-    for index, call in enumerate(calls):
-        verdict = _judge_call(reference, call)
-        if not verdict.passed:
-            if index == 0:
-                return verdict
-            return Verdict(False, verdict.expected, verdict.got,
-                           "the first call was right, but the second call on the same graph was "
-                           "not: something outlived the first call (a dict given as a default "
-                           "argument, grads={}, is made once and shared by every call; a .grad "
-                           f"added onto keeps the last one). {verdict.message}")
-    twice = ", on both calls" if len(calls) > 1 else ""
-    return Verdict(True, f"{len(reference.expected)} gradients{twice}", "all right")
-
-
-def _judge_call(reference, call):
-    counts = call.get("counts") or {}
-    for key, times in counts.items():
-        if isinstance(times, int) and times > 1:
-            name, k = str(key).rsplit(":", 1)
-            return Verdict(False, "each rule called once", f"{times} calls",
-                           f"the rule of '{name}' for its input {int(k) + 1} ran {times} times in "
-                           "one backward call: a shared node was visited twice (once per path "
-                           "that reaches it). Visit each node once, after all its consumers")
-    grads = {name: decode(value) for name, value in (call.get("grads") or {}).items()}
-    for name in reference.order:
-        if name not in grads:
-            if reference.kinds[name] == "constant":
-                continue
-            return _named(reference, grads, Verdict(False, "a gradient", "none",
-                          f"no gradient for node '{name}' ({a_kind(reference.kinds[name])})"))
-        verdict = compare(reference.expected[name], grads[name])
-        if not verdict.passed:
-            return _named(reference, grads, Verdict(
-                False, verdict.expected, verdict.got,
-                f"node '{name}' ({a_kind(reference.kinds[name])}) has the wrong gradient: {verdict.message}"))
-    params = call.get("params") or {}
-    for name in reference.parameters:
-        expected, value = reference.expected[name], decode(params.get(name, {"type": "none"}))
-        if value is None:
-            return Verdict(False, show(expected), "None",
-                           f"Parameter '{name}' has no .grad: backward sets node.grad on every Parameter")
-        verdict = compare(expected, value)
-        if verdict.passed:
-            continue
-        if np.shape(value) == np.shape(expected) and np.allclose(value, STALE):
-            why = (f"Parameter '{name}'.grad still holds what it held before the call: backward sets "
-                   "node.grad = its gradient on every Parameter")
-        elif np.shape(value) == np.shape(expected) and np.allclose(value, expected + STALE):
-            why = (f"Parameter '{name}'.grad is the new gradient added onto what it held before the "
-                   "call: backward replaces .grad, it never adds onto it")
-        else:
-            why = f"Parameter '{name}'.grad is not its gradient: {verdict.message}"
-        return Verdict(False, verdict.expected, verdict.got, why)
-    return Verdict(True)
-
-
-def _named(reference, grads, verdict):
-    """``verdict``, its message preceded by the typical mistake that gives ``grads``, if one does."""
-    mistake = reference.named_mistake(grads)
-    return verdict if mistake is None else Verdict(False, verdict.expected, verdict.got,
-                                                   f"{mistake} ({verdict.message})")
+    """The student edition's judge (``judges/ch03.py``), with the typical mistakes named."""
+    return judges.judge_backward(case, got, named=named)

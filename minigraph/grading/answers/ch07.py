@@ -3,8 +3,8 @@
 import numpy as np
 
 from ..content.ch07 import clip_inputs, gate_forward, sigmoid
-from ..toolkit.exercise import Verdict, compare
-from ..toolkit.values import decode, show
+from ..judges.ch07 import judge_arrays
+from ..toolkit.values import decode
 
 
 def _matches(wrong, got):
@@ -113,17 +113,9 @@ CLIP_MISTAKES = [
 
 
 def judge_clip(case, got):
-    expected = clip_by_global_norm(*clip_inputs(case))
-    if not isinstance(got, list) or len(got) != len(expected):
-        return Verdict(False, f"a list of {len(expected)} arrays", show(got if not isinstance(got, list)
-                                                                      else f"{len(got)} arrays"),
-                       f"return one clipped array per gradient ({len(expected)})")
-    for k, (want, data) in enumerate(zip(expected, got)):
-        verdict = compare(want, decode(data))
-        if not verdict.passed:
-            with np.errstate(all="ignore"):
-                named = [text for text, wrong in CLIP_MISTAKES
-                         if all(_matches(w, d) for w, d in zip(wrong(*clip_inputs(case)), got))]
-            looks_like = f". {named[0]}" if len(named) == 1 else ""     # several: cannot tell which
-            return Verdict(False, verdict.expected, verdict.got, f"array {k}: {verdict.message}{looks_like}")
-    return Verdict(True, f"{len(expected)} arrays", "all right")
+    def named(got):
+        with np.errstate(all="ignore"):
+            found = [text for text, wrong in CLIP_MISTAKES
+                     if all(_matches(w, d) for w, d in zip(wrong(*clip_inputs(case)), got))]
+        return found[0] if len(found) == 1 else None          # several: cannot tell which
+    return judge_arrays(clip_by_global_norm(*clip_inputs(case)), got, named)

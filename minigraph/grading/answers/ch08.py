@@ -1,23 +1,15 @@
 """Chapter 08's reference answers, judges and typical mistakes (``content/ch08.py`` has the exercises)."""
 
-import re
-
 import numpy as np
 
 import minigraph as mg
 
 from ..content.ch08 import DECOY, points_of
-from ..toolkit.exercise import Verdict, compare, diagnose
-from ..toolkit.values import Unreadable, decode
+from ..judges.ch08 import judge_graph_vjp, judge_meanings, judge_second_values
+from ..toolkit.exercise import compare, diagnose
+from ..toolkit.public import hashes
+from ..toolkit.values import decode, encode
 from ..tools.ch08 import softplus_numbers
-
-
-def _not_a_node(got):
-    """The verdict for an answer that returned numbers (or anything) instead of a node."""
-    return Verdict(False, "a node", got.text if isinstance(got, Unreadable) else "numbers",
-                   f"returned {got.type_name if isinstance(got, Unreadable) else 'numbers'}, not a "
-                   f"node: build the result from the nodes you are given with minigraph ops "
-                   f"(mg.sigmoid, *, +, mg.grad ...), so that it is part of the graph")
 
 
 sigmoid = mg.sigmoid.opdef.forward        # the engine's own, stable for large |x|
@@ -47,21 +39,17 @@ SOFTPLUS_MISTAKES = [
 ]
 
 
+def softplus_expected(case):
+    """What the student edition stores for a public case: the values, and their gradient."""
+    g, x = (np.asarray(case["inputs"][k], dtype=float) for k in ("g", "x"))
+    return {"value": encode(g * sigmoid(x)), "again": encode(g * sigmoid(x) * (1 - sigmoid(x)))}
+
+
 def judge_softplus_vjp(case, got):
     g, x = (np.asarray(case["inputs"][k], dtype=float) for k in ("g", "x"))
-    value = decode(got["value"])
-    if "again" not in got:
-        return _not_a_node(value)
-    verdict = diagnose(compare(g * sigmoid(x), value), value, dict(SOFTPLUS_MISTAKES),
-                       lambda wrong: wrong(g, x))
-    if not verdict.passed:
-        return verdict
-    again = decode(got["again"])
-    slope = sigmoid(x) * (1 - sigmoid(x))
-    if not compare(g * slope, again).passed:
-        return Verdict(False, "", "", "the values are right, but mg.grad of your VJP is not σ'(x)·g: "
-                                      "build it from ops that have a graph VJP of their own")
-    return verdict
+    return judge_graph_vjp(g * sigmoid(x), g * sigmoid(x) * (1 - sigmoid(x)), got,
+                           lambda verdict, value: diagnose(verdict, value, dict(SOFTPLUS_MISTAKES),
+                                                           lambda wrong: wrong(g, x)))
 
 
 NUMPY_FUNCTIONS = {               # name -> (f, f', f'') in numpy
@@ -72,28 +60,22 @@ NUMPY_FUNCTIONS = {               # name -> (f, f', f'') in numpy
 }
 
 
-NOT_BY_GRAD = ("second_derivative's node was not built by mg.grad (mg.grad starts every gradient it "
-               "builds from ones_like(output), and the node has none): differences of f at nearby "
-               "points only approximate f''; the exercise asks for the gradient graph, mg.grad of "
-               "mg.grad")
+def second_expected(case):
+    """What the student edition stores for a public case: f'' at the case's points."""
+    return encode(NUMPY_FUNCTIONS[case["inputs"]["f"]][2](np.array(points_of(case))))
 
 
 def judge_second(case, got):
     f, f1, f2 = NUMPY_FUNCTIONS[case["inputs"]["f"]]
-    value, x = decode(got["value"]), np.array(points_of(case))
-    if not isinstance(value, np.ndarray) or value.shape != x.shape:
-        return _not_a_node(value)
     mistakes = [("that is the first derivative: apply mg.grad a second time, to the first "
                  "derivative's node", f1),
                 ("that is f itself: mg.grad(y, x) is a new node; differentiate that node again", f),
                 ("that is the first derivative squared: the second derivative differentiates the "
                  "first derivative's node, it does not multiply it by itself", lambda x: f1(x) ** 2),
                 ("the sign is flipped", lambda x: -f2(x))]
-    plain = compare(f2(x), value)
-    verdict = diagnose(plain, value, dict(mistakes), lambda wrong: wrong(x))
-    if got.get("by_grad") is False and verdict.message == plain.message:    # no mistake named
-        return Verdict(False, plain.expected, plain.got, NOT_BY_GRAD)
-    return verdict
+    x = np.array(points_of(case))
+    return judge_second_values(f2(x), got, lambda verdict, value: diagnose(
+        verdict, value, dict(mistakes), lambda wrong: wrong(x)))
 
 
 RIGHT_MEANINGS = {                # minigraph word -> what its PyTorch word means
@@ -103,19 +85,6 @@ RIGHT_MEANINGS = {                # minigraph word -> what its PyTorch word mean
     "backward(wrt=...)": "autograd.grad",
     "register_backward_hook": "a tensor's backward hook",
 }
-NAMES = {                         # the last part of a dotted PyTorch name -> what it means
-    "tensor": "a plain tensor", "as_tensor": "a plain tensor", "from_numpy": "a plain tensor",
-    "parameter": "an nn.Parameter",
-    "forward": "calling the model", "__call__": "calling the model",
-    "register_hook": "a tensor's backward hook", "register_full_backward_hook": "a tensor's backward hook",
-    "register_backward_hook": "a tensor's backward hook",    # PyTorch's older name for the latter
-    "register_forward_hook": "a forward hook",
-    "backward": "loss.backward()",
-    "step": "optimizer.step()",
-    "placeholder": "TensorFlow", "gradients": "TensorFlow",
-}
-NOT_A_MODEL = {"torch", "nn", "f", "functional", "tf", "tensorflow", "np", "numpy", "mg", "minigraph"}
-ARTICLES = {"a", "an", "the"}
 WORD_MISTAKES = {                 # (minigraph word, what the answer means) -> what is wrong
     ("Input", "an nn.Parameter"): "an Input is data you feed, not something training changes: a "
                                   "plain tensor (TensorFlow 1: a placeholder)",
@@ -135,83 +104,18 @@ WORD_MISTAKES = {                 # (minigraph word, what the answer means) -> w
 }
 
 
-def _key(word):
-    """A minigraph word as a key: ``"Graph.forward"``, ``"forward"`` -> ``"forward"``;
-    ``"backward(wrt=...)"`` -> ``"backward"``."""
-    return _without_brackets(str(word).strip().lower()).removesuffix("()").split(".")[-1]
-
-
-def _without_brackets(text):
-    """Arguments become ``()`` and remarks in parentheses go:
-    ``"torch.autograd.grad(loss, [W]) (adds into .grad)"`` -> ``"torch.autograd.grad() "``."""
-    kept, depth = [], 0
-    for char in text:
-        if char == "(":
-            if depth == 0 and kept and (kept[-1].isalnum() or kept[-1] == "_"):
-                kept.append("()")                  # a call: the name before it is called
-            depth += 1
-        elif char == ")" and depth:
-            depth -= 1
-        elif depth == 0:
-            kept.append(char)
-    return "".join(kept)
-
-
-def _meaning_of_name(name, called):
-    """``torch.nn.Parameter``, ``W.register_hook``, ``model(x)``: a dotted name, maybe called."""
-    parts = name.strip(".").split(".")
-    if parts[0] in {"tf", "tensorflow"}:
-        return "TensorFlow"
-    if parts[-1] == "grad" and (parts[-2:-1] == ["autograd"] or called and len(parts) == 1):
-        return "autograd.grad"                     # not ``W.grad``, the attribute
-    if parts[-1] in NAMES:
-        return NAMES[parts[-1]]
-    if called and parts[0] not in NOT_A_MODEL:
-        return "calling the model"                 # ``net(x)``, ``mlp(batch)``: a model by any name
-    return None
-
-
-def _meaning_of_phrase(words):
-    """``calling the model``, ``a tensor with requires_grad=True``, ``a plain tensor you pass in``."""
-    if words & {"call", "calls", "calling", "called"} and words & {"model", "module", "network", "net"}:
-        return "calling the model"
-    if words & {"requires_grad", "parameter", "parameters"}:
-        return "an nn.Parameter"
-    if "hook" in words:
-        return "a forward hook" if "forward" in words else "a tensor's backward hook"
-    named = {_meaning_of_name(word, False) for word in words} - {None}
-    return named.pop() if len(named) == 1 else None
-
-
-def _meanings(answer):
-    """What each alternative of a written answer means (None: not understood)."""
-    text = _without_brackets(re.sub(r"[`*\"']", "", str(answer).lower()))
-    found = []
-    for alternative in filter(str.strip, re.split(r",|/|;|\bor\b", text)):
-        words = [w for w in re.findall(r"[\w.]+", alternative.replace("()", " ")) if w not in ARTICLES]
-        called = alternative.strip().endswith("()")
-        found.append(_meaning_of_name(words[0], called) if len(words) == 1
-                     else _meaning_of_phrase(set(words)) if words else None)
-    return found
+def words_expected(case):
+    """What the student edition stores for a word: hashes of the right meaning and of the
+    typical wrong ones (``public.hashes``)."""
+    key = case["inputs"]["word"]
+    return hashes("08.framework_words", RIGHT_MEANINGS[key],
+                  {message: meaning for (word, meaning), message in WORD_MISTAKES.items() if word == key})
 
 
 def judge_words(case, got):
-    if "words" not in got:
-        return Verdict(False, "a dict", got.get("type", "?"), "answer with a dict {minigraph word: "
-                       "PyTorch word}, one entry per word of the table")
     key = case["inputs"]["word"]
-    given = got["words"].get(key, next((v for k, v in got["words"].items() if _key(k) == _key(key)), None))
-    if given is None:
-        return Verdict(False, "", "—", f"no entry for '{key}'")
-    meanings = _meanings(given)
-    if meanings and all(meaning == RIGHT_MEANINGS[key] for meaning in meanings):
-        return Verdict(True, "", given)
-    if "TensorFlow" in meanings:
-        return Verdict(False, "", given, f"'{given}' is TensorFlow 1's word: the exercise asks for PyTorch's")
-    for meaning in meanings:
-        if (key, meaning) in WORD_MISTAKES:
-            return Verdict(False, "", given, WORD_MISTAKES[key, meaning])
-    return Verdict(False, "", given, f"'{given}' is not the PyTorch word for {key}")
+    return judge_meanings(case, got, lambda meaning: meaning == RIGHT_MEANINGS[key],
+                          lambda meaning: WORD_MISTAKES.get((key, meaning)))
 
 
 def newton_step(g, H, x):

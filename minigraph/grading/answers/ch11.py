@@ -3,8 +3,8 @@
 import numpy as np
 
 from ..content.ch11 import EPS, normalized
-from ..toolkit.exercise import Verdict, compare, diagnose
-from ..toolkit.values import decode
+from ..judges.ch11 import judge_boolean_mask
+from ..toolkit.exercise import diagnose
 
 
 def split_heads(x, n_head):
@@ -81,18 +81,11 @@ MASK_MISTAKES = {
         lambda T: np.where(np.tri(int(T), dtype=bool), 0.0, -np.inf),
 }
 
-FLOAT_MASK = ("the mask holds numbers (1 and 0), not booleans: added to the scores, a 0/1 mask "
-              "only nudges them, and np.where(mask, ...) or mg.softmax's mask= read a boolean "
-              "array; give it dtype=bool")
-
 
 def judge_mask(case, got):
-    T, value = case["inputs"]["T"], decode(got["value"])
-    verdict = diagnose(compare(causal_mask(T), value), value, MASK_MISTAKES,
-                       lambda wrong: wrong(T))
-    if verdict.passed and not got.get("boolean"):
-        return Verdict(False, verdict.expected, verdict.got, FLOAT_MASK)
-    return verdict
+    T = case["inputs"]["T"]
+    return judge_boolean_mask(causal_mask(T), got, lambda verdict, value: diagnose(
+        verdict, value, MASK_MISTAKES, lambda wrong: wrong(T)))
 
 
 def layer_norm_vjp(g, ans, x, gamma, eps=EPS, *, through_mean=True, through_variance=True,

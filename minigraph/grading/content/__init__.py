@@ -15,8 +15,14 @@ Each chapter is split in two, so that nothing a submission can read helps it:
 ``answers = answers_of(__name__)`` (``toolkit/answers.py``): ``answers.relu`` is fetched only
 when it is used, so the content module imports, and ``run`` works, where the answers are absent.
 ``answers/chNN.py`` may import from ``content/chNN.py`` (specs, constants, helpers); never the
-other way round. A judge that only measures (trains a recipe, checks an order's properties)
-knows no answer and may stay in ``content/``.
+other way round. A judge that only measures (trains a recipe, checks an order's properties,
+compares with minigraph's own ``Graph.forward``) knows no answer: it stays in ``content/`` or,
+when it is long, goes to ``judges/chNN.py`` (named through ``judges = judges_of(__name__)``),
+which ships.
+
+Every exercise also says how the student edition, which has no ``answers/``, judges it: its
+``public`` field (``toolkit/public.py``; ``AUTHORING.md`` section 7). The builders
+(``function_exercise``, ``value_exercise``, ``vjp_exercise``, ``optimizer_exercise``) fill it in.
 
 Converting a chapter module written in one piece (mechanical):
 

@@ -8,14 +8,16 @@ talk about nodes by name and only names travel as JSON.
 
 import minigraph as mg
 
-from ..toolkit.answers import answers_of
+from ..toolkit.answers import answers_of, judges_of
 from ..toolkit.exercise import Exercise, arrays, random_array, value_exercise
 from ..toolkit.graphs import (BRANCHES, SHARED, ancestors, build, formula, kinds_of, names_of, random_spec,
                               stacked_diamonds, WALKING_YOURSELF)
+from ..toolkit.public import Public
 from ..toolkit.values import encode
 
 TITLE = "Computational graphs"
 answers = answers_of(__name__)    # answers/ch01.py: references, judges and mistakes
+judges = judges_of(__name__)      # judges/ch01.py: the judges that hold no answer
 
 
 # -- 01.neuron: build sigma(x @ W + b) as a graph ----------------------------------------------
@@ -45,6 +47,7 @@ def _hidden_neuron(rng):
 
 neuron = Exercise(
     "01.neuron", "neuron", points=3, run=_run_neuron, judge=answers.judge_neuron,
+    expected=lambda case: encode(answers.neuron(*arrays(case))), public=Public(judges.judge_stored_neuron),
     title="neuron(W_value, b_value) -> σ(x @ W + b)",
     cases=(
         {"inputs": {"W_value": [[0.5], [-1.0]], "b_value": [0.25], "x": [[1.0, 2.0], [0.0, 0.0], [-2.0, 1.0]]}},
@@ -106,7 +109,8 @@ def _run_consumers(answer, case):
 
 
 consumers = Exercise(
-    "01.consumers", "consumers", points=2, run=_run_consumers, judge=answers.judge_consumers,
+    "01.consumers", "consumers", points=2, run=_run_consumers, judge=judges.judge_consumers,
+    public=Public(judges.judge_consumers, fresh=True),
     title="consumers(graph, node)",
     describe=lambda case: f"node {case['node']} of: {formula(spec_of(case), spec_of(case)[-1][0])}",
     hidden=_hidden_consumers,
@@ -156,7 +160,8 @@ def _hidden_find_inputs(rng):
 
 
 find_inputs = Exercise(
-    "01.find_inputs", "find_inputs", points=2, run=_run_find_inputs, judge=answers.judge_find_inputs,
+    "01.find_inputs", "find_inputs", points=2, run=_run_find_inputs, judge=judges.judge_find_inputs,
+    public=Public(judges.judge_find_inputs, fresh=True),
     title="find_inputs(output)", engine=WALKING_YOURSELF, hidden=_hidden_find_inputs,
     describe=_describe_find_inputs,
     cases=tuple({"graph": g, "output": o, **({"hint": INPUT_HINTS[g, o]} if (g, o) in INPUT_HINTS else {})}

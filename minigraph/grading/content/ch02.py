@@ -11,15 +11,16 @@ import numpy as np
 
 import minigraph as mg
 
-from ..toolkit.answers import answers_of
+from ..toolkit.answers import judges_of
 from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise, Rule, random_array
 from ..toolkit.graphs import (BRANCHES, SHARED, a_kind, ancestors, build, formula, names_of, random_spec,
                               stacked_diamonds, WALKING_YOURSELF)
+from ..toolkit.public import Public
 from ..toolkit.values import encode
 
 TITLE = "Running a graph"
-answers = answers_of(__name__)    # answers/ch02.py: the judges, which know the right orders and values
+judges = judges_of(__name__)      # judges/ch02.py: by properties, and by the engine's Graph.forward
 
 DIAMOND = (
     ("x", "input"), ("tanh_1", "tanh", "x"), ("exp_1", "exp", "x"),
@@ -98,7 +99,8 @@ TOPO_CASES = (
 )
 
 topo_sort = Exercise(
-    "02.topo_sort", "topo_sort", points=3, run=_run_walk, judge=answers.judge_topo,
+    "02.topo_sort", "topo_sort", points=3, run=_run_walk, judge=judges.judge_topo,
+    public=Public(judges.judge_topo, fresh=True),
     title="topo_sort(output)", describe=describe, cases=TOPO_CASES, engine=WALKING_YOURSELF,
     hidden=random_case,
     hint=("Post-order: a node goes into the order only after all its inputs are in it.",
@@ -123,7 +125,8 @@ def _run_waves(answer, case):
 
 
 waves = Exercise(
-    "02.waves", "waves", points=3, run=_run_waves, judge=answers.judge_waves,
+    "02.waves", "waves", points=3, run=_run_waves, judge=judges.judge_waves,
+    public=Public(judges.judge_waves, fresh=True),
     title="waves(output)", describe=describe, hidden=random_case,
     cases=(
         {"graph": "DIAMOND"},
@@ -145,7 +148,8 @@ def _run_recompute(answer, case):
 
 
 must_recompute = Exercise(
-    "02.must_recompute", "must_recompute", points=2, run=_run_recompute, judge=answers.judge_recompute,
+    "02.must_recompute", "must_recompute", points=2, run=_run_recompute, judge=judges.judge_recompute,
+    public=Public(judges.judge_recompute, fresh=True),
     title="must_recompute(output, changed)", describe=describe,
     hidden=lambda rng: random_case(rng, changed=str(rng.choice(["x", "y"]))),
     cases=(
@@ -222,7 +226,8 @@ def _run_evaluate(answer, case):
 
 
 evaluate = Exercise(
-    "02.evaluate", "evaluate", points=3, run=_run_evaluate, judge=answers.judge_evaluate,
+    "02.evaluate", "evaluate", points=3, run=_run_evaluate, judge=judges.judge_evaluate,
+    public=Public(judges.judge_evaluate, fresh=True),
     title="evaluate(output, feed)", hidden=_hidden_evaluate,
     engine=refused({"mg.Graph.forward": "evaluation of a graph"}, advice=EVALUATE_YOURSELF),
     describe=lambda case: describe(case) + "; feed " + ", ".join(

@@ -22,16 +22,18 @@ import numpy as np
 
 import minigraph as mg
 
-from ..toolkit.answers import answers_of
+from ..toolkit.answers import answers_of, judges_of
 from ..toolkit.engine import refused, vjps_of
 from ..toolkit.exercise import Exercise, Rule, arrays, case, describe_inputs, random_array
 from ..toolkit.graphs import ancestors, build, formula, stacked_diamonds
+from ..toolkit.public import Public, stored_values
 from ..toolkit.values import encode, shape_text
 from ..toolkit.vjp import chained, elementwise_cases, elementwise_hidden, graph_case, vjp_exercise
 from .ch02 import FEEDS, REDUCE, chain
 
 TITLE = "Backpropagation"
 answers = answers_of(__name__)    # answers/ch03.py: reference rules, judges and mistakes
+judges = judges_of(__name__)      # judges/ch03.py: the judges that hold no answer
 
 
 # -- 03.tanh_vjp ------------------------------------------------------------------------------
@@ -177,7 +179,8 @@ def _run_hand(answer, case):
 
 
 hand_backprop = Exercise(
-    "03.hand_backprop", "hand_grads", 2, ({"inputs": {}},), _run_hand, answers.judge_hand,
+    "03.hand_backprop", "hand_grads", 2, ({"inputs": {}},), _run_hand, judges.judge_hand,
+    public=Public(judges.judge_hand),
     title="hand_grads: dL/d(node) for L = (w·x + b)·(w·x)",
     hint=("Walk from L back to the leaves, one node at a time.",
           "Where a node feeds two ops, its gradient is the sum of what both ops send back."),
@@ -226,7 +229,9 @@ central_difference = Exercise(
     hint=("Central: one step of eps on each side of x, along one entry at a time.",
           "For entry i: bump a copy of x up by eps and another down by eps (entry i only), and "
           "divide the difference of f by the distance between the two points."),
-    describe=lambda case: f"f(x) = {case['f']}, {describe_inputs(case)}", hidden=_hidden_central)
+    describe=lambda case: f"f(x) = {case['f']}, {describe_inputs(case)}", hidden=_hidden_central,
+    expected=lambda case: encode(answers.DERIVATIVES[case["f"]](*arrays(case))),
+    public=stored_values("03.central_difference", rtol=1e-6, atol=1e-8))
 
 
 # -- 03.backward: the whole algorithm ------------------------------------------------------------
@@ -518,6 +523,7 @@ backward = Exercise(
      {"graph": "deep"}),
     _run_backward, answers.judge_backward, title="backward(loss, values)",
     describe=_describe_backward, hidden=random_backward_case,
+    public=Public(judges.judge_backward, fresh=True),
     engine=refused({"mg.Graph.backward": "backward pass", "mg.fastpath.FastPath.run": "backward pass",
                     "mg.grad": "backward pass (as a graph)",
                     "mg.gradcheck.numerical_grad": "numerical gradient"},

@@ -23,6 +23,7 @@ from ..toolkit.answers import answers_of
 from ..toolkit.engine import forward_of, refused
 from ..toolkit.exercise import Exercise, Verdict, case, function_exercise, random_array
 from ..toolkit.optimizer import optimizer_case, optimizer_exercise, own_update, random_cases
+from ..toolkit.public import Public
 from ..tools.ch04 import STEPS, checked_recipe, train_recipe
 
 TITLE = "Learning"
@@ -176,7 +177,8 @@ disk_recipe = Exercise(
           "around.",
           "try_recipe(disk_recipe) shows what the check will see; the message above says what "
           "the training measured, and which way to change the recipe."),
-    describe=lambda case: f"MLP([2, *hidden, 1]), seed 0, {STEPS} full-batch steps on 400 points")
+    describe=lambda case: f"MLP([2, *hidden, 1]), seed 0, {STEPS} full-batch steps on 400 points",
+    public=Public(_judge_recipe))          # training needs no answer: judged alike everywhere
 
 
 EXERCISES = [gd, momentum, bce, disk_recipe]

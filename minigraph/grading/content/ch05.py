@@ -25,6 +25,7 @@ import minigraph as mg
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused, vjps_of
 from ..toolkit.exercise import Exercise, Rule, Verdict, case, compare, diagnose, random_array, unchanged
+from ..toolkit.public import Public, stored_values
 from ..toolkit.values import Unreadable, decode, encode, shape_text
 from ..tools.ch05 import MAX_EPOCHS, checked_recipe, try_recipe
 
@@ -66,7 +67,8 @@ def _exercise(id, name, points, reference, mistakes, cases, hint, title, raise_o
         return diagnose(compare(reference(*inputs), got), got, dict(mistakes),
                         lambda wrong: wrong(*inputs))
 
-    return Exercise(id, name, points, cases, run, judge, title, hint, engine=engine, hidden=drawn)
+    return Exercise(id, name, points, cases, run, judge, title, hint, engine=engine, hidden=drawn,
+                    expected=lambda case: encode(reference(*_integers(case))), public=stored_values(id))
 
 
 def _logits_and_labels(rng, scale=3.0):
@@ -281,7 +283,7 @@ minibatches = Exercise(
           "A random generator made from the seed gives a random permutation of 0..n−1; cut it into "
           "consecutive slices of batch_size, starting at 0, 0 + batch_size, ... (a slice past "
           "the end is just shorter, so the last batch takes what is left)."),
-    hidden=_hidden_batches)
+    hidden=_hidden_batches, public=Public(_judge_batches, fresh=True))
 
 
 # -- 05.digits_recipe ------------------------------------------------------------------------------
@@ -331,7 +333,8 @@ digits_recipe = Exercise(
           "Each epoch has 4000 / batch_size steps, so smaller batches mean more steps; Adam or "
           "momentum usually need fewer of them than plain gd. try_recipe(digits_recipe) shows "
           "what the check will see: the training and held-out accuracy and every step's loss."),
-    describe=lambda case: f"MLP([784, *hidden, 10]), seed 0, 4000 training images, at most {MAX_EPOCHS} epochs")
+    describe=lambda case: f"MLP([784, *hidden, 10]), seed 0, 4000 training images, at most {MAX_EPOCHS} epochs",
+    public=Public(_judge_recipe))          # training needs no answer: judged alike everywhere
 
 
 EXERCISES = [softmax_ce_vjp, accuracy, minibatches, confusion_matrix, digits_recipe]

@@ -18,14 +18,16 @@
 
 import minigraph as mg
 
-from ..toolkit.answers import answers_of
+from ..toolkit.answers import answers_of, judges_of
 from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise
 from ..toolkit.optimizer import optimizer_exercise, own_update, random_cases, twin_case
+from ..toolkit.public import Public
 from ..toolkit.values import encode
 
 TITLE = "Optimizers"
 answers = answers_of(__name__)    # answers/ch06.py: reference rules, hand-worked values, judges, mistakes
+judges = judges_of(__name__)      # judges/ch06.py: the judges that hold no answer
 
 
 # -- 06.adagrad, 06.rmsprop, 06.adam --------------------------------------------------------------
@@ -132,6 +134,7 @@ cosine = Exercise(
     ),
     _run_schedule,
     answers.judge_cosine,
+    expected=lambda case: [float(rate) for rate in case["expected"]], public=Public(judges.judge_stored_cosine),
     title="cosine_lr(t, total, lr_max, lr_min)",
     engine=refused({"mg.optim.cosine_decay": "cosine schedule"}), hidden=_hidden_schedule,
     hint=("Half a cosine wave from lr_max (t = 0) down to lr_min (t = total): cos goes from 1 to -1 "
@@ -157,7 +160,8 @@ fastest_momentum = Exercise(
     "06.fastest_momentum", "fastest_momentum", 2,
     ({"inputs": {"mu": 1.0, "L": 100.0}}, {"inputs": {"mu": 1.0, "L": 25.0}},
      {"inputs": {"mu": 0.5, "L": 200.0}}),
-    _run_pair, answers.judge_pair,
+    _run_pair, judges.judge_pair,
+    public=Public(judges.judge_pair, fresh=True),
     title="fastest_momentum(mu, L) -> (lr, momentum) on (mu·x² + L·y²) / 2",
     hint=("The fastest pair depends only on the smallest and the largest curvature, mu and L: "
           "the chapter's section 3 works it out.",

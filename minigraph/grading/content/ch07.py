@@ -13,14 +13,16 @@ import numpy as np
 
 import minigraph as mg
 
-from ..toolkit.answers import answers_of
+from ..toolkit.answers import answers_of, judges_of
 from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise, Rule, Verdict, case, function_exercise, random_array
+from ..toolkit.public import Public
 from ..toolkit.values import encode, show
 from ..toolkit.vjp import graph_case, vjp_exercise
 
 TITLE = "Recurrent networks"
 answers = answers_of(__name__)    # answers/ch07.py: reference answers, judges and mistakes
+judges = judges_of(__name__)      # judges/ch07.py: the judges that hold no answer
 
 
 sigmoid = mg.sigmoid.opdef.forward        # the engine's own, stable for large |x|
@@ -172,6 +174,8 @@ clip_global_norm = Exercise(
      {"inputs": {"grads": [[10.0, -0.5], [0.2]], "max_norm": 3.0},
       "hint": "One big entry must not be cut on its own: every entry shrinks by the same factor."}),
     _run_clip, answers.judge_clip, title="clip_by_global_norm(grads, max_norm) -> list of arrays",
+    expected=lambda case: [encode(each) for each in answers.clip_by_global_norm(*clip_inputs(case))],
+    public=Public(judges.judge_stored_clip),
     engine=refused({"mg.recurrent.clip_by_global_norm": "clip by the global norm"}),
     hint=("One norm for all the arrays together, and one factor for all of them: clipping keeps "
           "the direction of the whole step.",
@@ -280,7 +284,8 @@ reber_generator = Exercise(
           "The walk gives the inner Reber string (with its own B in front). The embedded string "
           "wraps it: B, then T or P drawn once with rng, the inner string, the same T or P again, "
           "and a final E. Make every choice with rng, never with another random source."),
-    describe=lambda case: f"{N_STRINGS} strings from np.random.default_rng({case['seed']})")
+    describe=lambda case: f"{N_STRINGS} strings from np.random.default_rng({case['seed']})",
+    public=Public(_judge_reber))
 
 
 EXERCISES = [rnn_step, bptt_two_steps, gate_vjp, clip_global_norm, reber_generator]

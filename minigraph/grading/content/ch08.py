@@ -16,18 +16,23 @@ learner's answer equals one of them, the message says which mistake it is.
 """
 
 
+import contextlib
+
 import numpy as np
 
 import minigraph as mg
 
-from ..toolkit.answers import answers_of
+from ..toolkit.answers import answers_of, judges_of
+from ..toolkit.answers import available as answers_available
 from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise, case, random_array, unchanged
+from ..toolkit.public import Public, stored_values
 from ..toolkit.values import encode
 from ..tools.ch08 import softplus
 
 TITLE = "Gradients as graphs"
 answers = answers_of(__name__)    # answers/ch08.py: reference answers, judges and mistakes
+judges = judges_of(__name__)      # judges/ch08.py: the judges that hold no answer
 
 
 # -- 08.softplus_graph_vjp ------------------------------------------------------------------------
@@ -50,8 +55,24 @@ def _vjp_run(answer, case):
     value = graph.forward(feed)
     if x not in graph.nodes:
         return {"value": encode(value), "again": encode(np.zeros(np.shape(value)))}
-    again = mg.Graph(mg.grad(mg.sum(out), x)).forward(feed)
+    with _through_ans(answer):
+        again = mg.Graph(mg.grad(mg.sum(out), x)).forward(feed)
     return {"value": encode(value), "again": encode(again)}
+
+
+@contextlib.contextmanager
+def _through_ans(answer):
+    """mg.grad goes through ``ans = softplus(x)`` by softplus' graph VJP: the reference's, or
+    where the answers are not installed (the student edition) the learner's own rule, whose
+    values were just compared (the gradient of a right rule's node is right either way)."""
+    if answers_available():
+        yield
+        return
+    mg.defvjp(softplus, answer)
+    try:
+        yield
+    finally:
+        mg.defvjp(softplus, answers.softplus_graph_vjp)
 
 
 def _hidden_softplus(rng):
@@ -75,7 +96,8 @@ softplus_graph_vjp = Exercise(
     engine=refused({"mg.grading.answers.ch08.softplus_graph_vjp": "graph VJP of softplus"},
                    advice="mg.grad back through ans reaches it; build the gradient of x from the "
                           "nodes g, x (or ans) with ops"),
-    hidden=_hidden_softplus)
+    hidden=_hidden_softplus,
+    expected=answers.softplus_expected, public=Public(judges.judge_stored_graph_vjp))
 
 
 # -- 08.second_derivative ---------------------------------------------------------------------------
@@ -120,7 +142,8 @@ second_derivative = Exercise(
      "derivative is a node like any other.",
      "f(x) is a node; mg.grad of a node with respect to x is a node too, and mg.grad accepts any "
      "node, including a gradient."),
-    describe=lambda case: f"f = {case['inputs']['f']}, x at {points_of(case)}", hidden=_hidden_second)
+    describe=lambda case: f"f = {case['inputs']['f']}, x at {points_of(case)}", hidden=_hidden_second,
+    expected=answers.second_expected, public=Public(judges.judge_stored_second))
 
 
 # -- 08.framework_words ------------------------------------------------------------------------------
@@ -157,13 +180,18 @@ framework_words = Exercise(
      "Answer with a dict: its keys are the five minigraph words of the statement, written as "
      "there, and each value is a string naming the PyTorch word of the table's PyTorch column. "
      "A module path, arguments or a remark in parentheses may stay."),
-    describe=lambda case: case["inputs"]["word"])
+    describe=lambda case: case["inputs"]["word"],
+    expected=answers.words_expected, public=Public(judges.judge_hashed_meanings))
 
 
 # -- 08.newton_step ------------------------------------------------------------------------------------
 
+def _newton_inputs(case):
+    return [np.asarray(case["inputs"][k], dtype=float) for k in ("g", "H", "x")]
+
+
 def _newton_run(answer, case):
-    inputs = [np.asarray(case["inputs"][k], dtype=float) for k in ("g", "H", "x")]
+    inputs = _newton_inputs(case)
     given = [a.copy() for a in inputs]
     out = answer(*given)
     unchanged("newton_step", ["g", "H", "x"], inputs, given)
@@ -188,6 +216,8 @@ newton_step = Exercise(
      "the Hessian H.",
      "That minimum is where the quadratic's gradient, g plus H times the step, vanishes: the "
      "step comes from a linear system in H, and solving it beats inverting H."),
-    hidden=_hidden_newton)
+    hidden=_hidden_newton,
+    expected=lambda case: encode(answers.newton_step(*_newton_inputs(case))),
+    public=stored_values("08.newton_step"))
 
 EXERCISES = [softplus_graph_vjp, second_derivative, framework_words, newton_step]

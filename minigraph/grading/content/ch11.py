@@ -24,14 +24,16 @@ import numpy as np
 
 import minigraph as mg
 
-from ..toolkit.answers import answers_of
+from ..toolkit.answers import answers_of, judges_of
 from ..toolkit.engine import refused
 from ..toolkit.exercise import Exercise, Rule, case, function_exercise, random_array, unchanged
+from ..toolkit.public import Public
 from ..toolkit.values import encode
 from ..toolkit.vjp import graph_case, vjp_exercise
 
 TITLE = "The Transformer"
 answers = answers_of(__name__)    # answers/ch11.py: references, mistakes and a judge, used only to judge
+judges = judges_of(__name__)      # judges/ch11.py: the judges that hold no answer
 
 
 # -- 11.split_heads -------------------------------------------------------------------------------
@@ -124,7 +126,8 @@ causal_mask = Exercise(
           "That is a lower triangle with its diagonal, as booleans: numpy builds triangles "
           "(np.tri, np.tril), or compare a column of row numbers with a row of column numbers."),
     engine=refused({"mg.causal_mask": "causal mask"}),
-    hidden=lambda rng: case(T=int(rng.integers(6, 17))))
+    hidden=lambda rng: case(T=int(rng.integers(6, 17))),
+    expected=lambda case: encode(answers.causal_mask(case["inputs"]["T"])), public=Public(judges.judge_stored_mask))
 
 
 # -- 11.layer_norm_vjp ----------------------------------------------------------------------------

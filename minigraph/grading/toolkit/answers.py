@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 ANSWERS = "minigraph.grading.answers"
+JUDGES = "minigraph.grading.judges"          # judges that hold no answer: shipped everywhere
 
 
 class Withheld(Exception):
@@ -66,6 +67,12 @@ def _stored_values():
 def answers_of(content_module):
     """The answers of the chapter whose content module is called ``content_module``."""
     return Answers(f"{ANSWERS}.{content_module.rsplit('.', 1)[-1]}")
+
+
+def judges_of(content_module):
+    """The judges that hold no answer (``judges/chNN.py``) of the chapter whose content module
+    is called ``content_module``: named like its answers, fetched when first used."""
+    return Answers(f"{JUDGES}.{content_module.rsplit('.', 1)[-1]}")
 
 
 class Answers:

@@ -40,21 +40,13 @@ from typing import Any, Callable
 import numpy as np
 
 from . import answers
-from .values import Unreadable, decode, encode, number, sentences, shape_text, show
+from .public import Public, hashed_value, hashes, stored_values
+from .values import decode, encode, number, sentences, show
+# judges and tests take these from here too: a verdict and the comparison behind most of them
+from .verdict import ATOL, RTOL, Verdict, compare, shape_advice  # noqa: F401
 
 CASE_TIME_LIMIT = 2.0        # seconds one case may run before it counts as "timed out"
-RTOL, ATOL = 1e-6, 1e-9      # how close an answer must be to the reference (np.isclose)
 MAX_MESSAGE = 300            # characters of an error message kept in a result
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The judge's decision on one case, with the texts a learner sees when it failed."""
-
-    passed: bool
-    expected: str = ""
-    got: str = ""
-    message: str = ""
 
 
 def describe_inputs(case):
@@ -86,10 +78,14 @@ class Exercise:
     reference the reference answer, called like the learner's answer (``function_exercise``,
               ``vjp_exercise``); None for any other exercise. In content/ it is an ``Answer``
               (``answers.py``): a name, fetched from answers/ only when first called
-    expected  ``expected(case)``: the reference's value on a case, for an exercise whose
-              ``check()`` shows it anyway (``function_exercise``): the student edition stores
-              it for each public case (``release.py``) and judges against it there. None for
-              any other exercise (a value exercise's expected value *is* its answer)
+    expected  ``expected(case)``: what the student edition stores (JSON-able) for a public case
+              (``release.py``, in ``content/expected.json``) for its public judge: the
+              reference's value, which ``check()`` shows anyway (``function_exercise``), or
+              for a value exercise, whose expected value *is* its answer, only salted hashes
+              (``public.hashes``). None: nothing stored
+    public    how the student edition, which has no ``answers/``, judges a case: a
+              ``public.Public`` (stored values, a salted hash, central differences or
+              properties; ``public.py``). None: there the case shows "ran (not judged)"
     """
 
     id: str
@@ -105,6 +101,7 @@ class Exercise:
     hidden: Callable[[np.random.Generator], dict] | None = None
     reference: Any = None
     expected: Callable[[dict], Any] | None = None
+    public: Public | None = None
 
 
 HIDDEN_CASES = 3             # cases the batch grader adds to an exercise that has a generator
@@ -182,58 +179,6 @@ def arrays(case):
     return [np.asarray(value, dtype=float) for value in case["inputs"].values()]
 
 
-def compare(expected, got, rtol=RTOL, atol=ATOL, reveal=True):
-    """Verdict for an array answer: shape first, then values (naming the first wrong entry)."""
-    shown = show(expected) if reveal else "(hidden)"
-    if got is None:
-        return Verdict(False, shown, "None", "returned None: did you forget `return`?")
-    if isinstance(got, Unreadable):
-        return Verdict(False, shown, show(got),
-                       f"returned {shape_text(got)}, expected an array of {shape_text(expected)}")
-    expected = np.asarray(expected, dtype=float)
-    if got.shape != expected.shape:
-        return Verdict(False, shown, show(got),
-                       f"has {shape_text(got)}, expected {shape_text(expected)}"
-                       + shape_advice(expected.shape, got.shape))
-    wrong = ~np.isclose(got, expected, rtol=rtol, atol=atol)
-    if not wrong.any():
-        return Verdict(True, shown, show(got))
-    if not reveal:
-        return Verdict(False, shown, show(got), "not the right value")
-    index = tuple(int(i) for i in np.argwhere(wrong)[0])
-    first = _expected_got(float(expected[index]), float(got[index]), rtol, atol)
-    if wrong.size == 1:
-        return Verdict(False, shown, show(got), first)
-    return Verdict(False, shown, show(got),
-                   f"{int(wrong.sum())} of {wrong.size} values wrong; at index {index}: {first}")
-
-
-def shape_advice(expected, got):
-    """What a wrong shape suggests, in words (``""`` when it suggests nothing in particular).
-
-    Three cases are told apart: the shape reversed (a transposed product), fewer entries than
-    expected (summed or reduced over too many axes), and a shape the expected one broadcasts to
-    (stretched by broadcasting, never summed back); and an array where one number belongs.
-    """
-    expected, got = tuple(expected), tuple(got)
-    if not expected and got:
-        return ": one number was expected; were the entries never added up (or averaged) into one?"
-    if len(got) >= 2 and got == expected[::-1]:
-        return (": the expected shape reversed; is a matrix transposed, or a product taken in "
-                "the wrong order?")
-    if int(np.prod(got)) == int(np.prod(expected)):
-        return ": the right number of entries in the wrong shape; the result must have the input's shape"
-    if int(np.prod(got)) < int(np.prod(expected)):
-        return ": fewer entries than expected; was something summed (or reduced) over an axis that should stay?"
-    try:
-        stretched = np.broadcast_shapes(expected, got) == got
-    except ValueError:
-        stretched = False
-    if stretched:
-        return ": the expected shape stretched by broadcasting, and not summed back (mg.unbroadcast)"
-    return ""
-
-
 def diagnose(verdict, got, mistakes, wrong_outputs):
     """A failing verdict, re-worded when ``got`` is what a known mistake produces.
 
@@ -261,19 +206,6 @@ def _gives(wrong_outputs, mistake, got):
     return wrong.shape == got.shape and bool(np.allclose(wrong, got, rtol=RTOL, atol=ATOL, equal_nan=True))
 
 
-def _expected_got(expected, got, rtol, atol):
-    """``expected 0.75, got 1`` -- with more digits, and the size of the error, when the two
-    numbers look the same at 4 significant digits (a close but not close enough answer)."""
-    if number(expected) != number(got):
-        return f"expected {number(expected)}, got {number(got)}"
-    digits = 5
-    while digits < 17 and f"{expected:.{digits}g}" == f"{got:.{digits}g}":
-        digits += 1
-    allowed = atol + rtol * abs(expected)
-    return (f"expected {expected:.{digits}g}, got {got:.{digits}g}: off by {abs(got - expected):.2g}, "
-            f"more than the {allowed:.2g} the check allows")
-
-
 def function_exercise(id, name, reference, cases, points, hint="", title=None,
                       rtol=RTOL, atol=ATOL, raise_on=(), mistakes=None, no_loops=False, engine=None,
                       hidden=None, inputs=arrays):
@@ -292,8 +224,8 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
     the answer gets copies of the arrays among them.
 
     Where the reference answers are not installed (the student edition), a public case is
-    judged against the reference's value stored with the edition (``answers.stored``), without
-    naming mistakes.
+    judged against the reference's value stored with the edition (``public.stored_values``),
+    naming only the mistakes its numbers show by themselves.
     """
     cases = tuple(cases)
     names = list(cases[0]["inputs"]) if cases else []
@@ -320,13 +252,12 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
 
     def judge(case, got):
         got = decode(got)
-        if not answers.available():
-            return compare(decode(answers.stored(id, case)), got, rtol, atol)
         verdict = compare(expected(case), got, rtol, atol)
         return diagnose(verdict, got, mistakes, lambda wrong: wrong(*inputs(case)))
 
     return Exercise(id, name, points, cases, run, judge, title or f"{name}({params})", hint,
-                    engine=engine, hidden=hidden, reference=reference, expected=expected)
+                    engine=engine, hidden=hidden, reference=reference,
+                    expected=lambda case: encode(expected(case)), public=stored_values(id, rtol, atol))
 
 
 def value_exercise(id, name, expected, points, hint="", title=None, labels=None, mistakes=None):
@@ -335,6 +266,8 @@ def value_exercise(id, name, expected, points, hint="", title=None, labels=None,
     The expected value is never shown, since it *is* the answer. With ``labels`` (one name per
     entry of a 1-D answer) a wrong answer says which entries are right and which are not.
     ``mistakes`` maps a message to a typical wrong value: that answer gets that message.
+    The student edition stores only salted hashes of the value and of each wrong one
+    (``public.hashed_value``).
     """
 
     def run(answer, case):
@@ -352,7 +285,8 @@ def value_exercise(id, name, expected, points, hint="", title=None, labels=None,
                               f"right: {', '.join(good) or 'none'}; not right: {', '.join(bad)}")
         return diagnose(verdict, value, mistakes, lambda wrong: wrong)
 
-    return Exercise(id, name, points, ({"inputs": {}},), run, judge, title or name, hint)
+    return Exercise(id, name, points, ({"inputs": {}},), run, judge, title or name, hint,
+                    expected=lambda case: hashes(id, expected, mistakes), public=hashed_value(id))
 
 
 # -- running cases (in the learner's kernel, or in-process for check()) ---------------------
@@ -521,11 +455,13 @@ def _result(exercise, status, cases, message):
 
 def _grade_case(exercise, index, case, record):
     shown = _safe(exercise.describe, case)
-    row = CaseResult(index, "fail", f"hidden case: {shown}" if case.get("hidden") else shown)
+    drawn = "fresh case: " if case.get("fresh") else "hidden case: " if case.get("hidden") else ""
+    row = CaseResult(index, "fail", drawn + shown)
     status = record.get("status") if isinstance(record, dict) else None
     if status == "ran":
+        judge = exercise.judge if answers.available() or exercise.public is None else exercise.public.judge
         try:
-            verdict = exercise.judge(case, record.get("got"))
+            verdict = judge(case, record.get("got"))
         except answers.Withheld:
             row.status, row.message = "unjudged", UNJUDGED
             return row

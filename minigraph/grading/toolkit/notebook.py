@@ -5,14 +5,19 @@ never raises: an unfinished stub shows "not done yet", a crash in your code show
 case's error. The kernel remembers the latest check of each exercise, and ``progress()`` adds
 them up for the chapter.
 
+Where the reference answers are not installed (the student edition), each exercise is judged
+by its public judge (``public.py``); one that needs no stored value also gets ``HIDDEN_CASES``
+fresh random cases, drawn anew at each check.
+
 These checks are for you, not the grade: the batch grader (``python -m minigraph.grading``)
 re-runs your notebook in a fresh kernel and judges the answers in its own process.
 """
 
 import html
+import secrets
 
-from . import registry
-from .exercise import grade, run_cases
+from . import answers, registry
+from .exercise import grade, run_cases, with_hidden
 from .report import Display, check_display, progress_display
 
 _latest = {}          # exercise id -> ExerciseResult of its latest check in this kernel
@@ -22,7 +27,9 @@ def check(exercise_id, answer):
     """Run exercise ``exercise_id`` (``"00.relu"``) on ``answer`` and show the result table."""
     try:
         exercise = registry.find(exercise_id)
-        result = grade(exercise, run_cases(exercise, answer))
+        cases = tuple(dict(each, fresh=True) if each.get("hidden") else each
+                      for each in with_hidden(exercise, _fresh_seed(exercise)))
+        result = grade(exercise, run_cases(exercise, answer, cases=cases), cases)
     except Exception as error:               # an unknown id, a broken chapter module: say so
         return _message(f"check({exercise_id!r}) could not run: {error}")
     _latest.pop(exercise.id, None)           # re-insert: the latest check comes last
@@ -41,6 +48,12 @@ def progress(chapter=None):
     except Exception as error:
         return _message(f"progress({chapter!r}) could not run: {error}")
     return progress_display(chapter, title, exercises, _latest)
+
+
+def _fresh_seed(exercise):
+    """A random seed for fresh cases where the public judge can judge them, else None."""
+    fresh = not answers.available() and exercise.public is not None and exercise.public.fresh
+    return secrets.randbits(32) if fresh else None
 
 
 def _message(text):

@@ -20,6 +20,9 @@ Two kinds of case:
 
 A hidden case (``random_cases``) is an ``optimizer_case`` of random start values, gradients and
 settings, judged against the reference rule.
+
+The student edition stores the right values of each public case (``public.py``) and judges
+against them.
 """
 
 import numpy as np
@@ -28,6 +31,7 @@ import minigraph as mg
 
 from .engine import refused
 from .exercise import Exercise, Rule, Verdict, compare, diagnose, random_array
+from .public import Public, stored
 from .values import decode, encode
 
 
@@ -37,9 +41,17 @@ def optimizer_exercise(id, cls, points, cases, mistakes, hint, reference=None, e
     ``mistakes`` maps a message to a wrong rule called like ``reference``; ``engine``: the
     engine's optimizer it asks for (``Exercise.engine``), e.g. ``engine=own_update(mg.optim.Adam)``;
     ``hidden``: a generator of more cases (``random_cases``), which need ``reference``."""
-    return Exercise(id, cls, points, tuple(cases), _run, _judge(reference, mistakes),
+    def right_values(case):
+        return _right_values(reference, case)
+
+    def stored_values(case):
+        return [[decode(v) for v in step] for step in stored(id, case)]
+
+    return Exercise(id, cls, points, tuple(cases), _run, _judge(right_values, mistakes),
                     title=f"{cls}.update(value, grad, state)", hint=hint, describe=_describe,
-                    engine=engine, hidden=hidden)
+                    engine=engine, hidden=hidden,
+                    expected=lambda case: [[encode(v) for v in step] for step in right_values(case)],
+                    public=Public(_judge(stored_values, {})))
 
 
 def own_update(optimizer):
@@ -162,13 +174,15 @@ def _right_values(reference, case):
     return _replay(reference, case)
 
 
-def _judge(reference, mistakes):
+def _judge(right_values, mistakes):
+    """A judge comparing each value after each step with ``right_values(case)``, naming a
+    typical mistake (``mistakes``) whose values are the learner's."""
     def judge(case, got):
         steps = len(case["inputs"]["grads"])
         if not isinstance(got, list) or len(got) != steps or not all(isinstance(s, list) for s in got):
             return Verdict(False, message="the notebook sent no readable results")
         sent = [[decode(v) for v in step] for step in got]
-        for step, (right, yours) in enumerate(zip(_right_values(reference, case), sent), start=1):
+        for step, (right, yours) in enumerate(zip(right_values(case), sent), start=1):
             for i, (want, value) in enumerate(zip(right, yours)):
                 verdict = compare(want, value)
                 if not verdict.passed:

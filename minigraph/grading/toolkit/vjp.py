@@ -36,6 +36,12 @@ a wrong rule gives, or, in a graph case, the first call whose value differs from
 rule's. Every call before it returned the right value, so it received the right ``g``, and the
 wrong rule is called in the grader with exactly the arguments the replay received.
 
+In the student edition, which has no reference rule, ``public`` judges the same records: a
+plain case against the op's ``forward`` differentiated numerically (``numeric_vjp``), a graph
+case call by call (each value the rule returned, against the forward differentiated at that
+call's inputs and ``g``), then every leaf's gradient against central differences of the whole
+graph; it judges fresh random cases too (``public.Public(fresh=True)``).
+
 A builder ``build(rules) -> Graph`` makes the graph: it must call
 ``mg.defop(name, forward, rules, ...)`` once, name every node, and name its Inputs after the
 graph case's inputs. ``chained`` builds the graph of a one-input elementwise op, and
@@ -48,6 +54,7 @@ import minigraph as mg
 
 from .exercise import (MAX_MESSAGE, Exercise, Verdict, case, compare, describe_inputs,
                        diagnose, random_array, unchanged)
+from .public import Public, telltale
 from .values import Unreadable, decode, encode, sentences, shape_text
 
 RTOL, ATOL = 1e-5, 1e-7          # node gradients vs the expected ones (central differences at leaves)
@@ -134,30 +141,117 @@ def vjp_exercise(id, name, points, title, forward, reference, build, graph_text,
                                 wrong_rules)
         (g, *values), attrs = _operands(case, inputs)
         ans = forward(*values, **attrs)
-        expected = reference(g, ans, *values, **attrs)
-        if not pair:
-            got = decode(got)
-            return diagnose(compare(expected, got), got, mistakes,
-                            lambda wrong: wrong(g, ans, *values, **attrs))
-        if not isinstance(got, list) or len(got) != 2:
-            return Verdict(False, message="did not return a pair")
-        for k in range(2):
-            part = decode(got[k])
-            verdict = compare(expected[k], part)
-            if not verdict.passed:
-                verdict = diagnose(verdict, part, mistakes,
-                                   lambda wrong: _split(wrong(g, ans, *values, **attrs), name)[k])
-                which = f"the gradient for {inputs[k]}"
-                return Verdict(False, verdict.expected, verdict.got, verdict.message
-                               if which in verdict.message else f"{which}: {verdict.message}")
-        return Verdict(True, "both gradients", "both right")
+        expected = parts(reference(g, ans, *values, **attrs))
+        return _judge_parts(expected, got, inputs, lambda k, verdict, part: diagnose(
+            verdict, part, mistakes, lambda wrong: parts(wrong(g, ans, *values, **attrs))[k]))
+
+    def public(case, got):
+        """The student edition's judge: the op's forward differentiated numerically."""
+        if case.get("graph"):
+            return _public_graph(build, forward, len(inputs), case, got, _naming(name, inputs))
+        (g, *values), attrs = _operands(case, inputs)
+        expected = [numeric_vjp(forward, g, values, k, attrs) for k in range(len(values))]
+        return _judge_parts(expected, got, inputs, lambda k, verdict, part: _told(
+            verdict, part, forward, g, values, k, attrs))
+
+    def parts(out):
+        return _split(out, name) if pair else [out]
 
     def describe(case):
         where = f"in the graph {graph_text}, " if case.get("graph") else ""
         return where + describe_inputs(case)
 
     return Exercise(id, name, points, cases, run, judge, title, hint, describe, engine, hidden,
-                    reference=reference)
+                    reference=reference, public=Public(public, fresh=True))
+
+
+def _judge_parts(expected, got, inputs, named):
+    """The verdict on a plain case: ``expected`` holds one gradient per input of the op, ``got``
+    the answer as sent (a pair of gradients for a two-input op); ``named(k, verdict, part)``
+    re-words a failing verdict on gradient ``k`` when it shows a known mistake."""
+    if len(inputs) == 1:
+        part = decode(got)
+        return named(0, compare(expected[0], part), part)
+    if not isinstance(got, list) or len(got) != 2:
+        return Verdict(False, message="did not return a pair")
+    for k in range(2):
+        part = decode(got[k])
+        verdict = compare(expected[k], part)
+        if not verdict.passed:
+            verdict = named(k, verdict, part)
+            which = f"the gradient for {inputs[k]}"
+            return Verdict(False, verdict.expected, verdict.got, verdict.message
+                           if which in verdict.message else f"{which}: {verdict.message}")
+    return Verdict(True, "both gradients", "both right")
+
+
+# -- in the student edition: central differences against the op's forward ---------------------
+
+STENCIL = ((2, -1.0), (1, 8.0), (-1, -8.0), (-2, 1.0))     # five-point central difference, / 12h
+
+
+def numeric_vjp(forward, g, values, k, attrs, step=1e-4):
+    """The gradient of ``sum(g * forward(*values, **attrs))`` with respect to ``values[k]``, by
+    central differences (five points: an error of order step⁴, so that the rounding error,
+    of order 1e-16 / step, stays near 1e-12): what a VJP of the op must return for input ``k``."""
+    x = np.array(values[k], dtype=float)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        total = 0.0
+        for steps, weight in STENCIL:
+            bumped = [np.array(v, dtype=float) for v in values]
+            bumped[k][i] += steps * step
+            total += weight * float(np.sum(g * forward(*bumped, **attrs)))
+        grad[i] = total / (12 * step)
+    return grad
+
+
+def _told(verdict, got, forward, g, values, k, attrs):
+    """A failing verdict on a rule's gradient, with the mistake its numbers show by themselves
+    (``public.telltale``, or the upstream gradient g left out) named where there is one."""
+    if verdict.passed or not isinstance(got, np.ndarray):
+        return verdict
+    expected = numeric_vjp(forward, g, values, k, attrs)
+    told = telltale(expected, got, RTOL, ATOL)
+    if told is None and not np.allclose(g, 1.0):
+        without_g = numeric_vjp(forward, np.ones_like(g), values, k, attrs)
+        if without_g.shape == got.shape and np.allclose(without_g, got, rtol=RTOL, atol=ATOL):
+            told = "the upstream gradient g is missing: a VJP multiplies the local derivative by g"
+    return verdict if told is None else Verdict(False, verdict.expected, verdict.got, f"{told} ({verdict.message})")
+
+
+def _public_graph(build, forward, n_rules, case, got, naming):
+    """A graph case judged without the reference rule: every value the learner's rule returned
+    during the backward pass (replayed here) against the op's forward differentiated
+    numerically at that call, then every leaf's gradient against central differences of the
+    whole graph."""
+    calls = got.get("calls") if isinstance(got, dict) else None
+    if not isinstance(calls, list):
+        return Verdict(False, message="the notebook sent no readable results")
+    feed = _feed(case)
+    rules, pending, replayed = _replaying(calls, n_rules)
+    yours = build(rules)
+    try:
+        yours.backward(feed)
+    except mg.GraphError as error:
+        return _stopped(error, replayed)
+    if next(pending, _END) is not _END:
+        return Verdict(False, message="the notebook sent more results than the backward pass needs")
+    for i, (k, value, g, ans, args, attrs) in enumerate(replayed, start=1):
+        verdict = compare(numeric_vjp(forward, g, args, k, attrs), value, rtol=RTOL, atol=ATOL)
+        if not verdict.passed:
+            verdict = _told(verdict, value, forward, g, args, k, attrs)
+            return Verdict(False, verdict.expected, verdict.got,
+                           f"call {i} of {naming[k]} in the backward pass returned a wrong gradient: "
+                           f"{verdict.message}")
+    leaves = [n for n in yours.nodes if n.op is None and n.grad is not None]
+    grads = {leaf.name: np.array(leaf.grad) for leaf in leaves}
+    for leaf in leaves:
+        verdict = compare(mg.gradcheck.numerical_grad(yours, leaf, feed), grads[leaf.name], rtol=RTOL, atol=ATOL)
+        if not verdict.passed:
+            return Verdict(False, verdict.expected, verdict.got,
+                           f"node '{leaf.name}' has the wrong gradient: {verdict.message}")
+    return Verdict(True, f"{len(replayed)} rule calls and {len(leaves)} leaf gradients", "all agree")
 
 
 def _operands(case, inputs):
@@ -281,12 +375,7 @@ def _judge_replay(build, right_rules, case, got, naming):
     try:
         yours.backward(feed)
     except mg.GraphError as error:
-        k, value, *_, args, _ = replayed[-1] if replayed else (0, None, None, None, (None,), {})
-        wrong_shape = value is not None and np.shape(value) != np.shape(args[k])
-        shown = ((shape_text(args[k]), shape_text(value)) if wrong_shape else
-                 ("a gradient for every node", "the backward pass stopped"))
-        return Verdict(False, *shown, sentences(f"the engine stopped the backward pass: {error}",
-                                                MAX_MESSAGE)), replayed
+        return _stopped(error, replayed), replayed
     if next(pending, _END) is not _END:
         return Verdict(False, message="the notebook sent more results than the backward pass needs"), None
 
@@ -305,6 +394,15 @@ def _judge_replay(build, right_rules, case, got, naming):
                            f"node '{node.name}' has the wrong gradient, sent back by "
                            f"{senders}: {verdict.message}"), replayed
     return Verdict(True, f"{len(expected)} node gradients", "all agree"), replayed
+
+
+def _stopped(error, replayed):
+    """The verdict when the engine refused a value the rule returned (a wrong shape, say)."""
+    k, value, *_, args, _ = replayed[-1] if replayed else (0, None, None, None, (None,), {})
+    wrong_shape = value is not None and np.shape(value) != np.shape(args[k])
+    shown = ((shape_text(args[k]), shape_text(value)) if wrong_shape else
+             ("a gradient for every node", "the backward pass stopped"))
+    return Verdict(False, *shown, sentences(f"the engine stopped the backward pass: {error}", MAX_MESSAGE))
 
 
 def _senders(graph, node, rules, naming):
