@@ -1,0 +1,403 @@
+"""Your engine: train a network on the pieces of minigraph that you wrote yourself.
+
+Across the exercises you write the pieces an engine is made of: the topological order and the
+forward pass (02), backpropagation (03), the backward rules of sigmoid (00), tanh, mul and
+matmul (03) and of softmax cross-entropy (05), and the update step of an optimizer (04). An
+``Engine`` puts them together::
+
+    engine = mg.yours.Engine(topo_sort=topo_sort, evaluate=evaluate, backward=backward,
+                             tanh_vjp=tanh_vjp, matmul_vjp=matmul_vjp, optimizer=MyGD)
+    engine                                    # the table: which pieces are yours
+    mg.yours.compare(engine, mg.yours.xor())  # train on it, next to minigraph's own engine
+
+A piece you leave out, or whose exercise you have not solved yet (its cell still raises
+``NotImplementedError``), is played by minigraph's own, and the table says so. ``Engine()``,
+with no piece of yours, *is* minigraph's engine: ``compare`` runs it next to yours.
+
+**Where your pieces come from.** Each notebook is a fresh Python: a notebook that trains on
+your engine holds the pieces it uses, pasted from the notebooks where you wrote them (a
+MiniTorch student carries their module from one assignment to the next the same way). The
+exercise notebooks of chapters 04 and 05 have that cell; the grader, which runs one notebook
+alone, finds the pieces of the capstone (``05.capstone``) in it.
+
+**How it runs a graph.** Your ``evaluate(output, feed)`` returns only the output's value, but
+your ``backward(loss, values)`` needs every node's value. So the engine builds, once per graph
+and in *your* topological order, a mirror of it: a twin of every op node whose op records its
+value when your ``evaluate`` computes it, and whose backward rules are yours where you wrote one;
+the leaves (Inputs, Parameters, Constants) are the graph's own. One training step is your
+``evaluate`` on the mirror, your ``backward`` on the values it recorded (which sets ``.grad`` on
+the Parameters), and your optimizer's ``step``. A piece that returns nothing, leaves a node out
+or hands back a gradient of the wrong shape is named in the error, with the node and the op.
+
+**Where the numbers part.** ``compare`` trains two copies of a model, one on your engine and
+one on minigraph's, step by step from the same start. With right pieces their losses agree to
+the last few bits; otherwise it names the first step and node where the values or gradients
+differ, and the piece that made the difference.
+"""
+
+import functools
+from dataclasses import dataclass
+from html import escape
+
+import numpy as np
+
+from . import data, optim
+from .errors import BadValueError, GraphError, OpError, ShapeError, shape_text
+from .graph import Graph, Input, Op, Parameter
+from .opdef import OpDef
+from .ops import add, bce_with_logits, matmul, mul, sigmoid, softmax_cross_entropy, sum, tanh, unbroadcast
+
+# op -> (the name of your rule, its exercise, which of the op's inputs it answers for)
+RULES = {"sigmoid": ("sigmoid_vjp", "00.sigmoid_vjp", "one"),
+         "tanh": ("tanh_vjp", "03.tanh_vjp", "one"),
+         "mul": ("mul_vjp", "03.mul_vjp", "each"),
+         "matmul": ("matmul_vjp", "03.matmul_vjp", "each"),
+         "softmax_cross_entropy": ("softmax_ce_vjp", "05.softmax_ce_vjp", "logits")}
+PIECES = {"topo_sort": ("02.topo_sort", "topological order"),
+          "evaluate": ("02.evaluate", "forward pass"),
+          "backward": ("03.backward", "backpropagation"),
+          **{name: (exercise, f"backward rule of {op}") for op, (name, exercise, _) in RULES.items()},
+          "optimizer": ("04.gd", "update step")}
+DECAY = 1e-3             # the digits' weight decay
+TOLERANCE = 1e-9          # relative: closer than this, two numbers count as the same
+
+
+@functools.lru_cache(maxsize=32)
+def _graph(output):
+    """minigraph's Graph of ``output``, made once (its fast path is written once per Graph)."""
+    return Graph(output)
+
+
+def _topo_sort(output):
+    return _graph(output).nodes
+
+
+def _evaluate(output, feed):
+    return _graph(output).forward(feed)
+
+
+def _backward(loss, values):
+    graph = _graph(loss)
+    graph.backward({node: values[node] for node in graph.inputs})
+    return {node: node.grad for node in graph.nodes}
+
+
+STAND_INS = {"topo_sort": _topo_sort, "evaluate": _evaluate, "backward": _backward, "optimizer": optim.GD}
+
+
+def _not_written(piece):
+    """Is ``piece`` an exercise's stub, whose whole body raises NotImplementedError?"""
+    function = getattr(piece, "update", piece)
+    return getattr(getattr(function, "__code__", None), "co_names", None) == ("NotImplementedError",)
+
+
+class Engine:
+    """An engine made of your pieces (see the module's docstring); minigraph's stand in for the rest."""
+
+    def __init__(self, **pieces):
+        unknown = sorted(set(pieces) - set(PIECES))
+        if unknown:
+            raise BadValueError(f"Engine has no piece called {', '.join(unknown)}; its pieces are: "
+                                f"{', '.join(PIECES)}.")
+        given = {name: piece for name, piece in pieces.items() if piece is not None and not _not_written(piece)}
+        self.pieces = {**STAND_INS, **given}          # a backward rule not given: the op's own
+        self.yours = {name: piece for name, piece in given.items()
+                      if not getattr(piece, "__module__", "").startswith("minigraph")}
+        self._mirrors = {}
+
+    def whose(self, name):
+        """``your backward (03.backward)`` or ``minigraph's backward``: for messages."""
+        return f"your {name} ({PIECES[name][0]})" if name in self.yours else f"minigraph's {name}"
+
+    def rows(self):
+        return [(name, *PIECES[name], "yours" if name in self.yours else "minigraph's stand-in")
+                for name in PIECES]
+
+    def __repr__(self):
+        return "\n".join(f"{name:<15} {exercise:<18} {what:<38} {who}"
+                         for name, exercise, what, who in [("piece", "exercise", "what it is", "whose"),
+                                                           *self.rows()])
+
+    def _repr_html_(self):
+        cells = "".join(f"<tr><td><code>{n}</code></td><td>{e}</td><td>{escape(w)}</td><td>"
+                        f"{'<b>yours</b>' if who == 'yours' else who}</td></tr>" for n, e, w, who in self.rows())
+        return ("<table><tr><th>piece</th><th>exercise</th><th>what it is</th><th>whose</th></tr>"
+                f"{cells}</table>")
+
+    # -- running a graph on your pieces --------------------------------------------------------
+
+    def mirror(self, output):
+        if output not in self._mirrors:
+            self._mirrors[output] = Mirror(self, output)
+        return self._mirrors[output]
+
+    def forward(self, output, feed):
+        """``{node: value}`` for every node of ``output``'s mirror, as your ``evaluate`` computed them."""
+        mirror = self.mirror(output)
+        mirror.values.clear()
+        out = self.pieces["evaluate"](mirror.output, feed)
+        if out is None:
+            raise BadValueError(f"{self.whose('evaluate')} returned None for '{output.name}': did it "
+                                f"forget to return the output's value?")
+        skipped = [n for n in mirror.ops if n not in mirror.values]
+        if skipped:
+            raise GraphError(f"{self.whose('evaluate')} never computed '{skipped[0].name}' "
+                             f"({skipped[0].op.name}): it must compute every op the output depends on.")
+        values = {leaf: np.asarray(feed[leaf]) if leaf.kind == "input" else leaf.value for leaf in mirror.leaves}
+        return {**values, **mirror.values}
+
+    def backward(self, loss, values):
+        """``{node: gradient}`` from your ``backward``, checked: one per node, of its value's shape."""
+        mirror = self.mirror(loss)
+        grads = self.pieces["backward"](mirror.output, values)
+        if not isinstance(grads, dict):
+            raise BadValueError(f"{self.whose('backward')} returned {type(grads).__name__}, not a dict "
+                                f"{{node: gradient}}: did it forget to return the gradients?")
+        for node in mirror.order:
+            g, what = grads.get(node), f"'{node.name}' ({node.kind}{', op ' + node.op.name if node.op else ''}"
+            if g is None and node.kind in ("op", "parameter"):
+                raise GraphError(f"{self.whose('backward')} gave no gradient to {what}): every op and "
+                                 f"Parameter the loss depends on gets one.")
+            if g is not None and np.shape(g) != np.shape(values[node]):
+                raise ShapeError(f"{self.whose('backward')} gave {what}, {shape_text(values[node])}) a "
+                                 f"gradient of {shape_text(np.asarray(g))}: each gradient has its node's "
+                                 f"shape (sum what broadcasting stretched back with mg.unbroadcast).")
+            if node.kind == "parameter" and (node.grad is None or not np.array_equal(node.grad, g)):
+                raise GraphError(f"{self.whose('backward')} did not set .grad of Parameter '{node.name}' "
+                                 f"to its gradient: the optimizer reads it there.")
+        return grads
+
+    def optimizer(self, parameters, lr):
+        return self.pieces["optimizer"](parameters, lr=lr)
+
+
+class Mirror:
+    """``output``'s graph again, in the engine's topological order: a twin of every op node that
+    records its value in ``values`` as it is computed and carries the engine's backward rules; the
+    leaves are the graph's own."""
+
+    def __init__(self, engine, output):
+        self.values, twins, self.engine, self.originals = {}, {}, engine, {}
+        for node in engine.pieces["topo_sort"](output):
+            early = [p for p in node.inputs if p not in twins]
+            if node in twins or early:
+                raise GraphError(f"{engine.whose('topo_sort')} lists '{node.name}' " + (
+                    "twice" if node in twins else f"before its input '{early[0].name}' (or leaves that "
+                    f"input out)") + ": every node comes once, after all of its inputs.")
+            twins[node] = node if node.op is None else self._twin(node, [twins[p] for p in node.inputs])
+        if output not in twins:
+            raise GraphError(f"{engine.whose('topo_sort')} leaves out the output '{output.name}' itself.")
+        self.output, self.twins = twins[output], twins
+        self.order = list(twins.values())
+        self.ops = [n for n in self.order if n.op is not None]
+        self.leaves = [n for n in self.order if n.op is None]
+
+    def _twin(self, node, inputs):
+        plain, made = getattr(node.op, "plain", node.op), []
+
+        def forward(*args, **attrs):
+            self.values[made[0]] = out = plain.forward(*args, **attrs)
+            return out
+        made.append(Op(OpDef(plain.name, forward, self.engine_rules(node, plain), plain.symbol),
+                       inputs, node.attrs, node.name))
+        self.originals[made[0]] = node
+        return made[0]
+
+    def engine_rules(self, node, plain):
+        """The op's backward rules: the engine's piece for it where there is one, else minigraph's."""
+        name, _, answers = RULES.get(plain.name, (None, None, None))
+        rule = self.engine.pieces.get(name)
+        if rule is None:
+            return plain.vjps
+        who = self.engine.whose(name)
+
+        def part(k):
+            def vjp(g, ans, *args, **attrs):
+                if answers == "logits" and np.shape(args[1]) == np.shape(args[0]):   # one-hot labels:
+                    args = (args[0], np.argmax(args[1], axis=-1))     # your rule takes class numbers
+                try:
+                    out = rule(g, ans, *args, **attrs)
+                except Exception as error:
+                    raise OpError(f"{who} failed at '{node.name}' ({plain.name} of "
+                                  f"{', '.join(shape_text(a) for a in args)}): {type(error).__name__}: {error}") from error
+                if answers == "each" and not (isinstance(out, (tuple, list)) and len(out) == len(args)):
+                    raise BadValueError(f"{who} returned {type(out).__name__} at '{node.name}' "
+                                        f"({plain.name}): it returns one gradient per input, a tuple of {len(args)}.")
+                return out[k] if answers == "each" else out
+            return vjp
+        return tuple(part(k) if answers == "each" or k == 0 else plain.vjps[k] for k in range(len(plain.vjps)))
+
+    def minigraphs(self, twin, k, g, values):
+        """What minigraph's own rule sends from the op ``twin`` to its input ``k``."""
+        node = self.originals[twin]
+        return node.op.vjps[k](g, values[twin], *[values[p] for p in twin.inputs], **twin.attrs)
+
+
+# -- networks to train, and training them on two engines side by side ----------------------------
+
+@dataclass
+class Model:
+    """A network to train: its loss and Parameters, the learning rate and number of steps it is
+    trained with, ``feeds(step)`` (the feed of each step), its logits on Input ``x``, and the
+    held-out data ``test = (X, labels)`` its accuracy is measured on."""
+
+    name: str
+    loss: object
+    parameters: list
+    lr: float
+    steps: int
+    feeds: object
+    x: object
+    logits: object
+    test: tuple = None
+
+
+def _network(sizes, activation, seed, name):
+    """``x @ W + b`` layers (matmul, add) with ``activation`` between them: Input x, logits, Parameters."""
+    rng, x, parameters = np.random.default_rng(seed), Input(f"{name}.x"), []
+    h = x
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:]), start=1):
+        W = Parameter(rng.normal(0.0, 1.0 / np.sqrt(n_in), (n_in, n_out)), name=f"{name}.W{i}")
+        b = Parameter(np.zeros(n_out), name=f"{name}.b{i}")
+        h = add(matmul(h, W, name=f"{name}.xW{i}"), b, name=f"{name}.z{i}")
+        h = h if i == len(sizes) - 1 else activation(h, name=f"{name}.h{i}")
+        parameters += [W, b]
+    return x, h, parameters
+
+
+def _binary(name, X, Y, sizes, activation, lr, steps, seed):
+    x, logits, parameters = _network(sizes, activation, seed, name)
+    y = Input(f"{name}.y")
+    loss = bce_with_logits(logits, y, name=f"{name}.loss")
+    return Model(name, loss, parameters, lr, steps, lambda step: {x: X, y: Y}, x, logits)
+
+
+def xor(seed=0):
+    """XOR (chapter 04): 2-4-1, sigmoid units, binary cross-entropy, 300 full-batch steps of lr 2."""
+    return _binary("xor", *data.xor(), [2, 4, 1], sigmoid, 2.0, 300, seed)
+
+
+def disk(seed=0):
+    """The disk (chapter 04): 400 points, 2-8-1, tanh units, 300 full-batch steps of lr 1."""
+    return _binary("disk", *data.disk(400, seed=0), [2, 8, 1], tanh, 1.0, 300, seed)
+
+
+def digits(seed=0, lr=0.5, epochs=2, batch_size=50):
+    """The 8x8 digits (chapter 05): 64-32-10, tanh units, softmax cross-entropy plus a small weight
+    decay (``DECAY`` times the sum of the squared weights: each weight matrix feeds two ops, and
+    one op twice), minibatches in an order drawn from ``seed`` (which also draws the first
+    weights); 297 digits held out."""
+    X, labels = data.digits()
+    order = np.random.default_rng(2026).permutation(len(X))          # the same split for everyone
+    train, test = order[:1500], order[1500:]
+    x, logits, parameters = _network([64, 32, 10], tanh, seed, "digits")
+    y, (W1, _, W2, _) = Input("digits.y"), parameters
+    penalty = add(sum(mul(W1, W1, name="digits.W1²")), sum(mul(W2, W2, name="digits.W2²")), name="digits.penalty")
+    loss = add(softmax_cross_entropy(logits, y, name="digits.ce"), mul(DECAY, penalty), name="digits.loss")
+    per_epoch = -(-len(train) // batch_size)
+
+    def feeds(step):
+        shuffled = train[np.random.default_rng([seed, step // per_epoch]).permutation(len(train))]
+        batch = shuffled[step % per_epoch * batch_size:][:batch_size]
+        return {x: X[batch], y: np.eye(10)[labels[batch]]}       # one-hot labels: floats, as any feed
+    return Model("digits", loss, parameters, lr, epochs * per_epoch, feeds, x, logits,
+                 (X[test], labels[test]))
+
+
+def train(engine, model, steps=None):
+    """Train ``model`` on ``engine``; the loss before each step."""
+    optimizer = engine.optimizer(model.parameters, model.lr)
+    return [float(_step(engine, model, optimizer, step)[0][engine.mirror(model.loss).output])
+            for step in range(model.steps if steps is None else steps)]
+
+
+def accuracy(engine, model):
+    """The fraction of ``model``'s held-out examples whose largest logit (computed by ``engine``)
+    is at their label."""
+    X, labels = model.test
+    values = engine.forward(model.logits, {model.x: X})
+    return float(np.mean(np.argmax(values[engine.mirror(model.logits).output], axis=1) == labels))
+
+
+def _step(engine, model, optimizer, step):
+    values = engine.forward(model.loss, model.feeds(step))
+    grads = engine.backward(model.loss, values)
+    optimizer.step()
+    return values, grads
+
+
+def compare(engine, build, steps=None, reference=None):
+    """Train ``build()`` on ``engine`` and another ``build()`` on ``reference`` (minigraph's own
+    engine), step by step; a ``Comparison`` of their losses, naming the first difference."""
+    runs = [(engine, build()), (reference or Engine(), build())]
+    optimizers = [e.optimizer(m.parameters, m.lr) for e, m in runs]
+    steps = runs[0][1].steps if steps is None else steps
+    losses, divergence = ([], []), None
+    pairs = list(zip(*(map(e.mirror(m.loss).twins.get, Graph(m.loss).nodes) for e, m in runs)))
+    for step in range(steps):
+        (values, grads), (same_values, same_grads) = [_step(e, m, o, step) for (e, m), o in zip(runs, optimizers)]
+        for run, (e, m) in enumerate(runs):
+            losses[run].append(float((values, same_values)[run][e.mirror(m.loss).output]))
+        divergence = divergence or _difference(engine, runs[0][1], step, pairs, values, same_values,
+                                               grads, same_grads, runs[1][1].parameters)
+    return Comparison(runs[0][1].name, losses[0], losses[1], divergence)
+
+
+def _same(a, b):
+    return np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=TOLERANCE, atol=1e-12)
+
+
+def _difference(engine, model, step, pairs, values, same_values, grads, same_grads, same_parameters):
+    """The first place where the two runs' numbers part at ``step``, in words, or None."""
+    def parted(node, what, a, b, piece):
+        largest = float(np.max(np.abs(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))))
+        return (f"step {step}: the {what} of '{node.name}' ({node.op.name if node.op else node.kind}) parts from minigraph's "
+                f"(by up to {largest:.3g}); the piece that made the difference: {engine.whose(piece)}.")
+    for a, b in pairs:
+        if not _same(values[a], same_values[b]):
+            return parted(a, "value", values[a], same_values[b], "evaluate")
+    mirror = engine.mirror(model.loss)
+    for a, b in reversed(pairs):
+        if a.kind in ("op", "parameter") and not _same(grads[a], same_grads[b]):
+            return parted(a, "gradient", grads[a], same_grads[b], _blame(engine, mirror, a, values, grads))
+    for p, q in zip(model.parameters, same_parameters):
+        if not _same(p.value, q.value):
+            return parted(p, "new value", p.value, q.value, "optimizer")
+    return None
+
+
+def _blame(engine, mirror, node, values, grads):
+    """The piece behind a wrong gradient of ``node``, whose consumers' gradients are right: a rule
+    of one of them that sends it something else than minigraph's rule, or else the backward."""
+    for twin in mirror.ops:
+        for k in (k for k, parent in enumerate(twin.inputs) if parent is node):
+            name = RULES.get(twin.op.name, (None,))[0]
+            if name in engine.yours:
+                args = (grads[twin], values[twin], *[values[p] for p in twin.inputs])
+                yours, minigraphs = twin.op.vjps[k](*args, **twin.attrs), mirror.minigraphs(twin, k, grads[twin], values)
+                if not _same(unbroadcast(yours, np.shape(values[node])), unbroadcast(minigraphs, np.shape(values[node]))):
+                    return name
+    return "backward"
+
+
+@dataclass
+class Comparison:
+    """Two runs of one model: on your engine (``losses``) and on minigraph's (``reference``)."""
+
+    name: str
+    losses: list
+    reference: list
+    divergence: str = None
+
+    @property
+    def largest_difference(self):
+        return float(np.max(np.abs(np.subtract(self.losses, self.reference)))) if self.losses else 0.0
+
+    def __repr__(self):
+        shown = sorted({0, *range(0, len(self.losses), max(1, len(self.losses) // 4)), len(self.losses) - 1})
+        rows = [f"{'step':>6}  {'your engine':>14}  {'minigraph':>14}"]
+        rows += [f"{i:>6}  {self.losses[i]:>14.6f}  {self.reference[i]:>14.6f}" for i in shown]
+        verdict = (f"the same losses (to 1e-12) at all {len(self.losses)} steps: your engine trains exactly "
+                   f"as minigraph's" if self.divergence is None and self.largest_difference <= 1e-12
+                   else self.divergence or f"the losses differ by up to {self.largest_difference:.3g}")
+        return f"{self.name}: {len(self.losses)} steps, the loss before each\n" + "\n".join(rows) + "\n" + verdict
