@@ -21,7 +21,8 @@ written out as straight-line Python: ``print(mg.codegen.source(graph))``) and ``
 ``symbolic`` (``mg.grad``: the backward pass built as a graph, to draw or differentiate again)
 and ``compiled`` (``mg.function``: a graph as a callable training step, as in Theano). The
 chapters' own tools: ``digits`` (05), ``landscape`` (06), ``recurrent`` (07), ``charlm`` (09),
-``attention`` (10 and 11), ``translate`` (10) and ``gpt`` (11).
+``attention`` (10 and 11), ``translate`` (10) and ``gpt`` (11); ``yours`` (an engine made of the
+learner's own answers) and ``sidebyside`` (a network trained on it next to minigraph's, 04 and 05).
 """
 
 from . import data, gradcheck, nn, optim
@@ -43,9 +44,11 @@ __version__ = "0.1.0"
 
 def __getattr__(name):
     """``mg.widgets`` and the chapters' tools (``mg.digits``, ``mg.landscape``, ``mg.recurrent``,
-    ``mg.charlm``, ``mg.attention``, ``mg.translate``, ``mg.gpt``) are imported on first use:
+    ``mg.charlm``, ``mg.attention``, ``mg.translate``, ``mg.gpt``, ``mg.yours``, ``mg.sidebyside``)
+    are imported on first use:
     ipywidgets and matplotlib are slow to import."""
-    if name in ("widgets", "digits", "landscape", "recurrent", "charlm", "attention", "translate", "gpt"):
+    if name in ("widgets", "digits", "landscape", "recurrent", "charlm", "attention", "translate", "gpt",
+                "yours", "sidebyside"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'minigraph' has no attribute '{name}'")
