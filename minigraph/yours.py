@@ -181,12 +181,11 @@ class Engine:
         return [float(self.step(model, optimizer, step)[0][self.mirror(model.loss).output])
                 for step in range(model.steps if steps is None else steps)]
 
-    def accuracy(self, model):
-        """The fraction of ``model``'s held-out examples whose largest logit, computed on this
-        engine, is at their label."""
-        X, labels = model.test
-        values = self.forward(model.logits, {model.x: X})
-        return float(np.mean(np.argmax(values[self.mirror(model.logits).output], axis=1) == labels))
+    def predictions(self, model):
+        """The class of each of ``model``'s held-out examples: its largest logit, computed on this
+        engine (``np.mean(engine.predictions(model) == model.test[1])`` is the accuracy)."""
+        values = self.forward(model.logits, {model.x: model.test[0]})
+        return np.argmax(values[self.mirror(model.logits).output], axis=1)
 
 
 class Mirror:

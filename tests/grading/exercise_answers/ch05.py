@@ -188,6 +188,125 @@ def recipe(hidden, activation, optimizer_name, lr, epochs, batch_size):
 LINEAR_RECIPE = {"hidden": [], "optimizer": "adam", "lr": 0.01, "epochs": 5, "batch_size": 64}
 
 
+# -- 05.capstone: engines made of a learner's pieces ---------------------------------------------------
+
+def topo_depth_first(output):
+    order, seen = [], set()
+
+    def visit(node):
+        if node not in seen:
+            seen.add(node)
+            for parent in node.inputs:
+                visit(parent)
+            order.append(node)
+    visit(output)
+    return order
+
+
+def topo_kahn(output):
+    nodes, todo = {}, [output]
+    while todo:
+        node = todo.pop()
+        if node not in nodes:
+            nodes[node] = 0
+            todo += node.inputs
+    for node in nodes:
+        for parent in node.inputs:
+            nodes[parent] += 1                     # how many consumers a node still waits for
+    ready, backwards = [output], []
+    while ready:
+        node = ready.pop()
+        backwards.append(node)
+        for parent in node.inputs:
+            nodes[parent] -= 1
+            if nodes[parent] == 0:
+                ready.append(parent)
+    return backwards[::-1]
+
+
+def evaluate_in_order(output, feed):
+    values = {}
+    for node in topo_depth_first(output):
+        if node.kind == "input":
+            values[node] = np.asarray(feed[node], dtype=float)
+        elif node.op is None:
+            values[node] = node.value
+        else:
+            values[node] = node.op.forward(*[values[p] for p in node.inputs], **node.attrs)
+    return values[output]
+
+
+def backward_iterative(loss, values):
+    grads = {loss: np.ones_like(values[loss])}
+    for node in reversed(topo_depth_first(loss)):
+        if node.op is None:
+            continue
+        args = [values[p] for p in node.inputs]
+        for k, parent in enumerate(node.inputs):
+            gk = mg.unbroadcast(node.op.vjps[k](grads[node], values[node], *args, **node.attrs),
+                                np.shape(values[parent]))
+            grads[parent] = grads[parent] + gk if parent in grads else gk
+    for node, g in grads.items():
+        if node.kind == "parameter":
+            node.grad = g
+    return grads
+
+
+def backward_kahn(loss, values):
+    grads = {node: np.zeros(np.shape(values[node])) for node in topo_kahn(loss)}
+    grads[loss] = np.ones_like(values[loss])
+    for node in topo_kahn(loss)[::-1]:
+        for k, parent in enumerate(node.inputs):
+            gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
+            grads[parent] = grads[parent] + mg.unbroadcast(gk, np.shape(values[parent]))
+    for node in grads:
+        if node.kind == "parameter":
+            node.grad = grads[node]
+    return grads
+
+
+def backward_overwriting(loss, values):
+    grads = {loss: np.ones_like(values[loss])}
+    for node in reversed(topo_depth_first(loss)):
+        if node.op is not None:
+            args = [values[p] for p in node.inputs]
+            for k, parent in enumerate(node.inputs):
+                grads[parent] = mg.unbroadcast(node.op.vjps[k](grads[node], values[node], *args, **node.attrs),
+                                               np.shape(values[parent]))
+    for node, g in grads.items():
+        if node.kind == "parameter":
+            node.grad = g
+    return grads
+
+
+def tanh_rule(g, ans, x):
+    return g * (1 - ans * ans)
+
+
+def mul_rule(g, ans, x, y):
+    return mg.unbroadcast(g * y, np.shape(x)), mg.unbroadcast(g * x, np.shape(y))
+
+
+def matmul_rule(g, ans, x, W):
+    return g @ W.T, x.T @ g
+
+
+def ce_not_divided(g, ans, logits, labels):
+    return g * (softmax_rows(logits) - one_hot(labels, logits.shape[1]))
+
+
+class Descent(mg.optim.Optimizer):
+    def update(self, value, grad, state):
+        return value - self.lr * grad
+
+
+def learners_engine(**changed):
+    pieces = {"topo_sort": topo_depth_first, "evaluate": evaluate_in_order, "backward": backward_iterative,
+              "tanh_vjp": tanh_rule, "mul_vjp": mul_rule, "matmul_vjp": matmul_rule,
+              "softmax_ce_vjp": ce_right_vectorised, "optimizer": Descent}
+    return mg.yours.Engine(**{**pieces, **changed})
+
+
 WRONG = {
     "05.softmax_ce_vjp": {
         "one max for the whole batch": wrong(ce_global_max, "whole batch", "each row"),
@@ -252,6 +371,22 @@ WRONG = {
         "too many units": wrong(recipe([1000], "relu", "adam", 0.001, 5, 64), "at most 256"),
         "not a dict": wrong([128, "relu", 0.01], "must be a dict"),
     },
+    "05.capstone": {
+        "backward overwrites at fan-out": wrong({"engine": learners_engine(backward=backward_overwriting),
+                                                 "lr": 0.5}, "parts from minigraph"),
+        "softmax rule not divided by n": wrong({"engine": learners_engine(softmax_ce_vjp=ce_not_divided),
+                                                "lr": 0.5}, "parts from minigraph"),
+        "tanh rule without the square": wrong({"engine": learners_engine(tanh_vjp=lambda g, ans, x: g * (1 - ans)),
+                                               "lr": 0.5}, "parts from minigraph"),
+        "learning rate far too small": wrong({"engine": learners_engine(), "lr": 0.001}, "too small"),
+        "learning rate far too large": wrong({"engine": learners_engine(), "lr": 20.0}, "too large"),
+        "minigraph's backward": wrong({"engine": learners_engine(backward=None), "lr": 0.5},
+                                      "backward pass (mg.Graph.backward)"),
+        "minigraph's tanh rule": wrong({"engine": learners_engine(tanh_vjp=None), "lr": 0.5}, "backward rule of tanh"),
+        "minigraph's gradient descent": wrong({"engine": learners_engine(optimizer=mg.optim.GD), "lr": 0.5},
+                                              "gradient descent's update"),
+        "the engine alone": wrong(learners_engine(), "must be a dict"),
+    },
 }
 
 RIGHT = {
@@ -268,5 +403,13 @@ RIGHT = {
     "05.digits_recipe": {
         "ReLU + Adam": recipe([128], "relu", "adam", 0.002, 4, 64),
         "ReLU + momentum, two layers": recipe([96, 32], "relu", "momentum", 0.05, 5, 64),
+    },
+    "05.capstone": {
+        "depth-first pieces, lr 0.5": {"engine": learners_engine(), "lr": 0.5},
+        "Kahn's order and a backward that starts from zeros, lr 0.3": {
+            "engine": learners_engine(topo_sort=topo_kahn, backward=backward_kahn,
+                                      softmax_ce_vjp=ce_right_log_softmax), "lr": 0.3},
+        "recursive topological order, minigraph's evaluate, lr 0.8": {
+            "engine": learners_engine(evaluate=None), "lr": 0.8},
     },
 }
