@@ -109,7 +109,7 @@ class Engine:
                 for name in PIECES]
 
     def __repr__(self):
-        return "\n".join(f"{name:<15} {exercise:<18} {what:<38} {who}"
+        return "\n".join(f"{name:<15} {exercise:<18} {what:<39} {who}"
                          for name, exercise, what, who in [("piece", "exercise", "what it is", "whose"),
                                                            *self.rows()])
 
