@@ -103,15 +103,16 @@ def widest_text(value):
 
 # -- the numbers a drawing shows -------------------------------------------------------------------
 
-def edge_gradient(node, k):
-    """The gradient ``node`` sends to its k-th input: that input's VJP applied to ``node.grad``.
+def edge_gradient(node, k, grads=None):
+    """The gradient ``node`` sends to its k-th input: that input's VJP applied to ``node.grad``
+    (or to ``grads[node]``, given a dict ``{node: grad}``).
 
     ``None`` when no gradient flows there (no backward yet, or the input needs none).
     """
-    parent = node.inputs[k]
-    if node.grad is None or parent.grad is None:
+    grad_of = (lambda n: n.grad) if grads is None else grads.get
+    g = grad_of(node)
+    if g is None or grad_of(node.inputs[k]) is None:
         return None
-    g = node.grad
     if node.op.n_outputs > 1:                              # unfilled slots of a tuple are zeros
         g = tuple(np.zeros_like(v) if gi is None else gi for gi, v in zip(g, node.value))
     args = [p.value for p in node.inputs]
@@ -139,6 +140,22 @@ class EngineNumbers:
 ENGINE = EngineNumbers()
 
 
+class GivenGrads(EngineNumbers):
+    """Where a drawing reads its numbers when the gradients come from elsewhere, a dict
+    ``{node: grad}`` such as your own backward's (``mg.draw(graph, grads=my_grads)``): the values
+    from the nodes, the gradients from the dict, and on each edge the op's VJP of its gradient
+    there."""
+
+    def __init__(self, grads):
+        self.grads = grads
+
+    def grad(self, node):
+        return self.grads.get(node)
+
+    def edge(self, node, k):
+        return edge_gradient(node, k, self.grads)
+
+
 def slot_number(slot, numbers=ENGINE):
     """The number of one slot: ``("value", node)``, ``("grad", node)`` or ``("edge", node, k)``."""
     field, *where = slot
@@ -162,16 +179,20 @@ def resolve(graph, values=None, grads=None, backward=False, highlight=(), legend
     """Turn draw()'s arguments into a dict of decisions (``None`` means: decide by the graph).
 
     ``plan`` says which nodes get a box (``layout.Plan``); a plan with too many boxes is refused.
+    ``numbers`` is where the numbers are read: the nodes, or ``GivenGrads`` when ``grads`` is a
+    dict ``{node: grad}``.
     """
     plan = Plan(graph, around=around, depth=depth, fold=fold, keep=keep, fold_above=DETAILED_NODES)
     refuse_if_too_big(graph, plan)
     small = len(plan.nodes) <= DETAILED_NODES
-    has_grads = any(n.grad is not None for n in plan.nodes)
+    numbers = GivenGrads(grads) if isinstance(grads, dict) else ENGINE
+    grads = None if isinstance(grads, dict) else grads
+    has_grads = any(numbers.grad(n) is not None for n in plan.nodes)
     highlight = {graph.node(h) for h in highlight}
     return dict(values=small if values is None else values,
                 grads=(small and has_grads) if grads is None else grads,
                 backward=backward, highlight=highlight, legend=legend, groups=groups, plan=plan,
-                summary_values=values is not False, summary_grads=grads is not False)
+                summary_values=values is not False, summary_grads=grads is not False, numbers=numbers)
 
 
 def refuse_if_too_big(graph, plan):
@@ -316,7 +337,7 @@ def edge_statement(node, k, opts, fill):
     attrs = {"id": f"mg-edge-{node.name}-{k}", "class": f"mg-edge {fill(('class', node, k))}"}
     if opts["backward"]:
         attrs.update(dir="back", style="dashed", color=GRADIENT, fontcolor=GRADIENT)
-        if parent.grad is None:                            # no gradient flows to a constant
+        if opts["numbers"].grad(parent) is None:           # no gradient flows to a constant
             attrs.update(dir="none", style="dotted", color=MUTED)
         elif parent not in opts["plan"].fold_of:           # (sent to a folded node: not shown)
             attrs["label"] = fill(("edge", node, k))
@@ -424,9 +445,9 @@ def dot_source(graph, opts, fill):
     return "\n".join(lines) + "\n"
 
 
-def static_fill(slot):
+def static_fill(slot, numbers=ENGINE):
     """Slots of a one-off drawing: the numbers themselves (no extra class)."""
-    return "" if slot[0] == "class" else html.escape(slot_text(slot))
+    return "" if slot[0] == "class" else html.escape(slot_text(slot, numbers))
 
 
 def render_svg(source, seconds=None):
@@ -471,7 +492,8 @@ def summary(graph, opts):
     for n in plan.nodes:
         what = n.kind if n.op is None else n.op.name
         value = format_value(n.value) if opts["summary_values"] else ""
-        grad = f"grad {format_value(n.grad)}" if opts["summary_grads"] and n.grad is not None else ""
+        g = opts["numbers"].grad(n)
+        grad = f"grad {format_value(g)}" if opts["summary_grads"] and g is not None else ""
         rows.append((n.name, what, value, grad))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     drawn = f"{len(rows)} nodes" if plan.complete() else f"{len(rows):,} of {plan.total:,} nodes"
@@ -490,7 +512,8 @@ class Drawing:
     def __init__(self, graph, **options):
         self.graph = graph
         self.options = resolve(graph, **options)
-        self.source = dot_source(graph, self.options, static_fill)
+        self.source = dot_source(graph, self.options,
+                                 lambda slot: static_fill(slot, self.options["numbers"]))
         self._summary = summary(graph, self.options)
         self._svg = None
 
@@ -512,7 +535,9 @@ def draw(graph_or_node, values=None, grads=None, backward=False, highlight=(), l
     """Draw a graph (or the graph of a node) with every node's value and gradient.
 
     values, grads  show the numbers on each box (default: yes, unless more than 60 nodes are
-                   drawn; gradients only once a backward pass has run)
+                   drawn; gradients only once a backward pass has run). ``grads`` may also be
+                   a dict ``{node: grad}`` (your own backward's): the drawing shows those
+                   gradients instead of the nodes' ``.grad``
     backward       draw the backward pass: dashed edges from each op back to its inputs,
                    labelled with the gradient sent along them
     highlight      nodes (or names) to outline; edges between two of them are outlined too

@@ -13,6 +13,7 @@ change, so the boxes stay put while you drag. ``import minigraph`` does not impo
 (ipywidgets and matplotlib are slow to import); ``mg.widgets`` loads it on first use.
 """
 
+import copy
 import html
 import io
 
@@ -21,7 +22,7 @@ import numpy as np
 
 from . import data, nn, optim, viz
 from .graph import Graph, Input
-from .ops import bce_with_logits
+from .ops import bce_with_logits, unbroadcast
 
 WIDE = {"description_width": "initial"}                    # let a slider's name show in full
 MAX_ELEMENT_SLIDERS = 8        # a small array gets one slider per element; a larger one is refused
@@ -189,11 +190,13 @@ def formula(node, args):
     return f"{node.op.symbol}({', '.join(list(args) + extra)})"
 
 
-def record(graph, feed):
+def record(graph, feed, backward=None):
     """Run ``graph`` once, every op from scratch, and return what each op did, in order.
 
     This is what hooks are for: a forward hook sees each op compute (its inputs and output),
     a backward hook sees each op's backward (the gradient arriving, the gradients it sends).
+    With ``backward`` (your own ``backward(loss, values)``), the backward steps are its calls
+    of the ops' rules instead (``recorded_backward``).
     """
     steps = []
     graph.invalidate()                                     # so every op computes (and is seen)
@@ -201,11 +204,41 @@ def record(graph, feed):
              graph.register_backward_hook(lambda node, g, sent: steps.append(("backward", node, g, sent)))]
     try:
         if has_scalar_output(graph, graph.forward(feed)):
-            graph.backward(feed)
+            if backward is None:
+                graph.backward(feed)
+            else:
+                steps += recorded_backward(graph, backward)
     finally:
         for hook in hooks:
             hook.remove()
     return steps
+
+
+def recorded_backward(graph, backward):
+    """The backward steps of your own ``backward(loss, values)`` on ``graph``, as ``record``
+    lists them: ``("backward", node, g, sent)`` for each op whose rules it called, in the order
+    of its first call, with the gradient ``g`` it handed them and what each sent (summed back
+    to its input's shape). While it runs, each op node's rules are wrapped to take notes."""
+    calls, ops = {}, [n for n in graph.nodes if n.op is not None]
+
+    def noting(node, k, rule):
+        def vjp(g, ans, *args, **attrs):
+            sent = rule(g, ans, *args, **attrs)
+            g_and_sent = calls.setdefault(node, (g, [None] * len(node.inputs)))
+            g_and_sent[1][k] = unbroadcast(sent, np.shape(node.inputs[k].value))
+            return sent
+        return vjp
+
+    originals = {node: node.op for node in ops}
+    try:
+        for node in ops:
+            node.op = copy.copy(node.op)
+            node.op.vjps = tuple(noting(node, k, rule) for k, rule in enumerate(node.op.vjps))
+        backward(graph.outputs[0], {node: node.value for node in graph.nodes})
+    finally:
+        for node, op in originals.items():
+            node.op = op
+    return [("backward", node, g, tuple(sent)) for node, (g, sent) in calls.items()]
 
 
 class Snapshot:
@@ -300,9 +333,9 @@ class StepThrough(ipw.VBox):
     value is that position, so Play, Step, Back and Reset all just move it.
     """
 
-    def __init__(self, graph, feed=None, interval=1200, **draw_options):
+    def __init__(self, graph, feed=None, interval=1200, backward=None, **draw_options):
         self.graph = viz.as_graph(graph)
-        self.steps = record(self.graph, feed or {})
+        self.steps = record(self.graph, feed or {}, backward)
         self.final = Snapshot(self.graph, self.steps, len(self.steps))
         self.drawing = viz.LiveDrawing(self.graph, **draw_options)
         self.play = ipw.Play(value=0, min=0, max=len(self.steps), interval=interval, description="Play")
@@ -358,12 +391,14 @@ class StepThrough(ipw.VBox):
         self.view.value = svg_view(self.drawing.render(numbers, highlight=lit))
 
 
-def step_through(graph, feed=None, **draw_options):
+def step_through(graph, feed=None, backward=None, **draw_options):
     """Walk through ``graph``'s forward pass op by op, then its backward pass, with the numbers.
 
-    Buttons: Play, Step, Back, Reset (or call ``.step()``, ``.back()``, ``.reset()``).
+    Buttons: Play, Step, Back, Reset (or call ``.step()``, ``.back()``, ``.reset()``). With
+    ``backward=my_backward`` (a function ``backward(loss, values)``, chapter 03's exercise) the
+    backward steps are those of your own backward: you watch your gradients flow.
     """
-    return StepThrough(graph, feed, **draw_options)
+    return StepThrough(graph, feed, backward=backward, **draw_options)
 
 
 # -- train ---------------------------------------------------------------------------------------------

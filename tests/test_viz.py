@@ -122,6 +122,32 @@ def test_backward_edge_labels_are_the_gradients_sent_and_sum_to_the_grad(small):
     assert 'dir="back"' in source and 'style="dashed"' in source
 
 
+def test_draw_shows_the_gradients_of_a_dict_given_instead_of_the_nodes(small):
+    grads = {n: np.full(np.shape(n.value), 7.0 + k) for k, n in enumerate(small.nodes)}
+    drawn = mg.draw(small, grads=grads, backward=True)
+    for k, n in enumerate(small.nodes):
+        assert f"grad {viz.format_value(grads[n])}" in repr(drawn).splitlines()[k + 1]
+    h, x = small.node("h"), small.node("x")
+    hx = next(n for n in small.nodes if n.name == "hx")
+    # the edge from hx back to x carries hx's VJP for x applied to the dict's gradient of hx
+    sent = float(grads[hx] * h.value)
+    assert any(label == pytest.approx(sent, rel=1e-3) for label in edge_labels_into(drawn.source, "x"))
+    # the same dict as the engine's gradients draws exactly the engine's drawing
+    engine = {n: n.grad for n in small.nodes}
+    assert mg.draw(small, grads=engine, backward=True).source == mg.draw(small, backward=True).source
+    assert repr(mg.draw(small, grads=engine)) == repr(mg.draw(small))
+
+
+def test_a_dict_of_gradients_leaves_out_the_nodes_it_has_no_gradient_for(small):
+    x = small.node("x")
+    drawn = mg.draw(small, grads={x: np.array(3.0)}, backward=True)
+    lines = {line.split()[0]: line for line in repr(drawn).splitlines()[1:]}
+    assert lines["x"].endswith("grad 3") and "grad" not in lines["h"]
+    edges_from_x = [line for line in drawn.source.splitlines() if line.strip().startswith('"x" ->')]
+    assert len(edges_from_x) == 3
+    assert all('label="—"' in line for line in edges_from_x)    # no op holds a gradient to send
+
+
 def test_backward_view_draws_constants_without_gradient():
     x = mg.Parameter(3.0, name="x")
     g = mg.Graph(mg.mul(x, 2.0, name="y"))

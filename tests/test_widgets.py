@@ -158,6 +158,50 @@ def test_step_through_shows_gradients_summing_where_edges_join():
     assert viz.format_number(da) in node_texts(walk.view.value, "a")[1]
 
 
+def overwriting_backward(loss, values):
+    """A backward with a typical slip: at fan-out the last share overwrites the others."""
+    grads = {loss: np.ones_like(values[loss])}
+    for node in reversed(mg.Graph(loss).nodes):
+        if node.op is not None:
+            args = [values[p] for p in node.inputs]
+            for k, parent in enumerate(node.inputs):
+                grads[parent] = node.op.vjps[k](grads[node], values[node], *args, **node.attrs)
+    return grads
+
+
+def test_step_through_can_replay_your_own_backward():
+    a = mg.Parameter(1.5, name="a")
+    d = mg.add(mg.mul(a, 2.0, name="b"), mg.tanh(a, name="c"), name="d")
+    engine = mg.widgets.step_through(d)
+    ops = {n: n.op for n in engine.graph.nodes}
+    from minigraph.grading.answers.ch03 import backward
+    yours = mg.widgets.step_through(d, backward=backward)
+    assert [step[:2] for step in yours.steps] == [step[:2] for step in engine.steps]
+    for walk in (engine, yours):
+        for _ in walk.steps:
+            walk.step()
+    def explained(walk):        # a backward of your own sends the Constant 2 a gradient too
+        return [line for line in walk.explanation.splitlines() if "const" not in line]
+
+    assert explained(yours) == explained(engine)                # the same numbers, summed alike
+    assert "-> const" in yours.explanation
+    assert all(n.op is op for n, op in ops.items())             # the rules are given back
+
+
+def test_step_through_shows_where_your_backward_forgot_to_add():
+    a = mg.Parameter(0.5, name="a")
+    h = mg.tanh(a, name="h")
+    d = mg.add(mg.mul(h, 2.0, name="b"), mg.tanh(h, name="c"), name="d")
+    walk = mg.widgets.step_through(d, backward=overwriting_backward)
+    while walk.current is not h or walk.steps[walk.position - 1][0] != "backward":
+        walk.step()
+    yours = overwriting_backward(d, {n: n.value for n in walk.graph.nodes})[h]
+    right = 2 + (1 - np.tanh(h.value) ** 2)
+    # h's two shares are listed, and the total is the one your backward handed h's rule
+    assert f"(from c) + 2 (from b) = {viz.format_number(float(yours))}" in walk.explanation
+    assert float(yours) != pytest.approx(right)
+
+
 def test_step_through_removes_its_hooks(net):
     g, x, w, h, loss = net
     walk = mg.widgets.step_through(g, {x: 0.5})

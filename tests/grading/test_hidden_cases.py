@@ -32,6 +32,8 @@ MOST = 0.6              # a wrong answer that fails a hidden case for most seeds
 NO_TABLE = {                 # exercises whose public cases a table of answers cannot pass either
     "08.softplus_graph_vjp": "the answer gets nodes holding decoys, never the case's values",
     "02.evaluate": "the judge counts the op evaluations the answer makes, and a table makes none",
+    "03.backward": "the answer's gradients are keyed by the nodes of a graph built for the case, "
+                   "and a table holds the nodes of the graph it was made on",
     "08.second_derivative": "the answer's node is evaluated after the call, at points given to a "
                             "fresh x: a stored node holds another x",
 }

@@ -1,12 +1,17 @@
 """Chapter 03's reference rules, judges and typical mistakes (``content/ch03.py`` has the exercises)."""
 
+import functools
+from collections import deque
+
 import numpy as np
 
 import minigraph as mg
 
-from ..content.ch03 import FUNCTIONS, HAND_FEED, HAND_HINTS, HAND_ORDER, hand_graph
+from ..content.ch03 import (FUNCTIONS, HAND_FEED, HAND_HINTS, HAND_ORDER, STALE, backward_feed,
+                            backward_spec, engine_op, hand_graph, opdef_of)
 from ..toolkit.exercise import Verdict, arrays, compare, diagnose
-from ..toolkit.values import decode
+from ..toolkit.graphs import a_kind, build, kinds_of
+from ..toolkit.values import Unreadable, decode, show
 
 
 def tanh_vjp(g, ans, x):
@@ -113,3 +118,195 @@ def judge_central(case, got):
     got = decode(got)
     verdict = compare(derivative(x), got, rtol=1e-6, atol=1e-8)
     return diagnose(verdict, got, CENTRAL_MISTAKES, lambda wrong: wrong(f, derivative, x))
+
+
+# -- 03.backward -----------------------------------------------------------------------------------
+
+def backward(loss, values):
+    """The reference, written as the statement asks (the solution notebook's)."""
+    return _walk(loss, values, reverse_topological)
+
+
+def reverse_topological(loss):
+    return reversed(mg.Graph(loss).nodes)
+
+
+def forward_order(loss):
+    return mg.Graph(loss).nodes
+
+
+def breadth_first(loss):
+    """The nodes in the order a breadth-first walk from the loss meets them (each once)."""
+    order, queue, seen = [], deque([loss]), {loss}
+    while queue:
+        node = queue.popleft()
+        order.append(node)
+        for parent in node.inputs:
+            if parent not in seen:
+                seen.add(parent)
+                queue.append(parent)
+    return order
+
+
+def _walk(loss, values, order, seed=np.ones_like, overwrite=False, summed=True):
+    """Backpropagation visiting the nodes in ``order(loss)``; the other knobs are typical
+    mistakes: another seed, a gradient that overwrites instead of adding, none summed back."""
+    grads = {loss: seed(values[loss])}
+    for node in order(loss):
+        g = grads.get(node)
+        if node.op is None or g is None:
+            continue
+        args = [values[parent] for parent in node.inputs]
+        for k, parent in enumerate(node.inputs):
+            gk = node.op.vjps[k](g, values[node], *args, **node.attrs)
+            if summed:
+                gk = mg.unbroadcast(gk, np.shape(values[parent]))
+            grads[parent] = gk if overwrite or parent not in grads else grads[parent] + gk
+    for node, g in grads.items():
+        if isinstance(node, mg.Parameter):
+            node.grad = g
+    return grads
+
+
+BACKWARD_MISTAKES = {
+    "the nodes were visited in forward (topological) order: a node can pass its gradient on only "
+    "once it has it, so visit them from the loss back (reverse topological order)":
+        functools.partial(_walk, order=forward_order),
+    "breadth-first order from the loss: a node passed its gradient on before every consumer had "
+    "sent its share; reverse topological order waits for all of them":
+        functools.partial(_walk, order=breadth_first),
+    "overwritten at fan-out: where a node feeds several ops (or one op twice), its gradient is the "
+    "sum of what each sends, so add each share to what it has":
+        functools.partial(_walk, order=reverse_topological, overwrite=True),
+    "not summed back: a rule may hand back a gradient of its output's shape where broadcasting "
+    "stretched an input; sum it back to the input's shape (mg.unbroadcast)":
+        functools.partial(_walk, order=reverse_topological, summed=False),
+    "seeded with 0: the loss's gradient with respect to itself is 1 (np.ones_like), and every "
+    "other gradient is a multiple of it":
+        functools.partial(_walk, order=reverse_topological, seed=np.zeros_like),
+    "seeded with the loss's value: the seed is d loss / d loss = 1, not the loss":
+        functools.partial(_walk, order=reverse_topological, seed=np.array),
+}
+
+
+def _learners_op(name, what, inputs, attrs):
+    """An op node as the learner's graph has it (bias_add with its rule that does not sum back)."""
+    return mg.defop(what, opdef_of(what).forward, opdef_of(what).vjps)(*inputs, name=name, **attrs)
+
+
+class BackwardCase:
+    """One case of 03.backward in the grader: the engine's gradients (``Graph.backward`` with
+    respect to every node, Constants included), and what each typical mistake gives."""
+
+    def __init__(self, case):
+        self.spec, self.feed = backward_spec(case), backward_feed(case)
+        self.kinds = kinds_of(self.spec)
+        nodes = build(self.spec, engine_op)
+        graph = mg.Graph(nodes[self.spec[-1][0]])
+        graph.backward(self.feed, wrt=graph.nodes)
+        self.order = [node.name for node in reversed(graph.nodes)]      # from the loss back
+        self.expected = {node.name: node.grad for node in graph.nodes}
+        self.parameters = [node.name for node in graph.parameters]
+
+    @functools.cached_property
+    def mistakes(self):
+        """message -> {name: grad} that mistake gives (None where it raises)."""
+        nodes = build(self.spec, _learners_op)
+        graph = mg.Graph(nodes[self.spec[-1][0]])
+        graph.forward(self.feed)
+        values = {node: np.array(node.value) for node in graph.nodes}
+        made = {}
+        for message, wrong in BACKWARD_MISTAKES.items():
+            try:
+                with np.errstate(all="ignore"):
+                    made[message] = {n.name: g for n, g in wrong(graph.outputs[0], values).items()}
+            except Exception:
+                made[message] = None
+        return made
+
+    def named_mistake(self, grads):
+        """The one typical mistake whose gradients are ``grads`` (by name), or None."""
+        named = [message for message, made in self.mistakes.items()
+                 if made is not None and self._same(made, grads)]
+        return named[0] if len(named) == 1 else None
+
+    def _same(self, made, grads):
+        for name in self.order:
+            if self.kinds[name] == "constant" and (name not in made or name not in grads):
+                continue
+            if (name in made) != (name in grads):
+                return False
+            if name in made:
+                mine, theirs = np.asarray(made[name], dtype=float), grads[name]
+                if (isinstance(theirs, Unreadable) or theirs is None or mine.shape != np.shape(theirs)
+                        or not np.allclose(mine, theirs, rtol=1e-6, atol=1e-9)):
+                    return False
+        return True
+
+
+def judge_backward(case, got):
+    calls = got.get("calls") if isinstance(got, dict) else None
+    if not isinstance(calls, list) or not calls or not all(isinstance(c, dict) for c in calls):
+        return Verdict(False, message="the notebook sent no readable results")
+    reference = BackwardCase(case)
+    for index, call in enumerate(calls):
+        verdict = _judge_call(reference, call)
+        if not verdict.passed:
+            if index == 0:
+                return verdict
+            return Verdict(False, verdict.expected, verdict.got,
+                           "the first call was right, but the second call on the same graph was "
+                           "not: something outlived the first call (a dict given as a default "
+                           "argument, grads={}, is made once and shared by every call; a .grad "
+                           f"added onto keeps the last one). {verdict.message}")
+    twice = ", on both calls" if len(calls) > 1 else ""
+    return Verdict(True, f"{len(reference.expected)} gradients{twice}", "all right")
+
+
+def _judge_call(reference, call):
+    counts = call.get("counts") or {}
+    for key, times in counts.items():
+        if isinstance(times, int) and times > 1:
+            name, k = str(key).rsplit(":", 1)
+            return Verdict(False, "each rule called once", f"{times} calls",
+                           f"the rule of '{name}' for its input {int(k) + 1} ran {times} times in "
+                           "one backward call: a shared node was visited twice (once per path "
+                           "that reaches it). Visit each node once, after all its consumers")
+    grads = {name: decode(value) for name, value in (call.get("grads") or {}).items()}
+    for name in reference.order:
+        if name not in grads:
+            if reference.kinds[name] == "constant":
+                continue
+            return _named(reference, grads, Verdict(False, "a gradient", "none",
+                          f"no gradient for node '{name}' ({a_kind(reference.kinds[name])})"))
+        verdict = compare(reference.expected[name], grads[name])
+        if not verdict.passed:
+            return _named(reference, grads, Verdict(
+                False, verdict.expected, verdict.got,
+                f"node '{name}' ({a_kind(reference.kinds[name])}) has the wrong gradient: {verdict.message}"))
+    params = call.get("params") or {}
+    for name in reference.parameters:
+        expected, value = reference.expected[name], decode(params.get(name, {"type": "none"}))
+        if value is None:
+            return Verdict(False, show(expected), "None",
+                           f"Parameter '{name}' has no .grad: backward sets node.grad on every Parameter")
+        verdict = compare(expected, value)
+        if verdict.passed:
+            continue
+        if np.shape(value) == np.shape(expected) and np.allclose(value, STALE):
+            why = (f"Parameter '{name}'.grad still holds what it held before the call: backward sets "
+                   "node.grad = its gradient on every Parameter")
+        elif np.shape(value) == np.shape(expected) and np.allclose(value, expected + STALE):
+            why = (f"Parameter '{name}'.grad is the new gradient added onto what it held before the "
+                   "call: backward replaces .grad, it never adds onto it")
+        else:
+            why = f"Parameter '{name}'.grad is not its gradient: {verdict.message}"
+        return Verdict(False, verdict.expected, verdict.got, why)
+    return Verdict(True)
+
+
+def _named(reference, grads, verdict):
+    """``verdict``, its message preceded by the typical mistake that gives ``grads``, if one does."""
+    mistake = reference.named_mistake(grads)
+    return verdict if mistake is None else Verdict(False, verdict.expected, verdict.got,
+                                                   f"{mistake} ({verdict.message})")

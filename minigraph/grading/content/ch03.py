@@ -1,11 +1,22 @@
 """Chapter 03, backpropagation (``solutions/03_backpropagation.ipynb``).
 
+``03.backward`` asks for the whole algorithm, ``backward(loss, values)``: ``run`` builds a case's
+graph from a spec (``toolkit/graphs.py``) with every op's rule wrapped so that it counts its
+calls and refuses a call with the wrong arguments (a gradient of another shape than its node's,
+the node's attributes left out), runs a forward pass for ``values``, calls the answer (twice
+when the case says ``again``) and sends back the gradients by node name, every Parameter's
+``.grad`` and the counts. The judge (``answers/ch03.py``) compares them with the engine's
+``Graph.backward`` on the same graph and names the first node, walking back from the loss,
+whose gradient is wrong.
+
 The backward-rule exercises (``tanh_vjp``, ``mul_vjp``, ``matmul_vjp``) are built by
 ``vjp.vjp_exercise``, like chapter 00's ``sigmoid_vjp``: plain cases call the learner's rule on
 given arrays; a graph case plugs it into the engine as a custom op (``mg.defop``) inside a small
 network and names the first node, walking back from the loss, whose gradient is wrong, and the
 op that sent it. Each graph below uses the op where broadcasting or a batch matters.
 """
+
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -14,7 +25,9 @@ import minigraph as mg
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import refused, vjps_of
 from ..toolkit.exercise import Exercise, Rule, arrays, case, describe_inputs, random_array
-from ..toolkit.values import encode
+from ..toolkit.graphs import ancestors, build, formula, stacked_diamonds
+from ..toolkit.values import encode, shape_text
+from .ch02 import FEEDS, REDUCE, chain
 from ..toolkit.vjp import chained, elementwise_cases, elementwise_hidden, graph_case, vjp_exercise
 
 TITLE = "Backpropagation"
@@ -216,4 +229,305 @@ central_difference = Exercise(
     describe=lambda case: f"f(x) = {case['f']}, {describe_inputs(case)}", hidden=_hidden_central)
 
 
-EXERCISES = [tanh_vjp, mul_vjp, matmul_vjp, hand_backprop, central_difference]
+# -- 03.backward: the whole algorithm ------------------------------------------------------------
+
+def _as_it_came(g, ans, x, b):
+    """bias_add's rule for both inputs: ``g`` as it came, of the output's shape. Summing it back
+    to an input's shape is left to ``backward`` (as the statement says: ``mg.unbroadcast``)."""
+    return g
+
+
+# x + b, whose rule hands back the output-shaped gradient: where broadcasting stretched b,
+# only a backward that sums each gradient back to its node's shape gives b the right one
+bias_add = mg.defop("bias_add", np.add, [_as_it_came, _as_it_came], symbol="+b")
+
+# the public graphs, as specs (``toolkit/graphs.py``); the loss is each one's last row
+BACKWARD_GRAPHS = {
+    # loss = sum(σ(tanh(x·w)·v))
+    "CHAIN": (("x", "input"), ("w", "parameter", [0.5, -1.2, 2.0]), ("v", "parameter", [1.5, 0.3, -0.8]),
+              ("h", "mul", "x", "w"), ("t", "tanh", "h"), ("u", "mul", "t", "v"), ("s", "sigmoid", "u"),
+              ("loss", "sum", "s")),
+    # a feeds d directly and through b and c: the longer way round arrives later
+    "DIAMOND": (("x", "input"), ("w", "parameter", [0.8, -0.5]), ("v", "parameter", [2.0, 1.5]),
+                ("a", "mul", "x", "w"), ("b", "tanh", "a"), ("c", "mul", "b", "v"), ("d", "add", "a", "c"),
+                ("loss", "sum", "d")),
+    # one op uses h twice: h·h
+    "SQUARE": (("x", "input"), ("w", "parameter", [1.5, -0.5, 0.25]), ("h", "sub", "x", "w"),
+               ("s", "mul", "h", "h"), ("loss", "sum", "s")),
+    # the weight W is used by two layers
+    "SHARED": (("X", "input"), ("W", "parameter", [[0.5, -1.0], [1.2, 0.3]]),
+               ("z1", "matmul", "X", "W"), ("h1", "tanh", "z1"), ("z2", "matmul", "h1", "W"),
+               ("h2", "sigmoid", "z2"), ("loss", "sum", "h2")),
+    # b (2,) is stretched to (3, 2) by bias_add, whose rule does not sum back; k (3, 1) by mul
+    "BROADCAST": (("X", "input"), ("W", "parameter", [[0.7, -0.4], [0.2, 1.1]]),
+                  ("b", "parameter", [0.5, -1.0]), ("k", "parameter", [[1.0], [-2.0], [0.5]]),
+                  ("z", "matmul", "X", "W"), ("y", "bias_add", "z", "b"), ("a", "tanh", "y"),
+                  ("m", "mul", "a", "k"), ("loss", "sum", "m")),
+    # sums over one axis: their rules need the node's attributes
+    "REDUCE": REDUCE[:-1] + (("loss", "sum", "m"),),
+    # Constants, and an op of Constants only (four = two·two)
+    "CONSTANTS": (("x", "input"), ("w", "parameter", [0.5, -1.0, 2.0]), ("t", "constant", [1.0, 0.0, -1.0]),
+                  ("two", "constant", 2.0), ("half", "constant", 0.5), ("h", "mul", "x", "w"),
+                  ("e", "sub", "h", "t"), ("q", "mul", "e", "e"), ("four", "mul", "two", "two"),
+                  ("r", "mul", "q", "four"), ("s", "sum", "r"), ("loss", "mul", "s", "half")),
+}
+BACKWARD_FEEDS = {"CHAIN": {"x": [1.0, 0.5, -0.3]}, "DIAMOND": {"x": [0.5, -1.5]},
+                  "SQUARE": {"x": [1.0, 2.0, -1.0]}, "SHARED": {"X": [[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8]]},
+                  "BROADCAST": {"X": [[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8]]}, "REDUCE": FEEDS["REDUCE"],
+                  "CONSTANTS": {"x": [1.0, -2.0, 0.5]}, "deep": {"x": [0.5, -1.0]},
+                  "diamonds": {"x": [0.3, -0.2]}}
+DEEP = 500           # ops in the deep chain: within Python's recursion limit (1,000 calls deep)
+STALE = 0.25         # each Parameter's .grad before the first call, as an earlier pass left it
+
+
+def backward_spec(case):
+    """The case's graph as a spec whose last row is the loss."""
+    if "spec" in case:                           # a hidden case's random graph
+        return case["spec"]
+    graph = case["graph"]
+    if graph == "deep":
+        return chain(DEEP) + (("loss", "sum", f"t{DEEP}"),)
+    if graph == "diamonds":
+        return stacked_diamonds(8) + (("loss", "sum", "out"),)
+    return BACKWARD_GRAPHS[graph]
+
+
+def backward_feed(case):
+    return case.get("feed") or BACKWARD_FEEDS[case["graph"]]
+
+
+def engine_op(name, what, inputs, attrs):
+    """An op node of a spec made with the engine's own op; bias_add is the engine's add (the
+    same forward, with rules that sum back): ``graphs.build(spec, engine_op)``."""
+    return getattr(mg, "add" if what == "bias_add" else what)(*inputs, name=name, **attrs)
+
+
+def opdef_of(what):
+    """The op table's row for a spec's op name."""
+    return bias_add.opdef if what == "bias_add" else getattr(mg, what).opdef
+
+
+def _counted(counts):
+    """``make_op`` for ``graphs.build``: each op with its rules wrapped, so that every call is
+    counted in ``counts`` ("node:k" -> calls) and refused when its arguments are not the node's."""
+
+    def make_op(name, what, inputs, attrs):
+        base, made = opdef_of(what), []
+
+        def rule(k):
+            def vjp(g, ans, *args, **given):
+                node = made[0]
+                _check_call(node, k, g, ans, args, given)
+                counts[f"{node.name}:{k}"] = counts.get(f"{node.name}:{k}", 0) + 1
+                return base.vjps[k](g, ans, *args, **given)
+            return vjp
+
+        op = mg.defop(base.name, base.forward, [rule(k) for k in range(len(inputs))], base.symbol)
+        made.append(op(*inputs, name=name, **attrs))
+        return made[0]
+
+    return make_op
+
+
+def _check_call(node, k, g, ans, args, given):
+    """Refuse (``Rule``) a call of ``node``'s rule for input ``k`` whose arguments are not the
+    node's: its gradient, its value, its inputs' values, its attributes."""
+    what = f"the rule of '{node.name}' ({node.op.name})"
+    if node.attrs and not given and len(args) == len(node.inputs):
+        settings = ", ".join(f"{key}={value!r}" for key, value in node.attrs.items())
+        raise Rule(f"{what} was called without the node's attributes ({settings}): a rule takes "
+                   "them as keywords after the input values, and node.attrs holds them")
+    if len(args) < len(node.inputs):
+        raise Rule(f"{what} was given {len(args)} input value(s), but '{node.name}' has "
+                   f"{len(node.inputs)} inputs: after g and ans come the values of all its inputs")
+    if np.shape(g) != np.shape(node.value):
+        if np.size(g) < np.size(node.value) and not np.any(g):
+            raise Rule(f"{what} was called with g = 0 of {shape_text(g)}: no gradient had reached "
+                       f"'{node.name}' yet. Visit the nodes from the loss back (reverse topological "
+                       "order), so that every consumer has sent its share first")
+        raise Rule(f"{what} was handed a gradient of {shape_text(g)}, but '{node.name}' has "
+                   f"{shape_text(node.value)}: a gradient has its node's shape. Where broadcasting "
+                   "stretched an input, sum the gradient back to the input's shape (mg.unbroadcast)")
+    if not np.array_equal(ans, node.value):
+        raise Rule(f"{what} was given, as ans, something other than the value of '{node.name}': "
+                   "ans is the op's own output, values[node]")
+    for parent, arg in zip(node.inputs, args):
+        if not np.array_equal(arg, parent.value):
+            raise Rule(f"{what} was given, for its input '{parent.name}', another value: after g "
+                       "and ans come the values of the node's inputs, in the order of node.inputs")
+
+
+def _named(grads, graph):
+    """The answer's ``{node: grad}`` as ``{name: encoded grad}``; ``Rule`` if it is not that."""
+    if grads is None:
+        raise Rule("backward returned None: did you forget `return`? It returns the dict of gradients")
+    if not isinstance(grads, Mapping):
+        raise Rule(f"backward returned a {type(grads).__name__}, not a dict {{node: gradient}}")
+    ours = set(graph.nodes)
+    for key in grads:
+        if isinstance(key, str):
+            raise Rule(f"grads is keyed by names ('{key}'): key it by the nodes themselves, as values is")
+        if not isinstance(key, mg.Node):
+            raise Rule(f"grads holds a key of type {type(key).__name__}: its keys are the graph's nodes")
+        if key not in ours:
+            raise Rule(f"grads holds a node '{key.name}' of another graph (not the loss or a node "
+                       "it depends on): is it a dict kept from an earlier call? A default argument "
+                       "(grads={}) is made once, when def runs, and every call shares it")
+    return {node.name: encode(value) for node, value in grads.items()}
+
+
+def _one_call(answer, loss, graph, values, counts):
+    counts.clear()
+    try:
+        grads = _named(answer(loss, dict(values)), graph)
+    except KeyError as error:
+        node = error.args[0] if error.args else None
+        if not isinstance(node, mg.Node):
+            raise
+        raise Rule(f"backward looked up the gradient of '{node.name}' before any had reached it: "
+                   "visit the nodes from the loss back (reverse topological order), so that every "
+                   "op that uses a node has sent its share first") from None
+    return {"grads": grads, "params": {p.name: encode(p.grad) for p in graph.parameters},
+            "counts": dict(counts)}
+
+
+def _run_backward(answer, case):
+    counts = {}
+    nodes = build(backward_spec(case), _counted(counts))
+    loss = nodes[backward_spec(case)[-1][0]]
+    graph = mg.Graph(loss)
+    graph.forward(backward_feed(case))
+    values = {node: np.array(node.value) for node in graph.nodes}
+    for p in graph.parameters:                   # as an earlier backward pass would leave them
+        p.grad = np.full(np.shape(p.value), STALE)
+    calls = [_one_call(answer, loss, graph, values, counts)]
+    if case.get("again"):
+        calls.append(_one_call(answer, loss, graph, values, counts))
+    return {"calls": calls}
+
+
+def _shapes(spec, case):
+    """``x (3,), W (2, 2)``: the shapes of the leaves of a hidden case."""
+    feed = backward_feed(case)
+    above = set(ancestors(spec, spec[-1][0]))
+    leaves = {name: (feed.get(name) if what == "input" else args[0])
+              for name, what, *args in spec if what in ("input", "parameter", "constant") and name in above}
+    return ", ".join(f"{name} {tuple(np.shape(value))}" for name, value in leaves.items() if value is not None)
+
+
+BACKWARD_TEXTS = {
+    "CHAIN": "a chain: loss = sum(σ(tanh(x·w)·v))",
+    "DIAMOND": "a diamond: a = x·w, b = tanh(a), c = b·v, d = a + c, loss = sum(d)",
+    "SQUARE": "one op uses h twice: h = x − w, s = h·h, loss = sum(s)",
+    "SHARED": "W in two layers: h1 = tanh(X@W), h2 = σ(h1@W), loss = sum(h2)",
+    "BROADCAST": "broadcasting: y = bias_add(X@W, b), b (2,); m = tanh(y)·k, k (3, 1); loss = sum(m)",
+    "REDUCE": "attributes: a = x·w, s = sum(a, axis=0), k = sum(a, axis=1, keepdims=True), "
+              "loss = sum(k·tanh(s))",
+    "CONSTANTS": "Constants t, two, half; four = two·two; loss = sum((x·w − t)²·four)·half",
+    "deep": f"a chain of {DEEP} tanh ops: t1 = tanh(x), …, loss = sum(t{DEEP})",
+    "diamonds": "8 stacked diamonds: p1=tanh(h0), q1=σ(h0), h1=p1+q1, …, loss = sum(h8·x)",
+}
+
+
+def _describe_backward(case):
+    if "spec" in case:
+        text = f"random graph: {formula(case['spec'], 'loss')}; {_shapes(case['spec'], case)}"
+    else:
+        text = BACKWARD_TEXTS[case["graph"]]
+    return text + ("; called twice" if case.get("again") else "")
+
+
+def random_backward_case(rng):
+    """A hidden case: a random graph of 4 to 9 ops on an Input X (n, m), an Input y (m,), a
+    Parameter W (m, m) for matmuls (shared when used twice), a Parameter b (m,), a Constant c,
+    each op on earlier nodes, mostly recent ones (diamonds; the same node twice in one op);
+    broadcasting (bias_add among them), sums over an axis; the ops nothing uses are added up,
+    so that every op reaches the loss, and loss = sum of that. Half of them call backward twice."""
+    n, m = int(rng.integers(1, 4)), int(rng.integers(2, 5))
+
+    def drawn(shape, scale=1.0):
+        return np.round(rng.normal(0.0, scale, shape), 4).tolist()
+
+    spec = [["X", "input"], ["y", "input"], ["W", "parameter", drawn((m, m), 0.7)],
+            ["b", "parameter", drawn((m,))],
+            ["c", "constant", drawn((m,)) if rng.random() < 0.5 else round(float(rng.normal()), 4)]]
+    shapes = {"X": (n, m), "y": (m,), "W": (m, m), "b": (m,), "c": np.shape(spec[-1][2])}
+    first = "matmul" if rng.random() < 0.5 else "bias_add"
+    spec.append(["h1", first, "X", "W" if first == "matmul" else "b"])
+    shapes["h1"] = (n, m)
+    ops = ["add", "sub", "mul", "tanh", "sigmoid", "matmul", "bias_add", "sum"]
+    for k in range(2, int(rng.integers(5, 11))):
+        earlier = [row[0] for row in spec if row[0] != "W"]
+
+        def recent():
+            return earlier[-1 - min(int(rng.geometric(0.35)) - 1, len(earlier) - 1)]
+
+        what, name = str(rng.choice(ops, p=[0.12, 0.1, 0.16, 0.1, 0.1, 0.12, 0.14, 0.16])), f"h{k}"
+        if what in ("matmul", "bias_add"):
+            wide = [e for e in earlier if len(shapes[e]) == 2 and shapes[e][-1] == m]
+            left = wide[-1 - min(int(rng.geometric(0.5)) - 1, len(wide) - 1)]
+            row = [name, what, left, "W" if what == "matmul" else str(rng.choice(["b", "y", "c"]))]
+            shape = shapes[left] if what == "matmul" else np.broadcast_shapes(shapes[left], shapes[row[3]])
+            if what == "bias_add" and shape != shapes[left]:
+                row[2:] = row[3], row[2]          # the wider one first
+        elif what in ("tanh", "sigmoid"):
+            row = [name, what, recent()]
+            shape = shapes[row[2]]
+        elif what == "sum":
+            source = recent()
+            attrs = ({} if not shapes[source] else
+                     [{"axis": 0}, {"axis": -1, "keepdims": True}][int(rng.integers(0, 2))])
+            row = [name, what, source, attrs] if attrs else [name, what, source]
+            shape = np.sum(np.zeros(shapes[source]), **attrs).shape
+        else:
+            left = recent()
+            right = left if rng.random() < 0.2 else recent()
+            row = [name, what, left, right]
+            shape = np.broadcast_shapes(shapes[left], shapes[right])
+        spec.append(row)
+        shapes[name] = tuple(shape)
+    used = {name for row in spec[5:] for name in row[2:] if isinstance(name, str)}
+    ends = [row[0] for row in spec[5:] if row[0] not in used]     # ops nothing uses yet
+    total = ends[0]
+    for k, end in enumerate(ends[1:], start=1):                   # so every op reaches the loss
+        spec.append([f"out{k}", "add", total, end])
+        total = f"out{k}"
+    spec.append(["loss", "sum", total])
+    above = set(ancestors(spec, "loss"))
+    feed = {name: drawn(shapes[name]) for name in ("X", "y") if name in above}
+    return {"spec": spec, "feed": feed, "again": bool(rng.random() < 0.5)}
+
+
+backward = Exercise(
+    "03.backward", "backward", 4,
+    ({"graph": "CHAIN"},
+     {"graph": "DIAMOND",
+      "hint": "a feeds two ops: its gradient is complete only when both have sent their share."},
+     {"graph": "SQUARE", "hint": "h·h sends h two gradients, one for each input position: add both."},
+     {"graph": "SHARED"},
+     {"graph": "BROADCAST",
+      "hint": ("bias_add's rule hands back a gradient of its output's shape for both inputs.",
+               "b has shape (2,); what arrives for it has shape (3, 2): sum it back to b's shape "
+               "before adding it to b's gradient.")},
+     {"graph": "REDUCE", "hint": "A sum over one axis has attributes (axis, keepdims): its rule needs them too."},
+     {"graph": "CONSTANTS"},
+     {"graph": "SHARED", "again": True,
+      "hint": "A second call must give the same gradients: nothing may outlive a call."},
+     {"graph": "diamonds",
+      "hint": "Every h feeds two ops: visit each node once, after all its consumers."},
+     {"graph": "deep"}),
+    _run_backward, answers.judge_backward, title="backward(loss, values)",
+    describe=_describe_backward, hidden=random_backward_case,
+    engine=refused({"mg.Graph.backward": "backward pass", "mg.fastpath.FastPath.run": "backward pass",
+                    "mg.grad": "backward pass (as a graph)",
+                    "mg.gradcheck.numerical_grad": "numerical gradient"},
+                   advice="call each op's rule yourself, node by node"),
+    hint=("Start from the seed at the loss, visit the nodes from the loss back to the leaves, and "
+          "let each op send a gradient to each of its inputs.",
+          "Reverse topological order: a node's gradient is complete only when every op that uses "
+          "it has sent its share, and the shares add up. Each share is summed back to its "
+          "node's shape, and every Parameter's .grad is set to its gradient."))
+
+
+EXERCISES = [tanh_vjp, mul_vjp, matmul_vjp, hand_backprop, backward, central_difference]
+

@@ -116,6 +116,210 @@ HAND = {"L": 1.0, "c": -2.0, "a": -1.0, "b": -2.0, "w": -2.0, "x": 1.0}
 TANH_VJP = mg.tanh.opdef.vjps[0]
 
 
+
+# -- 03.backward: right answers, each written another way ---------------------------------------
+
+def backward_graph_order(loss, values):
+    grads = {loss: np.ones_like(values[loss])}
+    for node in reversed(mg.Graph(loss).nodes):
+        if node.op is None:
+            continue
+        args = [values[p] for p in node.inputs]
+        for k, parent in enumerate(node.inputs):
+            gk = mg.unbroadcast(node.op.vjps[k](grads[node], values[node], *args, **node.attrs),
+                                np.shape(values[parent]))
+            grads[parent] = grads[parent] + gk if parent in grads else gk
+    for node in grads:
+        if isinstance(node, mg.Parameter):
+            node.grad = grads[node]
+    return grads
+
+
+def topo_sort(output):
+    """Chapter 02's iterative depth-first post-order, with an explicit stack."""
+    order, placed, stack = [], set(), [(output, False)]
+    while stack:
+        node, ready = stack.pop()
+        if node in placed:
+            continue
+        if ready:
+            placed.add(node)
+            order.append(node)
+        else:
+            stack.append((node, True))
+            stack += [(p, False) for p in node.inputs if p not in placed]
+    return order
+
+
+def backward_iterative_defaultdict(loss, values):
+    from collections import defaultdict
+    grads = defaultdict(lambda: 0.0)
+    grads[loss] = np.ones(np.shape(values[loss]))
+    for node in topo_sort(loss)[::-1]:
+        if node.op is not None:
+            for k, parent in enumerate(node.inputs):
+                rule = node.op.vjps[k]
+                gk = rule(grads[node], values[node], *(values[p] for p in node.inputs), **node.attrs)
+                grads[parent] = grads[parent] + mg.unbroadcast(gk, np.shape(values[parent]))
+        elif node.kind == "parameter":
+            node.grad = grads[node]
+    return dict(grads)
+
+
+def backward_recursive_order(loss, values):
+    order, seen = [], set()
+
+    def visit(node):
+        if node not in seen:
+            seen.add(node)
+            for parent in node.inputs:
+                visit(parent)
+            order.append(node)
+
+    visit(loss)
+    grads = {node: np.zeros(np.shape(values[node])) for node in order}
+    grads[loss] = grads[loss] + 1
+    for node in reversed(order):
+        for k, parent in enumerate(node.inputs):
+            gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
+            grads[parent] = grads[parent] + mg.unbroadcast(gk, np.shape(values[parent]))
+    for node in order:
+        if node.kind == "parameter":
+            node.grad = grads[node]
+    return grads
+
+
+def backward_recursive_pull(loss, values):
+    """Each node's gradient pulled from its consumers, recursively, with a memo."""
+    consumers, todo, seen = {}, [loss], {loss}
+    while todo:
+        node = todo.pop()
+        for k, parent in enumerate(node.inputs):
+            consumers.setdefault(parent, []).append((node, k))
+            if parent not in seen:
+                seen.add(parent)
+                todo.append(parent)
+    grads = {}
+
+    def grad(node):
+        if node not in grads:
+            total = np.ones_like(values[loss]) if node is loss else np.zeros(np.shape(values[node]))
+            for consumer, k in consumers.get(node, []):
+                args = [values[p] for p in consumer.inputs]
+                share = consumer.op.vjps[k](grad(consumer), values[consumer], *args, **consumer.attrs)
+                total = total + mg.unbroadcast(share, np.shape(values[node]))
+            grads[node] = total
+        return grads[node]
+
+    for node in seen:
+        grad(node)
+        if node.kind == "parameter":
+            node.grad = grads[node]
+    return grads
+
+
+# -- 03.backward: typical wrong answers -----------------------------------------------------------
+
+def walked(order, seed=np.ones_like, add=True, unbroadcast=True, attrs=True, ans_of_parent=False,
+           set_grad=True):
+    """A learner's backward, walking ``order(loss)``, with one slip or another."""
+
+    def backward(loss, values):
+        grads = {loss: seed(values[loss])}
+        for node in order(loss):
+            if node.op is None or node not in grads:
+                continue
+            args = [values[p] for p in node.inputs]
+            for k, parent in enumerate(node.inputs):
+                ans = values[parent] if ans_of_parent else values[node]
+                gk = node.op.vjps[k](grads[node], ans, *args, **(node.attrs if attrs else {}))
+                if unbroadcast:
+                    gk = mg.unbroadcast(gk, np.shape(values[parent]))
+                grads[parent] = grads[parent] + gk if add and parent in grads else gk
+        for node in grads:
+            if set_grad and node.kind == "parameter":
+                node.grad = grads[node]
+        return grads
+
+    return backward
+
+
+def reverse_order(loss):
+    return reversed(mg.Graph(loss).nodes)
+
+
+def breadth_first_order(loss):
+    order, queue = [loss], [loss]
+    while queue:
+        node = queue.pop(0)
+        for parent in node.inputs:
+            if parent not in order:
+                order.append(parent)
+                queue.append(parent)
+    return order
+
+
+def backward_forward_order_keyerror(loss, values):
+    grads = {loss: np.ones_like(values[loss])}
+    for node in mg.Graph(loss).nodes:
+        if node.op is not None:
+            for k, parent in enumerate(node.inputs):
+                gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
+                grads[parent] = grads.get(parent, 0) + mg.unbroadcast(gk, np.shape(values[parent]))
+    return grads
+
+
+def backward_paths(loss, values):
+    """A stack without a seen set: a shared node is pushed (and sends its gradient) once per consumer."""
+    grads, stack = {loss: np.ones_like(values[loss])}, [loss]
+    while stack:
+        node = stack.pop()
+        if node.op is None:
+            continue
+        for k, parent in enumerate(node.inputs):
+            gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
+            gk = mg.unbroadcast(gk, np.shape(values[parent]))
+            grads[parent] = grads[parent] + gk if parent in grads else gk
+            stack.append(parent)
+    for node in grads:
+        if node.kind == "parameter":
+            node.grad = grads[node]
+    return grads
+
+
+def backward_adds_onto_grad(loss, values):
+    grads = walked(reverse_order, set_grad=False)(loss, values)
+    for node in grads:
+        if node.kind == "parameter":
+            node.grad = grads[node] if node.grad is None else node.grad + grads[node]
+    return grads
+
+
+def backward_default_dict(loss, values, grads={}):
+    grads[loss] = np.ones_like(values[loss])
+    for node in reversed(mg.Graph(loss).nodes):
+        if node.op is None:
+            continue
+        for k, parent in enumerate(node.inputs):
+            gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
+            gk = mg.unbroadcast(gk, np.shape(values[parent]))
+            grads[parent] = grads[parent] + gk if parent in grads else gk
+    for node in grads:
+        if node.kind == "parameter":
+            node.grad = grads[node]
+    return grads
+
+
+def backward_by_the_engine(loss, values):
+    graph = mg.Graph(loss)
+    graph.backward({n: values[n] for n in graph.inputs})
+    return {n: n.grad for n in graph.nodes}
+
+
+def backward_by_names(loss, values):
+    return {node.name: grad for node, grad in walked(reverse_order)(loss, values).items()}
+
+
 WRONG = {
     "03.tanh_vjp": {
         "the engine's rule, kept before the check": wrong(lambda g, ans, x: TANH_VJP(g, ans, x), "engine's own backward rule", "mg.tanh.opdef.vjps"),
@@ -155,6 +359,25 @@ WRONG = {
                                                               mg.matmul.opdef.vjps[1](g, ans, x, W)),
                                         "engine's own backward rule"),
     },
+    "03.backward": {
+        "forward order": wrong(walked(lambda loss: mg.Graph(loss).nodes), "forward (topological) order"),
+        "forward order, a gradient looked up before it arrived": wrong(backward_forward_order_keyerror,
+                                                                       "reverse topological order"),
+        "breadth-first from the loss": wrong(walked(breadth_first_order), "breadth-first"),
+        "overwrites at fan-out": wrong(walked(reverse_order, add=False), "overwritten at fan-out"),
+        "no unbroadcast": wrong(walked(reverse_order, unbroadcast=False), "summed back", "mg.unbroadcast"),
+        "seeded with 0": wrong(walked(reverse_order, seed=np.zeros_like), "seeded with 0"),
+        "seeded with the loss": wrong(walked(reverse_order, seed=lambda v: v), "seeded with the loss's value"),
+        "a walk over paths (no seen set)": wrong(backward_paths, "visited twice"),
+        "attributes left out": wrong(walked(reverse_order, attrs=False), "without the node's attributes"),
+        "the parent's value as ans": wrong(walked(reverse_order, ans_of_parent=True), "as ans"),
+        ".grad added onto": wrong(backward_adds_onto_grad, "added onto"),
+        "a default argument grads={}": wrong(backward_default_dict, "default argument"),
+        ".grad never set": wrong(walked(reverse_order, set_grad=False), "still holds what it held"),
+        "the engine's backward pass": wrong(backward_by_the_engine, "engine's own backward pass"),
+        "keyed by names": wrong(backward_by_names, "keyed by names"),
+        "forgot return": wrong(lambda loss, values: None, "forget `return`"),
+    },
     "03.hand_backprop": {
         "one path into a": wrong({**HAND, "a": 1.0, "w": 2.0, "x": -1.0}, "node 'a'", "two consumers"),
         "the other factor forgotten": wrong({**HAND, "c": 1.0}, "node 'c'", "other* factor"),
@@ -189,6 +412,12 @@ RIGHT = {
         "einsum": lambda g, ans, x, W: (np.einsum("nm,km->nk", g, W), np.einsum("nk,nm->km", x, g)),
         "row by row": matmul_vjp_loops,
     },
+    "03.backward": {
+        "reverse of mg.Graph(loss).nodes": backward_graph_order,
+        "iterative topo_sort and a defaultdict": backward_iterative_defaultdict,
+        "recursive topological order": backward_recursive_order,
+        "recursive pull from the consumers, with a memo": backward_recursive_pull,
+    },
     "03.hand_backprop": {
         "floats": dict(HAND),
         "ints, in another order": {"x": 1, "w": -2, "b": -2, "a": -1, "c": -2, "L": 1},
@@ -199,3 +428,4 @@ RIGHT = {
         "steps from an identity matrix": central_with_an_identity,
     },
 }
+

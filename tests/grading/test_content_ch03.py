@@ -1,0 +1,74 @@
+"""03.backward: the right answers pass 50 seeds of hidden random graphs, the typical wrong ones
+fail them, and the random graphs reach what the statement promises (diamonds, a node used twice
+by one op, a shared Parameter, broadcasting with a rule that does not sum back, attributes,
+Constants, repeated calls). The tables of answers are ``exercise_answers/ch03.py``."""
+
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from minigraph.grading.content.ch03 import backward as exercise
+from minigraph.grading.content.ch03 import random_backward_case
+from minigraph.grading.toolkit.exercise import grade, run_cases, with_hidden
+from minigraph.grading.toolkit.graphs import ancestors
+
+from exercise_answers.ch03 import RIGHT, WRONG
+
+SEEDS = range(50)
+SECONDS = 20
+
+
+def hidden(seed):
+    return with_hidden(exercise, seed)[len(exercise.cases):]
+
+
+def graded(answer, cases):
+    records = json.loads(json.dumps(run_cases(exercise, answer, seconds=SECONDS, cases=cases)))
+    return grade(exercise, records, cases)
+
+
+@pytest.mark.parametrize("name", RIGHT["03.backward"])
+def test_every_right_answer_passes_50_seeds_of_hidden_graphs(name):
+    cases = [case for seed in SEEDS for case in hidden(seed)]
+    result = graded(RIGHT["03.backward"][name], cases)
+    failed = [(c.input, c.message) for c in result.cases if c.status != "pass"]
+    assert not failed, failed[:2]
+
+
+@pytest.mark.parametrize("name", [n for n in WRONG["03.backward"]
+                                  if n not in ("forgot return", "keyed by names", "the engine's backward pass")])
+def test_every_typical_wrong_answer_fails_most_seeds_of_hidden_graphs(name):
+    answer, words = WRONG["03.backward"][name]
+    caught = [graded(answer, hidden(seed)).status != "passed" for seed in SEEDS[:10]]
+    assert np.mean(caught) >= 0.6, f"{name}: caught on {sum(caught)} of {len(caught)} seeds"
+
+
+def test_the_random_graphs_reach_every_promise_of_the_statement():
+    rng, seen = np.random.default_rng(0), Counter()
+    for _ in range(200):
+        case = random_backward_case(rng)
+        spec, used = case["spec"], set(ancestors(case["spec"], "loss"))
+        rows = [row for row in spec if row[0] in used and row[1] not in ("input", "parameter", "constant")]
+        consumers = Counter(name for row in rows for name in row[2:] if isinstance(name, str))
+        seen["diamond"] += any(times > 1 for name, times in consumers.items() if name not in ("W", "b", "c"))
+        seen["one op uses a node twice"] += any(len(row) == 4 and row[2] == row[3] for row in rows)
+        seen["W in two matmuls"] += sum(row[1] == "matmul" for row in rows) > 1
+        seen["bias_add"] += any(row[1] == "bias_add" for row in rows)
+        seen["sum with attributes"] += any(isinstance(row[-1], dict) for row in rows)
+        seen["a Constant"] += "c" in used
+        seen["called twice"] += case["again"]
+        seen["n = 1"] += np.shape(case["feed"]["X"])[0] == 1 if "X" in case["feed"] else 0
+    assert all(seen[what] >= 20 for what in ("diamond", "one op uses a node twice", "W in two matmuls",
+                                             "bias_add", "sum with attributes", "a Constant",
+                                             "called twice", "n = 1")), seen
+
+
+def test_a_right_answer_is_judged_on_every_node_and_on_both_calls():
+    result = graded(RIGHT["03.backward"]["reverse of mg.Graph(loss).nodes"], exercise.cases)
+    assert result.status == "passed"
+    again = next(c for c in result.cases if "called twice" in c.input)
+    assert again.expected == "7 gradients, on both calls"
+    deep = next(c for c in result.cases if "chain of 500" in c.input)
+    assert deep.expected == "502 gradients"
