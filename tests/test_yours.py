@@ -33,26 +33,10 @@ def from_solution(name):
     raise LookupError(f"no cell defines {name} in solutions/{WHERE[name]}.ipynb")
 
 
-def draft_backward(loss, values):
-    """The pinned interface's reference backward, until solutions/03 has its own."""
-    grads = {loss: np.ones_like(values[loss])}
-    for node in reversed(mg.Graph(loss).nodes):
-        if node.op is not None:
-            for k, parent in enumerate(node.inputs):
-                gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
-                gk = mg.unbroadcast(gk, np.shape(values[parent]))
-                grads[parent] = grads[parent] + gk if parent in grads else gk
-    for node in grads:
-        if node.kind == "parameter":
-            node.grad = grads[node]
-    return grads
-
-
 @pytest.fixture(scope="module")
 def solution():
     """The pieces of the solution notebooks, by the Engine's names."""
-    pieces = {name: from_solution(name) if name != "backward" else draft_backward
-              for name in PIECES if name != "optimizer"}
+    pieces = {name: from_solution(name) for name in PIECES if name != "optimizer"}
     return {**pieces, "optimizer": from_solution("MyGD")}
 
 
