@@ -353,13 +353,17 @@ YOURS = refused({"mg.Graph.backward": "backward pass",
 
 
 def _capstone(answer):
-    """``(engine, lr)`` from the answer, or ``Rule`` saying what it should be."""
+    """``(engine, lr)`` from the answer, or ``Rule`` saying what it should be. The engine is made
+    afresh of the answer's pieces that are the learner's: the batch grader imports minigraph anew
+    before it runs the answers, and an engine of the notebook's older copy would build its
+    mirror of another copy's nodes."""
     if not isinstance(answer, dict) or set(answer) != {"engine", "lr"}:
         raise Rule(f"capstone must be a dict with the keys engine and lr, such as {CAPSTONE_EXAMPLE}; "
                    f"got {type(answer).__name__}")
-    if not isinstance(answer["engine"], mg.yours.Engine):
+    pieces = getattr(answer["engine"], "yours", None)
+    if type(answer["engine"]).__name__ != "Engine" or not isinstance(pieces, dict):
         raise Rule(f"capstone['engine'] must be your mg.yours.Engine(...), not {type(answer['engine']).__name__}")
-    return answer["engine"], _learning_rate(answer["lr"])
+    return mg.yours.Engine(**pieces), _learning_rate(answer["lr"])
 
 
 def _learning_rate(lr):
