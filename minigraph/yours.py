@@ -94,6 +94,11 @@ class Engine:
         if unknown:
             raise BadValueError(f"Engine has no piece called {', '.join(unknown)}; its pieces are: "
                                 f"{', '.join(PIECES)}.")
+        for name, piece in pieces.items():
+            if piece is not None and not callable(piece):
+                raise BadValueError(f"Engine's piece {name} is your answer to {PIECES[name][0]}, a function "
+                                    f"(the optimizer: a class); it was given {type(piece).__name__} "
+                                    f"{str(piece)[:40]!r}.")
         given = {name: piece for name, piece in pieces.items() if piece is not None and not _not_written(piece)}
         self.pieces = {**STAND_INS, **given}          # a backward rule not given: the op's own
         self.yours = {name: piece for name, piece in given.items()
@@ -105,6 +110,7 @@ class Engine:
         return f"your {name} ({PIECES[name][0]})" if name in self.yours else f"minigraph's {name}"
 
     def rows(self):
+        """``(piece, exercise, what it is, whose)`` for every piece: the table the engine shows."""
         return [(name, *PIECES[name], "yours" if name in self.yours else "minigraph's stand-in")
                 for name in PIECES]
 
@@ -122,6 +128,7 @@ class Engine:
     # -- running a graph on your pieces --------------------------------------------------------
 
     def mirror(self, output):
+        """``output``'s ``Mirror`` on this engine, built on first use."""
         if output not in self._mirrors:
             self._mirrors[output] = Mirror(self, output)
         return self._mirrors[output]
@@ -163,6 +170,7 @@ class Engine:
         return grads
 
     def optimizer(self, parameters, lr):
+        """Your optimizer (or gradient descent) moving ``parameters`` with learning rate ``lr``."""
         return self.pieces["optimizer"](parameters, lr=lr)
 
     # -- training on your pieces ------------------------------------------------------------------

@@ -83,9 +83,12 @@ def test_pieces_left_out_stubs_and_minigraphs_own_are_reported_as_stand_ins(solu
     assert "<b>yours</b>" not in Engine()._repr_html_()
 
 
-def test_an_unknown_piece_is_refused_with_the_names_of_the_pieces():
+def test_an_unknown_piece_or_one_that_is_not_a_function_is_refused():
     with pytest.raises(mg.BadValueError, match="no piece called backprop.*topo_sort, evaluate, backward"):
         Engine(backprop=lambda loss, values: {})
+    with pytest.raises(mg.BadValueError, match=r"piece tanh_vjp is your answer to 03.tanh_vjp, a function.*"
+                                               r"given ndarray"):
+        Engine(tanh_vjp=np.zeros(3))
 
 
 # -- training on the solutions' engine: the same losses as minigraph's ----------------------------
