@@ -17,13 +17,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import data
+from . import data, ops
 from .graph import Graph, Input, Parameter
-from .ops import add, bce_with_logits, matmul, mul, sigmoid, softmax_cross_entropy, sum, tanh, unbroadcast
+from .ops import add, bce_with_logits, matmul, mul, sigmoid, softmax_cross_entropy, tanh, unbroadcast
 from .yours import RULES, Engine
 
 DECAY = 1e-3             # the digits' weight decay
 TOLERANCE = 1e-9         # relative: closer than this, two numbers count as the same
+
 
 @dataclass
 class Model:
@@ -82,7 +83,8 @@ def digits(seed=0, lr=0.5, epochs=2, batch_size=50):
     train, test = order[:1500], order[1500:]
     x, logits, parameters = _network([64, 32, 10], tanh, seed, "digits")
     y, (W1, _, W2, _) = Input("digits.y"), parameters
-    penalty = add(sum(mul(W1, W1, name="digits.W1²")), sum(mul(W2, W2, name="digits.W2²")), name="digits.penalty")
+    penalty = add(ops.sum(mul(W1, W1, name="digits.W1²")), ops.sum(mul(W2, W2, name="digits.W2²")),
+                  name="digits.penalty")
     loss = add(softmax_cross_entropy(logits, y, name="digits.ce"), mul(DECAY, penalty), name="digits.loss")
     per_epoch = -(-len(train) // batch_size)
 
@@ -95,8 +97,9 @@ def digits(seed=0, lr=0.5, epochs=2, batch_size=50):
 
 
 def compare(engine, build, steps=None, reference=None):
-    """Train ``build()`` on ``engine`` and another ``build()`` on ``reference`` (minigraph's own
-    engine), step by step; a ``Comparison`` of their losses, naming the first difference."""
+    """Train ``build()`` on ``engine`` and another ``build()`` on ``reference``, step by step; a
+    ``Comparison`` of their losses, naming the first difference. ``reference`` is minigraph's own
+    engine, with gradient descent (for momentum: ``Engine(optimizer=mg.optim.Momentum)``)."""
     runs = [(engine, build()), (reference or Engine(), build())]
     optimizers = [e.optimizer(m.parameters, m.lr) for e, m in runs]
     steps = runs[0][1].steps if steps is None else steps
