@@ -73,7 +73,7 @@ def disk(seed=0):
     return _binary("disk", *data.disk(400, seed=0), [2, 8, 1], tanh, 1.0, 300, seed)
 
 
-def digits(seed=0, lr=0.5, epochs=2, batch_size=50):
+def digits(seed=0, lr=0.5, epochs=3, batch_size=50):
     """The 8x8 digits (chapter 05): 64-32-10, tanh units, softmax cross-entropy plus a small weight
     decay (``DECAY`` times the sum of the squared weights: each weight matrix feeds two ops, and
     one op twice), minibatches in an order drawn from ``seed`` (which also draws the first
