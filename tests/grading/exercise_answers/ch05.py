@@ -7,6 +7,8 @@ import minigraph as mg
 from minigraph.losses import softmax_ce_vjp_logits as engine_ce_vjp
 
 from . import wrong
+from .ch02 import evaluate_in_order, topo_kahn, topo_recursive, topo_stack
+from .ch03 import backward_recursive_order, backward_recursive_pull, mul_vjp_by_hand, reverse_order, walked
 
 
 def softmax_rows(z):
@@ -188,96 +190,7 @@ def recipe(hidden, activation, optimizer_name, lr, epochs, batch_size):
 LINEAR_RECIPE = {"hidden": [], "optimizer": "adam", "lr": 0.01, "epochs": 5, "batch_size": 64}
 
 
-# -- 05.capstone: engines made of a learner's pieces ---------------------------------------------------
-
-def topo_depth_first(output):
-    order, seen = [], set()
-
-    def visit(node):
-        if node not in seen:
-            seen.add(node)
-            for parent in node.inputs:
-                visit(parent)
-            order.append(node)
-    visit(output)
-    return order
-
-
-def topo_kahn(output):
-    nodes, todo = {}, [output]
-    while todo:
-        node = todo.pop()
-        if node not in nodes:
-            nodes[node] = 0
-            todo += node.inputs
-    for node in nodes:
-        for parent in node.inputs:
-            nodes[parent] += 1                     # how many consumers a node still waits for
-    ready, backwards = [output], []
-    while ready:
-        node = ready.pop()
-        backwards.append(node)
-        for parent in node.inputs:
-            nodes[parent] -= 1
-            if nodes[parent] == 0:
-                ready.append(parent)
-    return backwards[::-1]
-
-
-def evaluate_in_order(output, feed):
-    values = {}
-    for node in topo_depth_first(output):
-        if node.kind == "input":
-            values[node] = np.asarray(feed[node], dtype=float)
-        elif node.op is None:
-            values[node] = node.value
-        else:
-            values[node] = node.op.forward(*[values[p] for p in node.inputs], **node.attrs)
-    return values[output]
-
-
-def backward_iterative(loss, values):
-    grads = {loss: np.ones_like(values[loss])}
-    for node in reversed(topo_depth_first(loss)):
-        if node.op is None:
-            continue
-        args = [values[p] for p in node.inputs]
-        for k, parent in enumerate(node.inputs):
-            gk = mg.unbroadcast(node.op.vjps[k](grads[node], values[node], *args, **node.attrs),
-                                np.shape(values[parent]))
-            grads[parent] = grads[parent] + gk if parent in grads else gk
-    for node, g in grads.items():
-        if node.kind == "parameter":
-            node.grad = g
-    return grads
-
-
-def backward_kahn(loss, values):
-    grads = {node: np.zeros(np.shape(values[node])) for node in topo_kahn(loss)}
-    grads[loss] = np.ones_like(values[loss])
-    for node in topo_kahn(loss)[::-1]:
-        for k, parent in enumerate(node.inputs):
-            gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
-            grads[parent] = grads[parent] + mg.unbroadcast(gk, np.shape(values[parent]))
-    for node in grads:
-        if node.kind == "parameter":
-            node.grad = grads[node]
-    return grads
-
-
-def backward_overwriting(loss, values):
-    grads = {loss: np.ones_like(values[loss])}
-    for node in reversed(topo_depth_first(loss)):
-        if node.op is not None:
-            args = [values[p] for p in node.inputs]
-            for k, parent in enumerate(node.inputs):
-                grads[parent] = mg.unbroadcast(node.op.vjps[k](grads[node], values[node], *args, **node.attrs),
-                                               np.shape(values[parent]))
-    for node, g in grads.items():
-        if node.kind == "parameter":
-            node.grad = g
-    return grads
-
+# -- 05.capstone: engines made of a learner's pieces (chapters 02 and 03's answers) ----------------
 
 def tanh_rule(g, ans, x):
     return g * (1 - ans * ans)
@@ -301,7 +214,7 @@ class Descent(mg.optim.Optimizer):
 
 
 def learners_engine(**changed):
-    pieces = {"topo_sort": topo_depth_first, "evaluate": evaluate_in_order, "backward": backward_iterative,
+    pieces = {"topo_sort": topo_stack, "evaluate": evaluate_in_order, "backward": walked(reverse_order),
               "tanh_vjp": tanh_rule, "mul_vjp": mul_rule, "matmul_vjp": matmul_rule,
               "softmax_ce_vjp": ce_right_vectorised, "optimizer": Descent}
     return mg.yours.Engine(**{**pieces, **changed})
@@ -372,7 +285,7 @@ WRONG = {
         "not a dict": wrong([128, "relu", 0.01], "must be a dict"),
     },
     "05.capstone": {
-        "backward overwrites at fan-out": wrong({"engine": learners_engine(backward=backward_overwriting),
+        "backward overwrites at fan-out": wrong({"engine": learners_engine(backward=walked(reverse_order, add=False)),
                                                  "lr": 0.5}, "parts from minigraph"),
         "softmax rule not divided by n": wrong({"engine": learners_engine(softmax_ce_vjp=ce_not_divided),
                                                 "lr": 0.5}, "parts from minigraph"),
@@ -406,10 +319,11 @@ RIGHT = {
     },
     "05.capstone": {
         "depth-first pieces, lr 0.5": {"engine": learners_engine(), "lr": 0.5},
-        "Kahn's order and a backward that starts from zeros, lr 0.3": {
-            "engine": learners_engine(topo_sort=topo_kahn, backward=backward_kahn,
+        "Kahn's order, a recursive backward that starts from zeros, lr 0.3": {
+            "engine": learners_engine(topo_sort=topo_kahn, backward=backward_recursive_order,
                                       softmax_ce_vjp=ce_right_log_softmax), "lr": 0.3},
-        "recursive topological order, minigraph's evaluate, lr 0.8": {
-            "engine": learners_engine(evaluate=None), "lr": 0.8},
+        "a backward that pulls from the consumers, minigraph's evaluate, lr 0.8": {
+            "engine": learners_engine(evaluate=None, backward=backward_recursive_pull,
+                                      mul_vjp=mul_vjp_by_hand, topo_sort=topo_recursive), "lr": 0.8},
     },
 }
