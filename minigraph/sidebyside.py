@@ -165,7 +165,7 @@ class Comparison:
         return float(np.max(np.abs(np.subtract(self.losses, self.reference)))) if self.losses else 0.0
 
     def __repr__(self):
-        shown = sorted({0, *range(0, len(self.losses), max(1, len(self.losses) // 4)), len(self.losses) - 1})
+        shown = sorted({int(i) for i in np.linspace(0, len(self.losses) - 1, 5)})
         rows = [f"{'step':>6}  {'your engine':>14}  {'minigraph':>14}"]
         rows += [f"{i:>6}  {self.losses[i]:>14.6f}  {self.reference[i]:>14.6f}" for i in shown]
         verdict = (f"the same losses (to 1e-12) at all {len(self.losses)} steps: your engine trains exactly "
