@@ -3,9 +3,9 @@
 ``03.backward`` asks for the whole algorithm, ``backward(loss, values)``: ``run`` builds a case's
 graph from a spec (``toolkit/graphs.py``) with every op's rule wrapped so that it counts its
 calls and refuses a call with the wrong arguments (a gradient of another shape than its node's,
-the node's attributes left out), runs a forward pass for ``values``, calls the answer (twice
-when the case says ``again``) and sends back the gradients by node name, every Parameter's
-``.grad`` and the counts. The judge (``answers/ch03.py``) compares them with the engine's
+another ``ans`` or input values, the node's attributes left out), runs a forward pass for
+``values``, calls the answer (twice when the case says ``again``) and sends back the gradients
+by node name, every Parameter's ``.grad`` and the counts. The judge (``answers/ch03.py``) compares them with the engine's
 ``Graph.backward`` on the same graph and names the first node, walking back from the loss,
 whose gradient is wrong.
 
@@ -27,8 +27,8 @@ from ..toolkit.engine import refused, vjps_of
 from ..toolkit.exercise import Exercise, Rule, arrays, case, describe_inputs, random_array
 from ..toolkit.graphs import ancestors, build, formula, stacked_diamonds
 from ..toolkit.values import encode, shape_text
-from .ch02 import FEEDS, REDUCE, chain
 from ..toolkit.vjp import chained, elementwise_cases, elementwise_hidden, graph_case, vjp_exercise
+from .ch02 import FEEDS, REDUCE, chain
 
 TITLE = "Backpropagation"
 answers = answers_of(__name__)    # answers/ch03.py: reference rules, judges and mistakes
@@ -350,7 +350,7 @@ def _check_call(node, k, g, ans, args, given):
                    "stretched an input, sum the gradient back to the input's shape (mg.unbroadcast)")
     if not np.array_equal(ans, node.value):
         raise Rule(f"{what} was given, as ans, something other than the value of '{node.name}': "
-                   "ans is the op's own output, values[node]")
+                   "ans is the op's own output, the node's own entry in values")
     for parent, arg in zip(node.inputs, args):
         if not np.array_equal(arg, parent.value):
             raise Rule(f"{what} was given, for its input '{parent.name}', another value: after g "

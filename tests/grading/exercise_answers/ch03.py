@@ -5,6 +5,7 @@ import numpy as np
 import minigraph as mg
 
 from . import wrong
+from .ch02 import topo_stack
 
 
 # -- 03.mul_vjp ----------------------------------------------------------------------------------
@@ -114,6 +115,7 @@ HAND = {"L": 1.0, "c": -2.0, "a": -1.0, "b": -2.0, "w": -2.0, "x": 1.0}
 
 # the engine's functions taken before any check runs (a reference kept, another module path)
 TANH_VJP = mg.tanh.opdef.vjps[0]
+KEPT_BACKWARD = mg.Graph.backward
 
 
 
@@ -135,27 +137,11 @@ def backward_graph_order(loss, values):
     return grads
 
 
-def topo_sort(output):
-    """Chapter 02's iterative depth-first post-order, with an explicit stack."""
-    order, placed, stack = [], set(), [(output, False)]
-    while stack:
-        node, ready = stack.pop()
-        if node in placed:
-            continue
-        if ready:
-            placed.add(node)
-            order.append(node)
-        else:
-            stack.append((node, True))
-            stack += [(p, False) for p in node.inputs if p not in placed]
-    return order
-
-
 def backward_iterative_defaultdict(loss, values):
     from collections import defaultdict
     grads = defaultdict(lambda: 0.0)
     grads[loss] = np.ones(np.shape(values[loss]))
-    for node in topo_sort(loss)[::-1]:
+    for node in topo_stack(loss)[::-1]:
         if node.op is not None:
             for k, parent in enumerate(node.inputs):
                 rule = node.op.vjps[k]
@@ -236,10 +222,7 @@ def walked(order, seed=np.ones_like, add=True, unbroadcast=True, attrs=True, ans
                 if unbroadcast:
                     gk = mg.unbroadcast(gk, np.shape(values[parent]))
                 grads[parent] = grads[parent] + gk if add and parent in grads else gk
-        for node in grads:
-            if set_grad and node.kind == "parameter":
-                node.grad = grads[node]
-        return grads
+        return set_grads(grads) if set_grad else grads
 
     return backward
 
@@ -269,22 +252,30 @@ def backward_forward_order_keyerror(loss, values):
     return grads
 
 
+def send_shares(node, grads, values):
+    """Each input of the op ``node`` gets its share of ``grads[node]``, summed back and added."""
+    for k, parent in enumerate(node.inputs):
+        gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
+        gk = mg.unbroadcast(gk, np.shape(values[parent]))
+        grads[parent] = grads[parent] + gk if parent in grads else gk
+
+
+def set_grads(grads):
+    for node in grads:
+        if node.kind == "parameter":
+            node.grad = grads[node]
+    return grads
+
+
 def backward_paths(loss, values):
     """A stack without a seen set: a shared node is pushed (and sends its gradient) once per consumer."""
     grads, stack = {loss: np.ones_like(values[loss])}, [loss]
     while stack:
         node = stack.pop()
-        if node.op is None:
-            continue
-        for k, parent in enumerate(node.inputs):
-            gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
-            gk = mg.unbroadcast(gk, np.shape(values[parent]))
-            grads[parent] = grads[parent] + gk if parent in grads else gk
-            stack.append(parent)
-    for node in grads:
-        if node.kind == "parameter":
-            node.grad = grads[node]
-    return grads
+        if node.op is not None:
+            send_shares(node, grads, values)
+            stack += node.inputs
+    return set_grads(grads)
 
 
 def backward_adds_onto_grad(loss, values):
@@ -298,21 +289,20 @@ def backward_adds_onto_grad(loss, values):
 def backward_default_dict(loss, values, grads={}):
     grads[loss] = np.ones_like(values[loss])
     for node in reversed(mg.Graph(loss).nodes):
-        if node.op is None:
-            continue
-        for k, parent in enumerate(node.inputs):
-            gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
-            gk = mg.unbroadcast(gk, np.shape(values[parent]))
-            grads[parent] = grads[parent] + gk if parent in grads else gk
-    for node in grads:
-        if node.kind == "parameter":
-            node.grad = grads[node]
-    return grads
+        if node.op is not None:
+            send_shares(node, grads, values)
+    return set_grads(grads)
 
 
 def backward_by_the_engine(loss, values):
     graph = mg.Graph(loss)
     graph.backward({n: values[n] for n in graph.inputs})
+    return {n: n.grad for n in graph.nodes}
+
+
+def backward_by_a_kept_engine(loss, values):
+    graph = mg.Graph(loss)
+    KEPT_BACKWARD(graph, {n: values[n] for n in graph.inputs})
     return {n: n.grad for n in graph.nodes}
 
 
@@ -375,6 +365,8 @@ WRONG = {
         "a default argument grads={}": wrong(backward_default_dict, "default argument"),
         ".grad never set": wrong(walked(reverse_order, set_grad=False), "still holds what it held"),
         "the engine's backward pass": wrong(backward_by_the_engine, "engine's own backward pass"),
+        "the engine's backward pass, kept before the check": wrong(backward_by_a_kept_engine,
+                                                                   "engine's own backward pass"),
         "keyed by names": wrong(backward_by_names, "keyed by names"),
         "forgot return": wrong(lambda loss, values: None, "forget `return`"),
     },
