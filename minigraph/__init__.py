@@ -23,7 +23,8 @@ and ``compiled`` (``mg.function``: a graph as a callable training step, as in Th
 chapters' own tools: ``digits`` (05), ``landscape`` (06), ``recurrent`` (07), ``charlm`` (09),
 ``attention`` (10 and 11), ``translate`` (10) and ``gpt`` (11); what their three training
 commands share: ``training`` (a run's file, written atomically and checked when read; the
-loop that stops only between steps).
+loop that stops only between steps); ``yours`` (an engine made of the learner's own answers)
+and ``sidebyside`` (a network trained on it next to minigraph's, 04 and 05).
 """
 
 from . import data, gradcheck, nn, optim
@@ -45,9 +46,11 @@ __version__ = "0.1.0"
 
 def __getattr__(name):
     """``mg.widgets`` and the chapters' tools (``mg.digits``, ``mg.landscape``, ``mg.recurrent``,
-    ``mg.charlm``, ``mg.attention``, ``mg.translate``, ``mg.gpt``) are imported on first use:
+    ``mg.charlm``, ``mg.attention``, ``mg.translate``, ``mg.gpt``, ``mg.yours``, ``mg.sidebyside``)
+    are imported on first use:
     ipywidgets and matplotlib are slow to import."""
-    if name in ("widgets", "digits", "landscape", "recurrent", "charlm", "attention", "translate", "gpt"):
+    if name in ("widgets", "digits", "landscape", "recurrent", "charlm", "attention", "translate", "gpt",
+                "yours", "sidebyside"):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'minigraph' has no attribute '{name}'")

@@ -38,6 +38,10 @@ NO_TABLE = {                 # exercises whose public cases a table of answers c
                             "fresh x: a stored node holds another x",
 }
 
+NOT_A_FUNCTION = {           # exercises whose answer is not called on a case's inputs: no table to make
+    "05.capstone": "the answer is an engine and a learning rate; the case trains a network on them",
+}
+
 
 def with_generator():
     return [exercise.id for chapter in registry.CHAPTERS for exercise in registry.exercises(chapter)
@@ -128,6 +132,8 @@ def looked_up(exercise, right):
 
 @pytest.mark.parametrize("exercise_id", with_generator())
 def test_a_table_of_the_public_answers_passes_them_and_fails_every_hidden_case(exercise_id):
+    if exercise_id in NOT_A_FUNCTION:
+        pytest.skip(NOT_A_FUNCTION[exercise_id])
     exercise, right = registry.find(exercise_id), next(iter(tables(exercise_id)[1].values()))
     lookup, size = looked_up(exercise, right)
     assert size > 0

@@ -12,6 +12,12 @@
   size. ``run`` only sends the recipe; ``judge`` trains it here on the 4,000 training images
   and measures the accuracy on the 1,000 held-out ones with ``try_recipe`` (``tools/ch05.py``),
   which a learner who wants to experiment calls too.
+* ``05.capstone``: the learner's engine (``mg.yours.Engine`` of their pieces) and a learning rate.
+  ``run`` trains the digits network (``mg.sidebyside.digits``) on it, minigraph's backward, the
+  backward rules it uses and gradient descent's update refusing, and sends the losses and the
+  held-out predictions; ``judge`` measures the accuracy and trains minigraph's own engine with the
+  same seed and learning rate, so a wrong piece is told from a wrong learning rate. Hidden cases
+  draw the seed (the first weights and the order of the minibatches).
 
 A wrong answer is named, not only shown: ``exercise.diagnose`` recomputes the typical mistakes of an
 exercise (a missing division by the batch size, a flipped sign, rows and columns swapped, ...) on
@@ -337,4 +343,97 @@ digits_recipe = Exercise(
     public=Public(_judge_recipe))          # training needs no answer: judged alike everywhere
 
 
-EXERCISES = [softmax_ce_vjp, accuracy, minibatches, confusion_matrix, digits_recipe]
+# -- 05.capstone -------------------------------------------------------------------------------------
+
+CAPSTONE_TARGET = 0.90
+AGREE = 1e-6                # relative: closer than this to minigraph's loss, a step's loss agrees
+CAPSTONE_EXAMPLE = "{'engine': your engine, 'lr': a learning rate}"
+YOURS = refused({"mg.Graph.backward": "backward pass",
+                 **vjps_of(mg.tanh), **vjps_of(mg.matmul), **vjps_of(mg.mul),
+                 "mg.losses.softmax_ce_vjp_logits": "backward rule of softmax_cross_entropy",
+                 "mg.optim.GD.update": "gradient descent's update"},
+                advice="give the Engine your own backward, backward rules and MyGD (the cell of your pieces)")
+
+
+def _capstone(answer):
+    """``(engine, lr)`` from the answer, or ``Rule`` saying what it should be. The engine is made
+    afresh of the answer's pieces that are the learner's: the batch grader imports minigraph anew
+    before it runs the answers, and an engine of the notebook's older copy would build its
+    mirror of another copy's nodes."""
+    if not isinstance(answer, dict) or set(answer) != {"engine", "lr"}:
+        raise Rule(f"capstone must be a dict with the keys engine and lr, such as {CAPSTONE_EXAMPLE}; "
+                   f"got {type(answer).__name__}")
+    pieces = getattr(answer["engine"], "yours", None)
+    if type(answer["engine"]).__name__ != "Engine" or not isinstance(pieces, dict):
+        raise Rule(f"capstone['engine'] must be your mg.yours.Engine(...), not {type(answer['engine']).__name__}")
+    return mg.yours.Engine(**pieces), _learning_rate(answer["lr"])
+
+
+def _learning_rate(lr):
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr <= 100:
+        raise Rule(f"capstone['lr'] must be a learning rate between 0 and 100; got {lr!r}")
+    return float(lr)
+
+
+def _run_capstone(answer, case):
+    """Train the digits on the learner's engine (in their kernel); only numbers travel."""
+    engine, lr = _capstone(answer)
+    model = mg.sidebyside.digits(case["inputs"]["seed"], lr=lr)
+    with np.errstate(all="ignore"):
+        losses = engine.train(model)
+        predictions = engine.predictions(model)
+    return {"lr": lr, "losses": encode(np.asarray(losses)), "predictions": encode(predictions)}
+
+
+def _judge_capstone(case, got):
+    """Held-out accuracy from the predictions sent, and the losses next to minigraph's own run of
+    the same seed and learning rate (trained here: a measurement, no stored answer)."""
+    try:
+        lr, losses, predictions = _learning_rate(got["lr"]), decode(got["losses"]), decode(got["predictions"])
+    except (KeyError, TypeError, ValueError, Rule):
+        return Verdict(False, message="the notebook sent no readable training run")
+    model = mg.sidebyside.digits(case["inputs"]["seed"], lr=lr)
+    reference, labels = mg.yours.Engine(), model.test[1]
+    with np.errstate(all="ignore"):
+        expected = np.asarray(reference.train(model))
+        reached = float(np.mean(reference.predictions(model) == labels))
+    if not (isinstance(losses, np.ndarray) and losses.shape == expected.shape and isinstance(
+            predictions, np.ndarray) and predictions.shape == labels.shape):
+        return Verdict(False, message="the notebook sent no readable training run")
+    held_out = float(np.mean(predictions == labels))
+    target = f">= {CAPSTONE_TARGET:.0%} held-out, each step's loss as on minigraph's engine"
+    shown = f"held-out {held_out:.1%}, loss {losses[0]:.4g} -> {losses[-1]:.4g}"
+    if reached < CAPSTONE_TARGET:
+        crawled = np.all(np.isfinite(expected)) and expected.max() <= 1.1 * expected[0] < 1.1 / 0.8 * expected[-1]
+        return Verdict(False, target, shown, f"with lr = {lr:g} even minigraph's engine reads only "
+                       f"{reached:.1%} of the held-out digits: the learning rate is too "
+                       + ("small (the loss hardly moved)" if crawled else "large (the steps overshoot)")
+                       + "; try one near 0.5")
+    parted = np.flatnonzero(~np.isclose(losses, expected, rtol=AGREE, atol=1e-12))
+    if parted.size:
+        step = int(parted[0])
+        return Verdict(False, target, shown, f"the loss on your engine parts from minigraph's at step {step} "
+                       f"({losses[step]:.6g} instead of {expected[step]:.6g}): one of your pieces computes "
+                       "something else. mg.sidebyside.compare(engine, mg.sidebyside.digits) names the "
+                       "node and the piece")
+    if held_out < CAPSTONE_TARGET:
+        return Verdict(False, target, shown, f"the losses are minigraph's, but the held-out digits read "
+                       f"on your engine are right only {held_out:.1%} of the time: your evaluate")
+    return Verdict(True, target, shown)
+
+
+capstone = Exercise(
+    "05.capstone", "capstone", 4, (case(seed=0),), _run_capstone, _judge_capstone,
+    title=f"capstone: the digits trained on your engine, >= {CAPSTONE_TARGET:.0%} held-out",
+    hint=("Every piece the table marks as minigraph's stand-in must be yours: backward, the backward "
+          "rules of tanh, matmul, mul and softmax cross-entropy, and MyGD; then a learning rate that "
+          "reads the digits in three epochs.",
+          "mg.sidebyside.compare(engine, mg.sidebyside.digits) trains the same network on your engine "
+          "and on minigraph's and names the first step, node and piece where the numbers part; with "
+          "every piece right, a learning rate near 0.5 reads 90 % of the held-out digits."),
+    describe=lambda case: f"the digits network (64-32-10, tanh), seed {case['inputs']['seed']}, three epochs "
+                          "of your MyGD on your engine",
+    engine=YOURS, hidden=lambda rng: case(seed=int(rng.integers(1, 1_000_000))))
+
+
+EXERCISES = [softmax_ce_vjp, accuracy, minibatches, confusion_matrix, digits_recipe, capstone]

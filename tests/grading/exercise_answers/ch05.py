@@ -7,6 +7,8 @@ import minigraph as mg
 from minigraph.losses import softmax_ce_vjp_logits as engine_ce_vjp
 
 from . import wrong
+from .ch02 import evaluate_in_order, topo_kahn, topo_recursive, topo_stack
+from .ch03 import backward_recursive_order, backward_recursive_pull, mul_vjp_by_hand, reverse_order, walked
 
 
 def softmax_rows(z):
@@ -188,6 +190,36 @@ def recipe(hidden, activation, optimizer_name, lr, epochs, batch_size):
 LINEAR_RECIPE = {"hidden": [], "optimizer": "adam", "lr": 0.01, "epochs": 5, "batch_size": 64}
 
 
+# -- 05.capstone: engines made of a learner's pieces (chapters 02 and 03's answers) ----------------
+
+def tanh_rule(g, ans, x):
+    return g * (1 - ans * ans)
+
+
+def mul_rule(g, ans, x, y):
+    return mg.unbroadcast(g * y, np.shape(x)), mg.unbroadcast(g * x, np.shape(y))
+
+
+def matmul_rule(g, ans, x, W):
+    return g @ W.T, x.T @ g
+
+
+def ce_not_divided(g, ans, logits, labels):
+    return g * (softmax_rows(logits) - one_hot(labels, logits.shape[1]))
+
+
+class Descent(mg.optim.Optimizer):
+    def update(self, value, grad, state):
+        return value - self.lr * grad
+
+
+def learners_engine(**changed):
+    pieces = {"topo_sort": topo_stack, "evaluate": evaluate_in_order, "backward": walked(reverse_order),
+              "tanh_vjp": tanh_rule, "mul_vjp": mul_rule, "matmul_vjp": matmul_rule,
+              "softmax_ce_vjp": ce_right_vectorised, "optimizer": Descent}
+    return mg.yours.Engine(**{**pieces, **changed})
+
+
 WRONG = {
     "05.softmax_ce_vjp": {
         "one max for the whole batch": wrong(ce_global_max, "whole batch", "each row"),
@@ -252,6 +284,22 @@ WRONG = {
         "too many units": wrong(recipe([1000], "relu", "adam", 0.001, 5, 64), "at most 256"),
         "not a dict": wrong([128, "relu", 0.01], "must be a dict"),
     },
+    "05.capstone": {
+        "backward overwrites at fan-out": wrong({"engine": learners_engine(backward=walked(reverse_order, add=False)),
+                                                 "lr": 0.5}, "parts from minigraph"),
+        "softmax rule not divided by n": wrong({"engine": learners_engine(softmax_ce_vjp=ce_not_divided),
+                                                "lr": 0.5}, "parts from minigraph"),
+        "tanh rule without the square": wrong({"engine": learners_engine(tanh_vjp=lambda g, ans, x: g * (1 - ans)),
+                                               "lr": 0.5}, "parts from minigraph"),
+        "learning rate far too small": wrong({"engine": learners_engine(), "lr": 0.001}, "too small"),
+        "learning rate far too large": wrong({"engine": learners_engine(), "lr": 20.0}, "too large"),
+        "minigraph's backward": wrong({"engine": learners_engine(backward=None), "lr": 0.5},
+                                      "backward pass (mg.Graph.backward)"),
+        "minigraph's tanh rule": wrong({"engine": learners_engine(tanh_vjp=None), "lr": 0.5}, "backward rule of tanh"),
+        "minigraph's gradient descent": wrong({"engine": learners_engine(optimizer=mg.optim.GD), "lr": 0.5},
+                                              "gradient descent's update"),
+        "the engine alone": wrong(learners_engine(), "must be a dict"),
+    },
 }
 
 RIGHT = {
@@ -268,5 +316,14 @@ RIGHT = {
     "05.digits_recipe": {
         "ReLU + Adam": recipe([128], "relu", "adam", 0.002, 4, 64),
         "ReLU + momentum, two layers": recipe([96, 32], "relu", "momentum", 0.05, 5, 64),
+    },
+    "05.capstone": {
+        "depth-first pieces, lr 0.5": {"engine": learners_engine(), "lr": 0.5},
+        "Kahn's order, a recursive backward that starts from zeros, lr 0.3": {
+            "engine": learners_engine(topo_sort=topo_kahn, backward=backward_recursive_order,
+                                      softmax_ce_vjp=ce_right_log_softmax), "lr": 0.3},
+        "a backward that pulls from the consumers, minigraph's evaluate, lr 0.8": {
+            "engine": learners_engine(evaluate=None, backward=backward_recursive_pull,
+                                      mul_vjp=mul_vjp_by_hand, topo_sort=topo_recursive), "lr": 0.8},
     },
 }
