@@ -28,17 +28,18 @@ answers = answers_of(__name__)    # answers/ch09.py: references and mistakes, us
 def _hidden_temperature(rng):
     """Rows of scores at a random temperature, in one of three regimes (each shows other
     mistakes): ordinary scores; one row whose scaled scores spread over more than 709 (an
-    ``exp`` that subtracts nothing, or the row's smallest score, overflows); rows far apart (one
-    maximum subtracted for the whole batch leaves a row whose exponentials all underflow)."""
+    ``exp`` that subtracts nothing, or the row's smallest score, overflows); such a row among
+    rows far apart (one maximum subtracted for the whole batch leaves a row whose exponentials
+    all underflow)."""
     T = round(float(rng.uniform(0.25, 3.0)), 3)
     rows, width = int(rng.integers(2, 5)), int(rng.integers(2, 7))
     logits = np.asarray(random_array(rng, shape=(rows, width)))
     regime = rng.choice(["ordinary", "spread", "far apart"])
-    if regime == "spread":
+    if regime != "ordinary":
         row = int(rng.integers(rows))
         top, bottom = rng.permutation(width)[:2]
         logits[row, top], logits[row, bottom] = rng.uniform(710, 2000) * T, -rng.uniform(100, 2000) * T
-    elif regime == "far apart":
+    if regime == "far apart":
         logits += (rng.permutation(rows) * rng.uniform(800, 3000) * T)[:, None]
     return case(logits=np.round(logits, 2).tolist(), temperature=T)
 

@@ -63,7 +63,9 @@ def _hidden_attention(rng):
       first keys kept), so every query may attend to at least one key;
     * a dominant masked key: the last key, masked for some queries, has scores near 1000
       (a mask applied after the softmax leaves those queries nothing: 0 / 0);
-    * large scores (Q and K 40 times larger): an unshifted exp overflows."""
+    * large scores, no mask: every key shares one large component, which adds the same 800 or
+      more to all of a query's scores (an unshifted exp overflows; the softmax, and so the
+      scaling of the differences between keys, is unchanged by it)."""
     batch = () if rng.random() < 0.5 else (int(rng.integers(1, 4)),)
     n, m = (int(k) for k in rng.integers(1, 5, size=2))
     d, dv = (int(k) for k in rng.choice(np.arange(1, 6), size=2, replace=False))
@@ -74,10 +76,11 @@ def _hidden_attention(rng):
     m = n if kind == "causal" else max(m, 2) if regime == "dominant masked key" else m
     arrays = {name: np.asarray(random_array(rng, scale=2.0, shape=batch + shape))
               for name, shape in (("Q", (n, d)), ("K", (m, d)), ("V", (m, dv)))}
-    if regime == "large scores":
-        arrays["Q"], arrays["K"] = arrays["Q"] * 40, arrays["K"] * 40
-    if regime == "dominant masked key":
+    if regime != "ordinary":
         arrays["Q"][..., 0] = np.abs(arrays["Q"][..., 0]) + 1.0
+    if regime == "large scores":
+        arrays["K"][..., 0] += 800.0 * np.sqrt(d)
+    if regime == "dominant masked key":
         arrays["K"][..., -1, 0] = 1000.0 * np.sqrt(d)
     inputs = {name: np.round(value, 4).tolist() for name, value in arrays.items()}
     if kind == "causal":
