@@ -78,8 +78,9 @@ def _run_merge(answer, case):
 
 
 def _hidden_split(rng):
-    """x of a random (B, T, C), C a multiple of the random number of heads H."""
-    B, T, H, d = (int(k) for k in rng.integers(1, 4, size=4))
+    """x of a random (B, T, C), C a multiple of the random number of heads H; at least two
+    positions and two heads (with one of either, a missing transpose changes nothing)."""
+    B, T, H, d = (int(k) for k in rng.integers([1, 2, 2, 1], 4))
     return case(x=random_array(rng, shape=(B, T, H * d)), n_head=H)
 
 
@@ -124,7 +125,7 @@ _merge_heads = function_exercise(
           "Move the heads' axis back behind the positions (a transpose), then let a reshape "
           "join the last two axes into one of H·d channels."),
     title="merge_heads(x): (B, H, T, d) -> (B, T, H·d)", mistakes=answers.MERGE_MISTAKES,
-    hidden=lambda rng: case(x=random_array(rng, shape=tuple(rng.integers(1, 4, size=4)))))
+    hidden=lambda rng: case(x=random_array(rng, shape=tuple(rng.integers([1, 2, 2, 1], 4)))))
 merge_heads = dataclasses.replace(_merge_heads, run=_run_merge)
 
 
@@ -191,13 +192,13 @@ def _rows(seed, *shape):
 def _hidden_layer_norm(rng):
     """x and g of one random shape (1 to 3 axes, rows of 2 to 5 channels), gamma of the rows'
     length, in one of three regimes (each shows other mistakes): ordinary values; zeros in gamma
-    (x̂ recovered as ans / gamma is 0 / 0 there); rows of x that barely vary (variance near
-    eps, so that leaving eps out, or dividing by C − 1, changes the result well beyond the
-    check's tolerance)."""
+    (x̂ recovered as ans / gamma is 0 / 0 there); zeros in gamma and rows of x that barely vary
+    (variance near eps, so that leaving eps out, or dividing by C − 1, changes the result well
+    beyond the check's tolerance)."""
     shape = (*rng.integers(1, 4, size=int(rng.integers(0, 3))), int(rng.integers(2, 6)))
     regime = rng.choice(["ordinary", "zeros in gamma", "rows that barely vary"])
     gamma = np.asarray(random_array(rng, scale=1.5, shape=shape[-1:]))
-    if regime == "zeros in gamma":
+    if regime != "ordinary":
         gamma[rng.permutation(shape[-1])[:int(rng.integers(1, shape[-1]))]] = 0.0
     x = np.asarray(random_array(rng, shape=shape))
     if regime == "rows that barely vary":
