@@ -93,9 +93,13 @@ def _stream_inputs(case):
 
 
 def _hidden_streams(rng):
-    """A random text of ids, long enough for at least one chunk per stream."""
+    """A random text of ids, long enough for at least one chunk per stream; half the time
+    exactly a whole number of chunks per stream long, so that the last target is missing and
+    one chunk per stream fewer fits (the edge an off-by-one misses)."""
     batch, steps = int(rng.integers(1, 4)), int(rng.integers(1, 5))
     length = int(rng.integers(batch * steps + 1, 4 * batch * steps + 2))
+    if rng.random() < 0.5:
+        length = batch * steps * int(rng.integers(2, 5))
     return case(ids=rng.integers(0, 30, length).tolist(), batch=batch, steps=steps)
 
 
