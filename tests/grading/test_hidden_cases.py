@@ -24,7 +24,7 @@ import pytest
 import minigraph as mg
 from minigraph.grading import content
 from minigraph.grading.toolkit import registry
-from minigraph.grading.toolkit.exercise import HIDDEN_CASES, grade, run_cases, with_hidden
+from minigraph.grading.toolkit.exercise import CASE_TIME_LIMIT, HIDDEN_CASES, grade, run_cases, with_hidden
 
 SEEDS = range(3)
 SECONDS = 20            # per case: a loaded machine must not turn a slow right answer into a fail
@@ -53,11 +53,11 @@ def tables(exercise_id):
     return module.WRONG[exercise_id], module.RIGHT[exercise_id]
 
 
-def hidden_statuses(exercise, answer, seed):
+def hidden_statuses(exercise, answer, seed, seconds=SECONDS):
     """The statuses of the hidden cases drawn from ``seed`` (and only those), as the grader
     judges them."""
     cases = with_hidden(exercise, seed)[len(exercise.cases):]
-    records = json.loads(json.dumps(run_cases(exercise, answer, seconds=SECONDS, cases=cases)))
+    records = json.loads(json.dumps(run_cases(exercise, answer, seconds=seconds, cases=cases)))
     return [c.status for c in grade(exercise, records, cases).cases]
 
 
@@ -72,7 +72,9 @@ def test_a_right_answer_passes_every_hidden_case(exercise_id):
 @pytest.mark.parametrize("exercise_id", with_generator())
 def test_typical_wrong_answers_fail_a_hidden_case_for_most_seeds(exercise_id):
     exercise, wrong = registry.find(exercise_id), tables(exercise_id)[0]
-    caught = {name: np.mean([set(hidden_statuses(exercise, answer, seed)) != {"pass"} for seed in SEEDS])
+    # the grader's own time limit: a wrong walk that never finishes costs seconds, not minutes
+    caught = {name: np.mean([set(hidden_statuses(exercise, answer, seed, CASE_TIME_LIMIT)) != {"pass"}
+                             for seed in SEEDS])
               for name, (answer, _) in wrong.items()}
     missed = {name: share for name, share in caught.items() if share < MOST}
     # a mistake that only an edge case of the statement shows (an overflow, a zero) may slip by

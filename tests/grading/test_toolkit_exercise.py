@@ -12,7 +12,8 @@ from minigraph.grading.content import ch04
 from minigraph.grading.content.ch04 import diagnosis
 from minigraph.grading.toolkit import notebook, registry
 from minigraph.grading.tools.ch04 import Training, train_recipe
-from minigraph.grading.toolkit.exercise import compare, grade, hint_levels, run_cases, shape_advice
+from minigraph.grading.toolkit.exercise import (Rule, compare, float_errors_named, grade, hint_levels, run_cases,
+                                              shape_advice)
 from minigraph.grading.toolkit.values import sentences
 
 
@@ -235,3 +236,19 @@ def test_overfitting_is_diagnosed_from_train_against_test_accuracy():
 def test_a_loss_that_became_nan_is_told_to_lower_the_rate():
     blown = Training(train=0.5, test=0.5, losses=(0.7, 3.0, float("nan")), gradient=float("nan"))
     assert "NaN" in diagnosis(blown) and "lower the learning rate" in diagnosis(blown)
+
+
+def test_float_errors_named_says_the_exercise_words_for_numpys_errors():
+    def run(answer, case):
+        with np.errstate(over="raise", invalid="raise"):
+            return answer(np.asarray(case["inputs"]["x"], dtype=float)).tolist()
+
+    named = float_errors_named(run, over="exp overflowed: subtract the largest score",
+                               invalid="0 / 0: a row underflowed")
+    with pytest.raises(Rule, match="exp overflowed"):
+        named(np.exp, {"inputs": {"x": [1000.0]}})
+    with pytest.raises(Rule, match="0 / 0"):
+        named(lambda x: x / x, {"inputs": {"x": [0.0]}})
+    with pytest.raises(FloatingPointError):                  # an error it was not told of
+        float_errors_named(run, over="only overflow")(lambda x: x / x, {"inputs": {"x": [0.0]}})
+    assert named(np.exp, {"inputs": {"x": [0.0]}}) == [1.0]

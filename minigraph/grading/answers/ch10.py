@@ -26,6 +26,9 @@ ATTENTION_MISTAKES = {
     "It looks like the scores were divided by the square root of the number of keys: d is the "
     "length of a query (the last axis of Q), not how many keys there are.":
         lambda *a: attention(*a, divisor=lambda Q, K: np.sqrt(K.shape[-2])),
+    "It looks like the scores were divided by √d_v, the values' length: divide them by √d, d "
+    "being the length of a query and a key (the last axis of Q and K).":
+        lambda Q, K, V, mask=None: attention(Q, K, V, mask, divisor=lambda Q, K: np.sqrt(V.shape[-1])),
     "It looks like the softmax ran over the queries (axis -2): each query's weights over the "
     "keys (the last axis of the scores) sum to 1.": lambda *a: attention(*a, axis=-2),
     "It looks like the mask was applied after the softmax: the weights a query keeps no longer "

@@ -89,9 +89,12 @@ def judge_mask(case, got):
 
 
 def layer_norm_vjp(g, ans, x, gamma, eps=EPS, *, through_mean=True, through_variance=True,
-                    by_gamma=True, ddof=0, axis=-1, summed=True, from_output=False):
+                    by_gamma=True, ddof=0, axis=-1, summed=True, from_output=False,
+                    x_hat_from_ans=False):
     """(grad_x, grad_gamma); the keywords switch on the typical mistakes."""
     x_hat, inv_std = normalized(x, eps, ddof, axis)
+    if x_hat_from_ans:
+        x_hat = ans / gamma
     h = g * gamma if by_gamma else g
     grad_x = h
     if through_mean:
@@ -120,6 +123,11 @@ LAYER_NORM_MISTAKES = {
     "the gradient of gamma was not summed over the rows: every row used gamma, so its gradient "
     "adds up the rows' contributions, with gamma's shape (C,)":
         lambda *a, **k: layer_norm_vjp(*a, **k, summed=False),
+    "eps was left out of √(variance + eps): use the same eps as the forward (the rule's "
+    "argument), which matters most where a row barely varies":
+        lambda g, ans, x, gamma, eps=EPS: layer_norm_vjp(g, ans, x, gamma, 0.0),
+    "x̂ was recovered as ans / gamma: that is 0 / 0 wherever gamma has a 0; compute x̂ from x, "
+    "its mean and its variance": lambda *a, **k: layer_norm_vjp(*a, **k, x_hat_from_ans=True),
     "the gradient of gamma used the output (x̂·gamma): it is g times the normalised x̂":
         lambda *a, **k: layer_norm_vjp(*a, **k, from_output=True),
 }

@@ -140,8 +140,12 @@ def _describe_find_inputs(case):
     graph, output = case["graph"], case["output"]
     if graph == "DIAMONDS":
         return f"output out of {DIAMONDS} stacked diamonds: h_k = tanh(h_k-1) + σ(h_k-1), out = h{DIAMONDS}·x"
-    if output in ("w", "x"):
+    if output in ("w", "x", "y"):
         return f"output {output} (a leaf)"
+    base = next((row[2] for row in spec_of(case) if row[0] == "p1"), None)
+    if base is not None:
+        return (f"output {output} of {output[1:]} diamonds h_k = tanh(h_k-1) + σ(h_k-1), h0 = "
+                f"{base}, on: {formula(spec_of(case), base)}")
     return f"output {output} of: {formula(spec_of(case), output)}"
 
 
@@ -153,8 +157,20 @@ def _run_find_inputs(answer, case):
 
 
 def _hidden_find_inputs(rng):
-    """A random graph and one of its ops as the output (the public cases have leaves)."""
+    """A random graph and an output in one of three regimes (each shows other mistakes): one of
+    its ops; its Input y itself (a walk that starts at the output's inputs misses it); or the
+    top of 24 to 30 diamonds stacked on its last op (a walk that does not remember what it has
+    seen never finishes)."""
     spec = random_spec(rng)
+    regime = rng.choice(["an op", "an Input", "stacked diamonds"])
+    if regime == "an Input":
+        return {"graph": "random", "spec": spec, "output": "y"}
+    if regime == "stacked diamonds":
+        below = spec[-1][0]
+        for k in range(1, int(rng.integers(24, 31))):
+            spec += [[f"p{k}", "tanh", below], [f"q{k}", "sigmoid", below], [f"h{k}", "add", f"p{k}", f"q{k}"]]
+            below = f"h{k}"
+        return {"graph": "random", "spec": spec, "output": below}
     ops = [name for name, kind in kinds_of(spec).items() if kind == "op"]
     return {"graph": "random", "spec": spec, "output": str(rng.choice(ops))}
 

@@ -60,12 +60,29 @@ def random_case(rng, **more):
     return {"graph": "random", "spec": random_spec(rng), **more}
 
 
+def _hidden_topo(rng):
+    """A hidden case of a walk: a random graph, a third of the time with a chain of 1,100 to
+    1,600 tanh ops on top of its last op (deeper than Python's recursion limit of 1,000)."""
+    drawn = random_case(rng)
+    if rng.random() < 1 / 3:
+        below = drawn["spec"][-1][0]
+        for k in range(1, int(rng.integers(1100, 1601))):
+            drawn["spec"].append([f"t{k}", "tanh", below])
+            below = f"t{k}"
+    return drawn
+
+
 def output_of(case):
     return case.get("output") or spec_of(case)[-1][0]
 
 
 def describe(case):
     graph = case["graph"]
+    chained = sum(row[0].startswith("t") for row in case.get("spec", ()))
+    if chained:
+        below = next(row[2] for row in case["spec"] if row[0] == "t1")
+        return (f"a chain of {chained:,} tanh ops (t1 = tanh({below}), t2 = tanh(t1), …) on: "
+                f"{formula(case['spec'], below)}")
     if graph.startswith("chain"):
         return f"a chain of {int(graph[5:]):,} tanh ops: t1 = tanh(x), t2 = tanh(t1), …"
     if graph.startswith("diamonds"):
@@ -102,7 +119,7 @@ topo_sort = Exercise(
     "02.topo_sort", "topo_sort", points=3, run=_run_walk, judge=judges.judge_topo,
     public=Public(judges.judge_topo, fresh=True),
     title="topo_sort(output)", describe=describe, cases=TOPO_CASES, engine=WALKING_YOURSELF,
-    hidden=random_case,
+    hidden=_hidden_topo,
     hint=("Post-order: a node goes into the order only after all its inputs are in it.",
           "Keep a set of placed nodes, so a node shared by several ops is placed once, and keep "
           "the nodes still to visit on a stack of your own instead of recursing."))
@@ -183,8 +200,17 @@ def feed_of(case):
 
 
 def _hidden_evaluate(rng):
-    """A random graph, its Inputs (x, y or both) fed arrays of one random shape."""
+    """A random graph, its Inputs (x, y or both) fed arrays of one random shape; half the time
+    the shape is a matrix and a sum over one axis (keepdims or not: an op whose attributes
+    change its value) sits on top of the graph times x, multiplied back into it if it kept
+    its axis."""
     drawn, shape = random_case(rng), (int(rng.integers(1, 4)),)
+    if rng.random() < 0.5:
+        shape = tuple(int(k) for k in rng.integers(2, 4, size=2))
+        below, keep = drawn["spec"][-1][0], bool(rng.random() < 0.5)
+        drawn["spec"] += [["b", "mul", below, "x"],
+                          ["s", "sum", "b", {"axis": int(rng.integers(-2, 2)), "keepdims": keep}],
+                          ["out", "mul", "s", "b" if keep else "s"]]
     fed = [name for name in ancestors(drawn["spec"], output_of(drawn)) if name in ("x", "y")]
     return {**drawn, "feed": {name: random_array(rng, scale=1.0, shape=shape) for name in fed}}
 

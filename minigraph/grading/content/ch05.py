@@ -90,7 +90,13 @@ def _hidden_ce(rng):
 
 
 def _hidden_accuracy(rng):
+    """Logits and labels; half the time a tie: a row's two first logits share its largest
+    value and its label is the second of them (argmax picks the first, so the row is wrong)."""
     logits, labels = _logits_and_labels(rng)
+    if rng.random() < 0.5:
+        row = int(rng.integers(len(labels)))
+        logits[row][0] = logits[row][1] = max(logits[row]) + round(float(rng.uniform(0.1, 2.0)), 4)
+        labels[row] = 1
     return case(logits=logits, labels=labels)
 
 

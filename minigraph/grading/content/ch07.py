@@ -111,10 +111,15 @@ def gate_graph(rules):
 
 
 def _hidden_gate(rng):
-    """g, z and c of one random shape (1 or 2 axes)."""
+    """g, z and c of one random shape (1 or 2 axes); half the time some entries of c are 0
+    (σ(z) recovered as ans / c is 0 / 0 there)."""
     shape = np.shape(random_array(rng, dims=(1, 2)))
+    c = np.asarray(random_array(rng, scale=1.5, shape=shape))
+    if rng.random() < 0.5:
+        c[rng.random(shape) < 0.5] = 0.0
+        c.flat[int(rng.integers(c.size))] = 0.0
     return case(g=random_array(rng, scale=2.0, shape=shape), z=random_array(rng, shape=shape),
-                c=random_array(rng, scale=1.5, shape=shape))
+                c=c.tolist())
 
 
 gate_vjp = vjp_exercise(

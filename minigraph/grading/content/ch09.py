@@ -16,7 +16,8 @@ import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import forward_of, refused
-from ..toolkit.exercise import case, function_exercise, random_array
+from ..toolkit.exercise import Rule, case, float_errors_named, function_exercise, random_array
+from ..toolkit.values import decode, show
 
 TITLE = "The unreasonable effectiveness of recurrent networks"
 answers = answers_of(__name__)    # answers/ch09.py: references and mistakes, used only to judge
@@ -24,7 +25,28 @@ answers = answers_of(__name__)    # answers/ch09.py: references and mistakes, us
 
 # -- 09.temperature -----------------------------------------------------------------------------
 
-temperature = function_exercise(
+def _hidden_temperature(rng):
+    """Rows of scores at a random temperature, in one of three regimes (each shows other
+    mistakes): ordinary scores; one row whose scaled scores spread over more than 709 (an
+    ``exp`` that subtracts nothing, or the row's smallest score, overflows); such a row among
+    rows far apart (one maximum subtracted for the whole batch leaves a row whose exponentials
+    all underflow)."""
+    T = round(float(rng.uniform(0.25, 3.0)), 3)
+    rows, width = int(rng.integers(2, 5)), int(rng.integers(2, 7))
+    logits = np.asarray(random_array(rng, shape=(rows, width)))
+    regime = rng.choice(["ordinary", "spread", "far apart"])
+    if regime != "ordinary":
+        row = int(rng.integers(rows))
+        top, bottom = rng.permutation(width)[:2]
+        logits[row, top], logits[row, bottom] = rng.uniform(710, 2000) * T, -rng.uniform(100, 2000) * T
+    if regime == "far apart":
+        logits += (rng.permutation(rows) * rng.uniform(800, 3000) * T)[:, None]
+    return case(logits=np.round(logits, 2).tolist(), temperature=T)
+
+
+FAR_APART = [[2.0, 1.0, 0.0, -1.0], [1002.0, 1001.0, 1000.0, 999.0]]
+
+_temperature = function_exercise(
     "09.temperature", "softmax_with_temperature", answers.temperature, points=2,
     cases=[
         case(logits=[2.0, 1.0, 0.0, -1.0], temperature=1.0),
@@ -34,17 +56,32 @@ temperature = function_exercise(
              hint="Two rows, two distributions: each row sums to 1 on its own."),
         case(logits=[1000.0, 998.0, 990.0], temperature=0.5,
              hint="Scores this large overflow exp: subtract the largest score first (chapter 05)."),
+        case(logits=[500.0, 0.0, -500.0], temperature=0.5,
+             hint="Scaled scores from −1000 to 1000: whatever is subtracted, every exponent must "
+                  "stay at or below 0."),
+        case(logits=FAR_APART, temperature=1.0,
+             hint="Two rows a thousand apart: each row is a distribution of its own, shifted by "
+                  "its own largest score."),
     ],
     hint=("Temperature scales the scores before the softmax; the result is a distribution over "
-          "the last axis.",
-          "Divide the scores by the temperature, subtract each row's largest scaled score, "
-          "exponentiate, and divide by each row's sum."),
+          "the last axis, computed the stable way of chapter 05.",
+          "Which number you divide by, and which you subtract before exp, decide both the "
+          "distribution and whether exp overflows: the subtracted number must make every "
+          "exponent of its own row at most 0."),
     title="softmax_with_temperature(logits, temperature)", raise_on=("over", "invalid"),
     mistakes=answers.TEMPERATURE_MISTAKES,
     engine=refused({**forward_of(mg.softmax),
                     "mg.charlm.sample.next_character": "sampling with temperature",
                     "mg.charlm.sample.probabilities": "softmax with temperature"}),
-    hidden=lambda rng: case(logits=random_array(rng, dims=(1, 2)), temperature=round(rng.uniform(0.25, 3.0), 3)))
+    hidden=_hidden_temperature)
+temperature = dataclasses.replace(_temperature, run=float_errors_named(
+    _temperature.run,
+    over=("exp overflowed (an exponent above 709): subtracting nothing, or each row's smallest "
+          "scaled score, leaves large exponents; subtract each row's largest scaled score, so "
+          "that every exponent is at most 0"),
+    invalid=("a row's exponentials all came out 0, and 0 / 0 is not a number: one maximum was "
+             "subtracted for the whole batch, and a row far below it underflowed; subtract each "
+             "row's own largest scaled score (keep the axis)")))
 
 
 # -- 09.streams ---------------------------------------------------------------------------------
@@ -56,15 +93,46 @@ def _stream_inputs(case):
 
 
 def _hidden_streams(rng):
-    """A random text of ids, long enough for at least one chunk per stream."""
+    """A random text of ids, long enough for at least one chunk per stream; half the time
+    exactly a whole number of chunks per stream long, so that the last target is missing and
+    one chunk per stream fewer fits (the edge an off-by-one misses)."""
     batch, steps = int(rng.integers(1, 4)), int(rng.integers(1, 5))
     length = int(rng.integers(batch * steps + 1, 4 * batch * steps + 2))
+    if rng.random() < 0.5:
+        length = batch * steps * int(rng.integers(2, 5))
     return case(ids=rng.integers(0, 30, length).tolist(), batch=batch, steps=steps)
 
 
 _IDS = [19, 7, 4, 0, 2, 7, 4, 18, 18, 11, 14, 19, 0, 19, 14, 15, 3, 4, 19, 21, 4, 4, 13, 9, 6]
 
-streams = function_exercise(
+def _integer_pair(out):
+    """Raise ``Rule`` unless ``out`` is (inputs, targets), two numpy arrays of integers."""
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        return
+    for which, part in zip(("inputs", "targets"), out):
+        if not isinstance(part, np.ndarray):
+            raise Rule(f"the {which} are a {type(part).__name__}, not a numpy array: the statement "
+                       f"asks for integer arrays, which the model indexes its table with")
+        if part.dtype.kind not in "iu":
+            raise Rule(f"the {which} are an array of {part.dtype} where the statement asks for "
+                       f"integer ids: indexing the embedding table with floats raises; keep the "
+                       f"ids' integer dtype (cut the text's array, do not fill a new float one)")
+
+
+def _judge_streams(judge):
+    """``judge``, with the answer shown as a pair, as the expected value is."""
+
+    def judged(case, got):
+        verdict = judge(case, got)
+        value = decode(got) if isinstance(got, dict) else None
+        if isinstance(value, np.ndarray) and value.ndim == 3 and len(value) == 2:
+            return dataclasses.replace(verdict, got=show((value[0], value[1])))
+        return verdict
+
+    return judged
+
+
+_streams = function_exercise(
     "09.streams", "streams", answers.streams, points=3,
     cases=[
         case(ids=_IDS, batch=2, steps=4),
@@ -79,13 +147,27 @@ streams = function_exercise(
     ],
     hint=("Cut the text into B equal pieces, one per row, each a whole number of chunks long; "
           "the targets are the same cut, one character further on.",
-          "A stream holds L characters, L the largest multiple of steps with B·L + 1 ids "
-          "available (the last target needs one more). The inputs are the first B·L ids in B "
-          "rows; the targets start one id later."),
+          "Find the longest stream length that is a multiple of steps and still leaves, after "
+          "the B streams' inputs, one more id for the last target. The targets start one id "
+          "later than the inputs; both stay integer arrays."),
     title="streams(ids, batch, steps) -> (inputs, targets)", mistakes=answers.STREAM_MISTAKES,
     engine=refused({"mg.charlm.text.streams": "cutting a text into streams",
                     "mg.charlm.text.chunks": "cutting streams into chunks"}),
     hidden=_hidden_streams, inputs=_stream_inputs)
+
+
+def _run_streams(answer, case):
+    """The default run, with the answer's types checked first (``_integer_pair``)."""
+
+    def typed(*args):
+        out = answer(*args)
+        _integer_pair(out)
+        return out
+
+    return _streams.run(typed, case)
+
+
+streams = dataclasses.replace(_streams, run=_run_streams, judge=_judge_streams(_streams.judge))
 
 
 # -- 09.loss_units ------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import minigraph as mg
 
 from ..toolkit.answers import answers_of
 from ..toolkit.engine import forward_of, refused, vjps_of
-from ..toolkit.exercise import case, function_exercise, random_array, unchanged
+from ..toolkit.exercise import case, float_errors_named, function_exercise, random_array, unchanged
 from ..toolkit.values import encode
 from ..toolkit.vjp import graph_case, vjp_exercise
 
@@ -56,19 +56,39 @@ def _rounded(rng, *shape):
 
 
 def _hidden_attention(rng):
-    """Q (…, n, d), K and V (…, m, d) and (…, m, dv) of random small sizes, with or without a
-    batch axis, and half the time a mask: causal (n = m) or padding (each sequence's first keys
-    kept), so every query may attend to at least one key."""
+    """Q (…, n, d), K and V (…, m, d) and (…, m, dv) of random small sizes, d ≠ dv, with or
+    without a batch axis, in one of three regimes (each shows other mistakes; the masked one
+    half the time, as most mask mistakes show only there):
+
+    * ordinary scores, with no mask, a causal mask (n = m) or a padding mask (each sequence's
+      first keys kept), so every query may attend to at least one key;
+    * a dominant masked key: the last key, masked for some queries, has scores near 1000
+      (a mask applied after the softmax leaves those queries nothing: 0 / 0);
+    * large scores, no mask: every key shares one large component, which adds the same 800 or
+      more to all of a query's scores (an unshifted exp overflows; the softmax, and so the
+      scaling of the differences between keys, is unchanged by it)."""
     batch = () if rng.random() < 0.5 else (int(rng.integers(1, 4)),)
-    n, m, d, dv = (int(k) for k in rng.integers(1, 5, size=4))
-    kind = rng.choice(["none", "causal", "padding"])
-    m = n if kind == "causal" else m
-    inputs = {name: random_array(rng, scale=2.0, shape=batch + shape)
+    n, m = (int(k) for k in rng.integers(1, 5, size=2))
+    d, dv = (int(k) for k in rng.choice(np.arange(1, 6), size=2, replace=False))
+    regime = rng.choice(["ordinary", "dominant masked key", "large scores"], p=[0.25, 0.5, 0.25])
+    kind = rng.choice(["none", "causal", "padding"]) if regime == "ordinary" else \
+        "none" if regime == "large scores" else rng.choice(["causal", "padding"])
+    n = m = max(n, 2) if regime == "dominant masked key" and kind == "causal" else n
+    m = n if kind == "causal" else max(m, 2) if regime == "dominant masked key" else m
+    arrays = {name: np.asarray(random_array(rng, scale=2.0, shape=batch + shape))
               for name, shape in (("Q", (n, d)), ("K", (m, d)), ("V", (m, dv)))}
+    if regime != "ordinary":
+        arrays["Q"][..., 0] = np.abs(arrays["Q"][..., 0]) + 1.0
+    if regime == "large scores":
+        arrays["K"][..., 0] += 800.0 * np.sqrt(d)
+    if regime == "dominant masked key":
+        arrays["K"][..., -1, 0] = 1000.0 * np.sqrt(d)
+    inputs = {name: np.round(value, 4).tolist() for name, value in arrays.items()}
     if kind == "causal":
         inputs["mask"] = np.tri(n, dtype=bool).tolist()
     elif kind == "padding":
-        kept = rng.integers(1, m + 1, size=batch or (1,))
+        kept = rng.integers(1, m, size=batch or (1,)) if regime == "dominant masked key" else \
+            rng.integers(1, m + 1, size=batch or (1,))
         inputs["mask"] = (np.arange(m) < kept[:, None, None]).reshape(batch + (1, m)).tolist()
     return case(**inputs)
 
@@ -76,6 +96,7 @@ def _hidden_attention(rng):
 _rng = np.random.default_rng(10)
 _BATCHED = dict(Q=_rounded(_rng, 2, 3, 4), K=_rounded(_rng, 2, 3, 4), V=_rounded(_rng, 2, 3, 4))
 _SMALL = dict(Q=_rounded(_rng, 2, 3, 2), K=_rounded(_rng, 2, 3, 2), V=_rounded(_rng, 2, 3, 2))
+_WIDE_VALUES = dict(Q=_rounded(_rng, 2, 3), K=_rounded(_rng, 5, 3), V=_rounded(_rng, 5, 2))
 _CAUSAL = [[True, False, False], [True, True, False], [True, True, True]]
 _PADDING = [[[True, True, False]], [[True, False, False]]]       # (batch, 1, keys): the last keys are padding
 
@@ -97,17 +118,33 @@ attention = dataclasses.replace(function_exercise(
              V=[[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
              hint="Scores above 709 overflow exp: subtract each row's largest score first "
                   "(chapter 05)."),
+        case(**_WIDE_VALUES, hint="Queries and keys of length d = 3, values of length 2, five "
+                                  "keys: which of these lengths scales the scores?"),
+        case(Q=[[1.0, 0.0]], K=[[1.0, 0.0], [2000.0, 0.0]], V=[[1.0, 2.0], [3.0, -1.0]],
+             mask=[[True, False]],
+             hint=("The masked key has by far the largest score: a masked key must get weight 0 "
+                   "however large its score.",
+                   "Where the mask enters decides what the masked key's score can still do: "
+                   "after the softmax, it has already taken all the weight.")),
     ],
     hint=("Attention weights are a softmax over the keys of each query's scaled scores; the "
           "output mixes the values with those weights.",
-          "Scores are the products of each query with each key, divided by the square root of "
-          "the query length. Masked scores become −∞ before a stable softmax over the last axis; "
-          "the weights then multiply V. np.swapaxes or np.einsum handle the batch axes."),
+          "Check three choices against the chapter's formula: which length scales the scores "
+          "(queries and keys share it, values need not), where the mask enters so that a masked "
+          "key gets exactly 0 whatever its score, and over which axis the weights sum to 1. The "
+          "batch axes come along if every step works on the last two axes."),
     title="attention(Q, K, V, mask=None)",
     mistakes=answers.ATTENTION_MISTAKES,
     engine=refused({**forward_of(mg.softmax), **forward_of(mg.log_softmax), **forward_of(mg.matmul)}),
     hidden=_hidden_attention),
-    run=_run_attention)
+    run=float_errors_named(
+        _run_attention,
+        over=("exp overflowed (a score above 709): subtract each query's largest score from its "
+              "row of scores before exp, as a stable softmax does (chapter 05)"),
+        invalid=("a query's weights came out 0 / 0 (not a number): its allowed keys all got "
+                 "weight 0, because the mask was applied after the softmax and a masked key "
+                 "with a much larger score had taken all the weight; mask the scores before the "
+                 "softmax")))
 
 
 # -- 10.softmax_vjp -------------------------------------------------------------------------------

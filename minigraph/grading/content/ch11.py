@@ -51,19 +51,45 @@ def _run_split(answer, case):
         raise Rule(f"a reshape asked for a shape that does not hold the B·T·C numbers of x: "
                    f"(B, T, H, d) holds them when d = C / H, the channels of one head "
                    f"({error})") from None
+    if isinstance(out, (list, tuple)):
+        raise Rule(f"returned a {type(out).__name__} of {len(out)} arrays (np.split and "
+                   f"np.array_split give one per head): the result is one array of shape "
+                   f"(B, H, T, d), the heads along its second axis")
     unchanged("split_heads", ["x"], [x], [copy])
+    _floats(out)
     return encode(out)
 
 
+def _floats(out):
+    """Raise ``Rule`` if the answer's array holds integers where x holds fractions."""
+    if isinstance(out, np.ndarray) and out.dtype.kind in "biu":
+        raise Rule(f"the result is an array of {out.dtype}, but x holds fractions: it was "
+                   f"written into an integer array, where 0.5 becomes 0; keep x's float dtype "
+                   f"(a reshape or a transpose keeps it; a new array needs it given)")
+
+
+def _run_merge(answer, case):
+    """The default run, with the answer's dtype checked (``_floats``)."""
+
+    def typed(x):
+        out = answer(x)
+        _floats(out)
+        return out
+
+    return _merge_heads.run(typed, case)
+
+
 def _hidden_split(rng):
-    """x of a random (B, T, C), C a multiple of the random number of heads H."""
-    B, T, H, d = (int(k) for k in rng.integers(1, 4, size=4))
+    """x of a random (B, T, C), C a multiple of the random number of heads H; at least two
+    positions and two heads (with one of either, a missing transpose changes nothing)."""
+    B, T, H, d = (int(k) for k in rng.integers([1, 2, 2, 1], 4))
     return case(x=random_array(rng, shape=(B, T, H * d)), n_head=H)
 
 
 def _numbered(*shape):
-    """Distinct numbers 0, 1, 2, ... in ``shape``: any scrambling of the entries shows."""
-    return np.arange(np.prod(shape), dtype=float).reshape(shape).tolist()
+    """Distinct numbers 0.5, 1.5, 2.5, ... in ``shape``: any scrambling of the entries shows,
+    and so does an integer array (which would hold 0, 1, 2, ...)."""
+    return (np.arange(np.prod(shape), dtype=float) + 0.5).reshape(shape).tolist()
 
 
 split_heads = dataclasses.replace(function_exercise(
@@ -88,7 +114,7 @@ split_heads = dataclasses.replace(function_exercise(
 
 # -- 11.merge_heads -------------------------------------------------------------------------------
 
-merge_heads = function_exercise(
+_merge_heads = function_exercise(
     "11.merge_heads", "merge_heads", answers.merge_heads, points=1,
     cases=[
         case(x=_numbered(1, 2, 2, 2)),
@@ -101,7 +127,8 @@ merge_heads = function_exercise(
           "Move the heads' axis back behind the positions (a transpose), then let a reshape "
           "join the last two axes into one of H·d channels."),
     title="merge_heads(x): (B, H, T, d) -> (B, T, H·d)", mistakes=answers.MERGE_MISTAKES,
-    hidden=lambda rng: case(x=random_array(rng, shape=tuple(rng.integers(1, 4, size=4)))))
+    hidden=lambda rng: case(x=random_array(rng, shape=tuple(rng.integers([1, 2, 2, 1], 4)))))
+merge_heads = dataclasses.replace(_merge_heads, run=_run_merge)
 
 
 # -- 11.causal_mask -------------------------------------------------------------------------------
@@ -113,7 +140,7 @@ def _run_mask(answer, case):
         boolean = np.asarray(out).dtype == bool
     except ValueError:                       # a ragged list: encode says what it is
         boolean = False
-    return {"value": encode(out), "boolean": boolean}
+    return {"value": encode(out), "boolean": boolean, "array": isinstance(out, np.ndarray)}
 
 
 causal_mask = Exercise(
@@ -123,10 +150,11 @@ causal_mask = Exercise(
     _run_mask, answers.judge_mask, "causal_mask(T) -> (T, T) booleans",
     ("Position i may attend to itself and to every position before it: row i of the mask "
           "is True up to and including column i.",
-          "That is a lower triangle with its diagonal, as booleans: numpy builds triangles "
-          "(np.tri, np.tril), or compare a column of row numbers with a row of column numbers."),
+          "Write the 4 × 4 mask out by hand and look at where its True entries lie; numpy has "
+          "functions that build such shapes, and comparing grids of row and column numbers "
+          "gives booleans too. The result is a numpy array of dtype bool."),
     engine=refused({"mg.causal_mask": "causal mask"}),
-    hidden=lambda rng: case(T=int(rng.integers(6, 17))),
+    hidden=lambda rng: case(T=int(rng.choice([2, 4, *range(6, 17)]))),
     expected=lambda case: encode(answers.causal_mask(case["inputs"]["T"])), public=Public(judges.judge_stored_mask))
 
 
@@ -166,10 +194,19 @@ def _rows(seed, *shape):
 
 def _hidden_layer_norm(rng):
     """x and g of one random shape (1 to 3 axes, rows of 2 to 5 channels), gamma of the rows'
-    length."""
+    length, in one of three regimes (each shows other mistakes): ordinary values; zeros in gamma
+    (x̂ recovered as ans / gamma is 0 / 0 there); zeros in gamma and rows of x that barely vary
+    (variance near eps, so that leaving eps out, or dividing by C − 1, changes the result well
+    beyond the check's tolerance)."""
     shape = (*rng.integers(1, 4, size=int(rng.integers(0, 3))), int(rng.integers(2, 6)))
-    return case(g=random_array(rng, scale=2.0, shape=shape), x=random_array(rng, shape=shape),
-                gamma=random_array(rng, scale=1.5, shape=shape[-1:]))
+    regime = rng.choice(["ordinary", "zeros in gamma", "rows that barely vary"])
+    gamma = np.asarray(random_array(rng, scale=1.5, shape=shape[-1:]))
+    if regime != "ordinary":
+        gamma[rng.permutation(shape[-1])[:int(rng.integers(1, shape[-1]))]] = 0.0
+    x = np.asarray(random_array(rng, shape=shape))
+    if regime == "rows that barely vary":
+        x = np.round(rng.normal(0, 3) + x * 1e-3, 7)
+    return case(g=random_array(rng, scale=2.0, shape=shape), x=x.tolist(), gamma=gamma.tolist())
 
 
 layer_norm_vjp = vjp_exercise(
@@ -181,6 +218,11 @@ layer_norm_vjp = vjp_exercise(
              hint="g the same everywhere, gamma all ones: shifting x̂ leaves its mean and its "
                   "scale unchanged, so the gradient of x is 0."),
         case(g=[[0.5, -1.0, 2.0, 1.0]], x=[[2.0, 0.0, -1.0, 3.0]], gamma=[1.0, 2.0, 0.5, -1.0]),
+        case(g=[[0.5, -1.0, 2.0, 1.0]], x=[[2.0, 0.0, -1.0, 3.0]], gamma=[1.0, 0.0, 0.5, 0.0],
+             hint="gamma has zeros: the output is 0 there, so it no longer tells what x̂ was."),
+        case(g=[[1.0, -2.0, 0.5]], x=[[1.001, 1.0, 0.999]], gamma=[1.0, 1.0, 1.0],
+             hint="A row that barely varies: its variance, 6.7e-07, is smaller than eps, which "
+                  "now decides the scale."),
         case(g=_rows(20, 3, 4), x=_rows(21, 3, 4), gamma=[1.5, -0.5, 1.0, 2.0],
              hint="Three rows, each normalised on its own; gamma (4,) served all three."),
         case(g=_rows(22, 2, 2, 3), x=_rows(23, 2, 2, 3), gamma=[0.5, 1.0, -1.5],
@@ -191,9 +233,9 @@ layer_norm_vjp = vjp_exercise(
     mistakes=answers.LAYER_NORM_MISTAKES,
     hint=("With x̂ the normalised x, the output is x̂·gamma: gamma's gradient is g·x̂ added up over "
           "the rows, and x's goes through x̂, whose mean and variance depend on the whole row.",
-          "Call h = g·gamma the gradient reaching x̂. Besides h itself, the gradient of x has a "
-          "term for the path through the row's mean and one for the path through its variance, "
-          "each a mean over the row; all of it is divided by √(variance + eps)."),
+          "Follow the chapter's derivation: the gradient reaching x̂, then three paths from x̂ "
+          "back to x (directly, through the row's mean, through its variance). Compute x̂ from x "
+          "with the same eps as the forward; the output ans cannot give it back where gamma is 0."),
     engine=refused({"mg.ops.layer_norm_scaled.opdef.vjps": "backward rule of layer_norm"}),
     hidden=_hidden_layer_norm)
 

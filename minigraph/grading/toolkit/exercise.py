@@ -159,6 +159,26 @@ def unchanged(name, params, before, after):
                        f"(the engine keeps using it); compute a new array instead")
 
 
+def float_errors_named(run, **meanings):
+    """``run`` with numpy's floating-point errors said in the exercise's words: ``meanings`` maps
+    an error (``over``, ``invalid``, ``divide``, as numpy's message names it: "overflow",
+    "invalid value", "divide by zero") to the sentence the case fails with (a ``Rule``).
+    For an exercise whose ``raise_on`` (or its own ``np.errstate``) makes such an error raise:
+    "overflow encountered in exp" alone does not say which mistake leads there."""
+    words = {"over": "overflow", "invalid": "invalid value", "divide": "divide by zero"}
+
+    def named(answer, case):
+        try:
+            return run(answer, case)
+        except FloatingPointError as error:
+            said = [text for error_kind, text in meanings.items() if words[error_kind] in str(error)]
+            if said:
+                raise Rule(said[0]) from None
+            raise
+
+    return named
+
+
 class NoLoopArray(np.ndarray):
     """An input array that refuses a Python loop over its entries (``for v in x``, ``x[i]``
     with an integer i): for exercises whose statement says "no Python loop"."""

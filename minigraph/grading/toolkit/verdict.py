@@ -60,7 +60,8 @@ def shape_advice(expected, got):
         return (": the expected shape reversed; is a matrix transposed, or a product taken in "
                 "the wrong order?")
     if int(np.prod(got)) == int(np.prod(expected)):
-        return ": the right number of entries in the wrong shape; the result must have the input's shape"
+        return (": the right number of entries in the wrong shape; are axes in another order, or "
+                "regrouped by a reshape?")
     if int(np.prod(got)) < int(np.prod(expected)):
         return ": fewer entries than expected; was something summed (or reduced) over an axis that should stay?"
     try:

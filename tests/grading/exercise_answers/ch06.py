@@ -219,7 +219,7 @@ def root_rate(mu, L):
 
 def fast_pair_searched(mu, L):
     """Refine a grid search around the best rate with ``momentum_rate`` (no formula)."""
-    lrs, betas = np.linspace(0.1, 6.0, 119) / L, np.linspace(0.0, 0.99, 100)
+    lrs, betas = np.linspace(0.1, 6.0, 119) / L, np.linspace(0.0, 0.999, 334)
     for _ in range(4):
         rates = landscape.momentum_rate(lrs[:, None], betas[None, :], (mu, L))
         i, j = np.unravel_index(np.argmin(rates), rates.shape)

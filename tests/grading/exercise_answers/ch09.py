@@ -28,6 +28,19 @@ def temperature_unshifted(logits, temperature):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def temperature_min_subtracted(logits, temperature):
+    scaled = logits / temperature
+    e = np.exp(scaled - scaled.min(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def temperature_one_max(logits, temperature):
+    """One maximum for the whole batch: the right values while the rows are close together."""
+    scaled = logits / temperature
+    e = np.exp(scaled - scaled.max())
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def temperature_times(logits, temperature):
     return temperature_shifted(logits * temperature, 1.0)
 
@@ -62,6 +75,21 @@ def streams_split(ids, batch, steps):
     length = (len(ids) - 1) // (batch * steps) * steps
     return (np.stack(np.split(ids[:batch * length], batch)),
             np.stack(np.split(ids[1:batch * length + 1], batch)))
+
+
+def streams_float_ids(ids, batch, steps):
+    """The streams filled into new arrays, made with np.zeros: float ids."""
+    length = (len(ids) - 1) // (batch * steps) * steps
+    inputs, targets = np.zeros((batch, length)), np.zeros((batch, length))
+    for j in range(batch):
+        inputs[j] = ids[j * length:(j + 1) * length]
+        targets[j] = ids[j * length + 1:(j + 1) * length + 1]
+    return inputs, targets
+
+
+def streams_lists(ids, batch, steps):
+    inputs, targets = streams_reshape(ids, batch, steps)
+    return inputs.tolist(), targets.tolist()
 
 
 def streams_no_shift(ids, batch, steps):
@@ -187,6 +215,9 @@ WRONG = {
         "softmax over axis 0": wrong(temperature_axis_0, "wrong axis"),
         "log-probabilities": wrong(lambda z, T: np.log(temperature_shifted(z, T)), "log-probabilities"),
         "no max subtracted: overflows": wrong(temperature_unshifted, "overflow"),
+        "each row's minimum subtracted: overflows": wrong(temperature_min_subtracted, "overflow",
+                                                          "smallest"),
+        "one maximum for the whole batch": wrong(temperature_one_max, "whole batch", "own largest"),
         "the engine's softmax": wrong(lambda z, T: mg.softmax.opdef.forward(z / T, axis=-1), "engine"),
         "the chapter's widgets.probabilities": wrong(widgets.probabilities, "engine's own"),
     },
@@ -196,6 +227,8 @@ WRONG = {
         "not a whole number of chunks": wrong(streams_any_length, "whole number of chunks"),
         "targets one behind": wrong(streams_targets_behind, "one character behind"),
         "the last id counted twice": wrong(streams_last_id_counted, "reshape"),
+        "float ids (filled into np.zeros)": wrong(streams_float_ids, "integer ids", "float64"),
+        "lists, not arrays": wrong(streams_lists, "not a numpy array"),
         "the engine's streams": wrong(mg.charlm.text.streams, "engine's own"),
         "the engine's chunks, imported from their module": wrong(streams_by_chunks, "engine's own"),
         "the engine through the module": wrong(lambda ids, b, s: mg.charlm.text.streams(ids, b, s),

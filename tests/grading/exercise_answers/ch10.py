@@ -89,6 +89,23 @@ def attention_mask_after(Q, K, V, mask=None):
     return weights @ V
 
 
+def attention_by_root_dv(Q, K, V, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(V.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    return stable_softmax(scores) @ V
+
+
+def attention_mask_after_renormalised(Q, K, V, mask=None):
+    """The weights masked after the softmax, then made to sum to 1 again: right while no
+    masked key dominates."""
+    weights = stable_softmax(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]))
+    if mask is not None:
+        weights = weights * mask
+        weights = weights / weights.sum(axis=-1, keepdims=True)
+    return weights @ V
+
+
 def attention_mask_zero(Q, K, V, mask=None):
     scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
     if mask is not None:
@@ -155,6 +172,9 @@ WRONG = {
     "10.attention": {
         "no scale": wrong(attention_unscaled, "not scaled"),
         "divided by d": wrong(attention_by_d, "divided by d"),
+        "divided by √d_v": wrong(attention_by_root_dv, "√d_v"),
+        "mask after the softmax, renormalised": wrong(attention_mask_after_renormalised,
+                                                      "mask was applied after the softmax"),
         "softmax over the queries": wrong(attention_over_queries, "over the queries"),
         "mask after the softmax": wrong(attention_mask_after, "after the softmax"),
         "masked with 0": wrong(attention_mask_zero, "set to 0 instead of −∞"),

@@ -60,6 +60,28 @@ def split_d_times(x, n_head):
 
 # -- answers for 11.merge_heads -------------------------------------------------------------------
 
+def split_into_int_array(x, n_head):
+    """A new array filled head by head: made with np.zeros(..., dtype=int)."""
+    B, T, C = x.shape
+    d = C // n_head
+    out = np.zeros((B, n_head, T, d), dtype=int)
+    for h in range(n_head):
+        out[:, h] = x[:, :, h * d:(h + 1) * d]
+    return out
+
+
+def split_list_of_heads(x, n_head):
+    return np.split(x, n_head, axis=-1)
+
+
+def merge_into_int_array(x):
+    B, H, T, d = x.shape
+    out = np.empty((B, T, H * d), dtype=np.int64)
+    for h in range(H):
+        out[:, :, h * d:(h + 1) * d] = x[:, h]
+    return out
+
+
 def merge_transpose(x):
     B, H, T, d = x.shape
     return x.transpose(0, 2, 1, 3).reshape(B, T, H * d)
@@ -181,6 +203,19 @@ def layer_norm_no_mean_path(g, ans, x, gamma, eps=1e-5):
     return (h - x_hat * (h * x_hat).mean(axis=-1, keepdims=True)) / std, (g * x_hat).reshape(-1, x.shape[-1]).sum(0)
 
 
+def layer_norm_x_hat_from_ans(g, ans, x, gamma, eps=1e-5):
+    """x̂ recovered from the output, ans / gamma: 0 / 0 where gamma is 0."""
+    x_hat = ans / gamma
+    h = g * gamma
+    std = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    grad_x = (h - h.mean(-1, keepdims=True) - x_hat * (h * x_hat).mean(-1, keepdims=True)) / std
+    return grad_x, (g * x_hat).reshape(-1, x.shape[-1]).sum(axis=0)
+
+
+def layer_norm_no_eps(g, ans, x, gamma, eps=1e-5):
+    return layer_norm_formula(g, ans, x, gamma, eps=0.0)
+
+
 def layer_norm_engine(g, ans, x, gamma, eps=1e-5):
     rule_x, rule_gamma = mg.ops.layer_norm_scaled.opdef.vjps
     return rule_x(g, ans, x, gamma, eps=eps), rule_gamma(g, ans, x, gamma, eps=eps)
@@ -199,6 +234,8 @@ WRONG = {
         "heads before the batch": wrong(split_heads_first, "before the batch"),
         "the last two axes swapped too": wrong(split_wrong_swap, "wrong axes"),
         "d computed as C·H": wrong(split_d_times, "d = C / H"),
+        "written into an integer array": wrong(split_into_int_array, "integer array", "0.5 becomes 0"),
+        "np.split's list of heads": wrong(split_list_of_heads, "list of", "one array"),
     },
     "11.merge_heads": {
         "no transpose": wrong(merge_no_transpose, "without moving"),
@@ -207,6 +244,7 @@ WRONG = {
         "heads averaged": wrong(lambda x: np.mean(x, axis=1), "averaged"),
         "joined along the positions": wrong(merge_along_positions, "along the positions"),
         "last two axes not joined": wrong(merge_not_joined, "never joined"),
+        "written into an integer array": wrong(merge_into_int_array, "integer array", "0.5 becomes 0"),
     },
     "11.causal_mask": {
         "strict lower triangle": wrong(lambda T: np.tril(np.ones((T, T), dtype=bool), k=-1), "diagonal is masked"),
@@ -217,6 +255,8 @@ WRONG = {
         "a float 0/1 mask": wrong(lambda T: np.tril(np.ones((T, T))), "not booleans"),
         "an additive mask": wrong(lambda T: np.triu(np.full((T, T), -np.inf), k=1), "additive"),
         "the engine's": wrong(mg.causal_mask, "engine's own"),
+        "a list of lists": wrong(lambda T: [[j <= i for j in range(T)] for i in range(T)], "list of lists"),
+        "one row and column too many": wrong(lambda T: np.tri(T + 1, dtype=bool), "off by one"),
         "the engine's, kept before the check": wrong(lambda T, mask=mg.causal_mask: mask(T), "engine's own"),
     },
     "11.layer_norm_vjp": {
@@ -226,6 +266,8 @@ WRONG = {
         "unbiased variance": wrong(layer_norm_unbiased, "C − 1"),
         "grad_gamma not summed": wrong(layer_norm_gamma_not_summed, "not summed"),
         "grad_gamma from the output": wrong(layer_norm_gamma_from_output, "used the output"),
+        "x̂ recovered as ans / gamma": wrong(layer_norm_x_hat_from_ans, "ans / gamma"),
+        "eps left out": wrong(layer_norm_no_eps, "eps was left out"),
         "the engine's rules": wrong(layer_norm_engine, "engine's own"),
         "the engine's rules through kernels": wrong(layer_norm_engine_kernels, "engine's own"),
     },
