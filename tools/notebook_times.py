@@ -21,8 +21,8 @@ from pathlib import Path
 
 # Seconds for nbval to run each notebook on 2 cores (chapters and solutions strict, exercises lax).
 BUDGETS = {
-    "00": 10, "01": 20, "02": 20, "03": 30, "04": 40, "05": 60,
-    "06": 60, "07": 60, "08": 60, "09": 120, "10": 90, "11": 120,
+    "00": 5, "01": 5, "02": 10, "03": 10, "04": 15, "05": 20,
+    "06": 30, "07": 45, "08": 15, "09": 60, "10": 20, "11": 45,
 }
 HARD_LIMIT = 2            # a notebook over HARD_LIMIT x its budget fails the run
 
