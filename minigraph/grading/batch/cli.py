@@ -52,7 +52,7 @@ from ...progress import LogLines, Progress, TerminalLine
 from ..toolkit import registry
 from . import sandbox
 from .files import display_name, write_atomically
-from .gradebook import (recorded_seeds, submission_text, summary, tally, to_csv, to_gradescope,
+from .gradebook import (for_learners, recorded_seeds, submission_text, summary, tally, to_csv, to_gradescope,
                         to_json, to_junit)
 from .grader import Settings, find_notebooks, grade_all
 
@@ -89,6 +89,10 @@ def parse_args(argv):
                         "submission, a column per exercise, then the total)")
     parser.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json "
                         "(for exactly one notebook)")
+    parser.add_argument("--learners", action="store_true",
+                        help="print and write only what learners may see (for a run whose output "
+                             "they can read, as in GitHub Classroom): scores and messages, no seeds, "
+                             "no flags, no hidden case's inputs or expected values")
     parser.add_argument("--chapter", metavar="NN", help="grade every notebook as chapter NN "
                         "(default: the NN_ prefix of each file name)")
     parser.add_argument("--kernel", default="python3", metavar="NAME",
@@ -119,15 +123,17 @@ def main(argv=None):
         results = [None] * len(notebooks)
         bar = progress_bar(len(notebooks))
 
+        shown = for_learners if args.learners else (lambda result: result)
+
         def save(index, result):                # as each result comes in: nothing is lost
-            results[index] = result
+            results[index] = shown(result)
             bar.update(**tally(r for r in results if r is not None))
             try:
                 _write_reports(args, settings, [r for r in results if r is not None], complete=False)
             except CannotRun as error:          # the final write will say it again
                 print(f"warning: {error}", file=sys.stderr)
 
-        results = grade_all(notebooks, settings, args.jobs, on_result=save, seeds=seeds)
+        results = [shown(r) for r in grade_all(notebooks, settings, args.jobs, on_result=save, seeds=seeds)]
         bar.close()
         print("\n\n".join(submission_text(r) for r in results))
         print(f"\n{summary(results, settings.sandbox)}")
@@ -165,6 +171,7 @@ def _prepare(args):
         raise CannotRun("no notebooks (.ipynb) found in " + ", ".join(map(display_name, args.paths)))
     if args.gradescope and len(notebooks) != 1:
         raise CannotRun(f"--gradescope grades exactly one notebook; found {len(notebooks)}")
+    _own_code_only(args.paths)
     seeds = _seeds(args, notebooks)
     if not args.no_sandbox and sandbox.sandbox_reason():
         raise CannotRun(f"no sandbox for the submissions: {sandbox.sandbox_reason()}. "
@@ -180,6 +187,28 @@ def _prepare(args):
                         sandbox=not args.no_sandbox, limits=limits)
     _write_reports(args, settings, [], complete=False)        # fail now if a report cannot be written
     return settings, notebooks, seeds
+
+
+def _own_code_only(paths):
+    """Refuse to grade where a submission's files could be the grader's own code (a notebook
+    named alone stands for its folder).
+
+    ``python -m`` puts the working folder first on ``sys.path``: started inside a student's
+    repository, a ``minigraph/`` (or ``numpy/``) folder there *is* the grader, with its rights.
+    So no folder Python imports from (nor the package itself) may lie in what is graded; start
+    the grader from another folder, with ``python -P`` (or ``-I``), which leaves it off.
+    """
+    graded = [os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path) or os.curdir)
+              for path in paths]                    # a notebook's folder is the learner's too
+    def inside(folder):
+        return any(folder == g or folder.startswith(g.rstrip(os.sep) + os.sep) for g in graded)
+    imported = [os.path.realpath(entry or os.curdir) for entry in sys.path]
+    found = [p for p in [str(sandbox.PACKAGE), *imported] if os.path.isdir(p) and inside(p)]
+    if found:
+        raise CannotRun(f"Python imports code from {display_name(found[0])}, which is inside what "
+                        "is being graded: a submission's minigraph/ there would be the grader. "
+                        "Start it with python -P -m minigraph.grading (-P: the working folder is not "
+                        "searched for modules), from a folder outside the submissions")
 
 
 def _seeds(args, notebooks):

@@ -315,7 +315,8 @@ async def _execute(notebook, data, chapter, exercises, space, settings, slot, se
            "chapter": chapter, "kernel": settings.kernel, "cell_timeout": settings.cell_timeout,
            "collector_timeout": settings.cell_timeout + CASE_TIME_LIMIT * len(exercises) + 10}
     (home / runner.JOB).write_text(json.dumps(job), encoding="utf-8")
-    argv = [sys.executable, "-m", "minigraph.grading.batch.runner", str(home)]
+    # -P: the runner's folder, which the kernel can write, is no place to import from
+    argv = [sys.executable, "-P", "-m", "minigraph.grading.batch.runner", str(home)]
     env = sandbox.environment(home)
     if settings.sandbox:
         argv, options = sandbox.sandboxed_command(argv, space, env, slot)
