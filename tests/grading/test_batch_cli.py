@@ -496,11 +496,30 @@ def test_seeds_from_a_report_regrade_each_notebook_exactly_as_that_run_did(run, 
     assert not_json == submission(run, "00_not_json.ipynb") and not_json["seed"] is None
 
 
+def test_a_file_replaced_since_its_report_is_regraded_with_a_fresh_seed(tmp_path):
+    """A report gave a notebook's hidden inputs back; a file put at the same path since (its
+    answers a table of them) must not get those cases again."""
+    path = tmp_path / "00_raises.ipynb"
+    shutil.copy(FIXTURES / "00_raises.ipynb", path)
+    first = grader(path, *FAST, "--json", tmp_path / "first.json")
+    path.write_text(path.read_text().replace("negative numbers are hard", "now a table"))
+    again = grader(path, *FAST, "--seeds-from", tmp_path / "first.json", "--json", tmp_path / "again.json")
+    assert first.returncode == again.returncode == 0, first.stderr + again.stderr
+    (before,) = json.loads((tmp_path / "first.json").read_text())["submissions"]
+    (after,) = json.loads((tmp_path / "again.json").read_text())["submissions"]
+    assert after["sha256"] != before["sha256"] and after["seed"] != before["seed"]
+    assert not after["seed_given"] and hidden_inputs(after) != hidden_inputs(before)
+    assert "its content changed): its hidden cases were drawn from a fresh seed" in after["notes"][0]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--seed", "12x"], "argument --seed: '12x' is not a seed: give the whole number (0 or more)"),
     (["--seed", "-3"], "argument --seed: '-3' is not a seed"),
     (["--seed", "7", "--seeds-from", "grades.json"], "argument --seeds-from: not allowed with argument --seed"),
-    (["--seeds-from", "missing.json"], "cannot read --seeds-from missing.json: [Errno 2] No such file"),
+    (["--seed", "9" * 5000], "argument --seed: '" + "9" * 39 + "…' is not a seed"),
+    (["--seeds-from", "missing.json"], "cannot read --seeds-from missing.json: it is cannot be opened (No such file"),
+    (["--seeds-from", "/dev/zero"], "cannot read --seeds-from /dev/zero: it is not a regular file (a character device)"),
+    (["--seeds-from", "fifo.json"], "cannot read --seeds-from fifo.json: it is not a regular file (a FIFO)"),
     (["--seeds-from", "broken.json"], "--seeds-from broken.json cannot be used: it is not JSON"),
     (["--seeds-from", "grades.csv"], "--seeds-from grades.csv cannot be used: it is not JSON"),
     (["--seeds-from", "other.json"], "--seeds-from other.json cannot be used: it is not a report of minigraph.grading"),
@@ -514,6 +533,7 @@ def test_a_regrading_that_cannot_run_exits_with_2_and_grades_nothing(tmp_path, a
     (tmp_path / "broken.json").write_text('{"grader": "minigraph.grading", "submissions": [')
     (tmp_path / "grades.csv").write_text("submission,chapter\n00_warmup.ipynb,00\n")
     (tmp_path / "other.json").write_text(json.dumps({"grader": "otter", "tests": []}))
+    os.mkfifo(tmp_path / "fifo.json")               # nothing ever writes to it
     proc = grader(SOLUTION, *FAST, *args, "--json", "out.json", cwd=tmp_path)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert proc.stdout == "" and not (tmp_path / "out.json").exists()

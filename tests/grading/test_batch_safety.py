@@ -22,7 +22,7 @@ from minigraph.grading.toolkit.exercise import HIDDEN_CASES, ExerciseResult, gra
 from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically
 from minigraph.grading.batch.gradebook import (recorded_seeds, submission_text, summary, to_csv,
                                               to_gradescope, to_json, to_junit)
-from minigraph.grading.batch.grader import Settings, SubmissionResult, find_notebooks, parse_notebook, stderr_tail
+from minigraph.grading.batch.grader import RecordedSeed, Settings, SubmissionResult, find_notebooks, parse_notebook, stderr_tail
 from minigraph.grading.batch.scan import reference_uses
 from minigraph.grading.batch.workspace import Workspace, remove_tree
 
@@ -392,10 +392,11 @@ def test_gradescope_shows_flags_to_the_instructors_only():
 
 def test_a_json_report_gives_back_the_seed_of_each_submission_and_nothing_else_does():
     drawn, unrun = _result("a.ipynb", [1]), _result("b.ipynb", [0], status="error")
-    drawn.seed, given = 2**62 - 1, _result("c.ipynb", [1])
+    drawn.seed, drawn.sha256, given = 2**62 - 1, "ab" * 32, _result("c.ipynb", [1])
     given.seed, given.seed_given = 7, True
     report = json.dumps(to_json([drawn, unrun, given], Settings()))
-    assert recorded_seeds(report) == {"a.ipynb": 2**62 - 1, "b.ipynb": None, "c.ipynb": 7}
+    assert recorded_seeds(report) == {"a.ipynb": RecordedSeed(2**62 - 1, "ab" * 32), "b.ipynb": None,
+                                      "c.ipynb": RecordedSeed(7, None)}
     assert summary([drawn, given], True) == ("graded 2 notebooks; 1 regraded: hidden cases from a "
                                              "given seed, not a fresh one")
     def entries(*submissions):
@@ -413,7 +414,7 @@ def test_a_json_report_gives_back_the_seed_of_each_submission_and_nothing_else_d
                           (entries({"path": "a", "seed": 1}, {"path": "a", "seed": 2}), "it gives a two different seeds")]:
         with pytest.raises(ValueError, match=problem):
             recorded_seeds(text)
-    assert recorded_seeds(entries({"path": "a", "seed": 1}, {"path": "a", "seed": 1})) == {"a": 1}
+    assert recorded_seeds(entries({"path": "a", "seed": 1}, {"path": "a", "seed": 1})) == {"a": RecordedSeed(1, None)}
 
 
 def test_junit_and_text_survive_any_name():

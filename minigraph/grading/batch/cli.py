@@ -18,7 +18,8 @@ and recorded in the JSON report ("seed"). To answer "my grade is wrong", run tha
 again: --seeds-from grades.json gives each notebook the seed recorded for it (matched by
 path: name the notebooks as that run did, from the same folder; a notebook the report does
 not hold stops everything before anything runs, one it holds without a seed never ran and
-draws a fresh one), and --seed N gives every notebook N. The verdicts are then those of the
+draws a fresh one; a file whose content is not what the report graded -- its SHA-256 is
+recorded -- gets a fresh seed, and its report says so), and --seed N gives every notebook N. The verdicts are then those of the
 first run, hidden case for hidden case, and the report says the seeds were given. Use them
 only to regrade, never for a first grading: a seed learners could know before they submit
 makes the hidden cases computable in advance, and then they are worth no more than the
@@ -50,13 +51,16 @@ from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
 from ...progress import LogLines, Progress, TerminalLine
 from ..toolkit import registry
+from ..toolkit.values import shorten
 from . import sandbox
-from .files import display_name, write_atomically
-from .gradebook import (for_learners, recorded_seeds, submission_text, summary, tally, to_csv, to_gradescope,
-                        to_json, to_junit)
+from .files import Unreadable, display_name, read_untrusted, write_atomically
+from .gradebook import (for_learners, recorded_seeds, submission_text, summary, tally, to_csv,
+                        to_gradescope, to_json, to_junit)
 from .grader import Settings, find_notebooks, grade_all
 
 EXIT_OK, EXIT_CANNOT_RUN = 0, 2
+MAX_SEED_DIGITS = 20            # a seed is drawn below 2**62
+MAX_REPORT = 50_000_000         # bytes of a --seeds-from report
 
 
 class CannotRun(Exception):
@@ -65,8 +69,8 @@ class CannotRun(Exception):
 
 def seed_number(text):
     """The value of ``--seed``: a whole number, 0 or more, as a report's "seed" holds."""
-    if not (text.isascii() and text.isdigit()):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a seed: give the whole number (0 or "
+    if not (text.isascii() and text.isdigit()) or len(text) > MAX_SEED_DIGITS:
+        raise argparse.ArgumentTypeError(f"'{shorten(display_name(text), 40)}' is not a seed: give the whole number (0 or "
                                          "more) a JSON report recorded as a submission's \"seed\"")
     return int(text)
 
@@ -218,10 +222,11 @@ def _seeds(args, notebooks):
         return [args.seed] * len(notebooks)
     if not args.seeds_from:
         return None
-    try:
-        with open(args.seeds_from, encoding="utf-8") as file:
-            recorded = recorded_seeds(file.read())
-    except (OSError, UnicodeDecodeError) as error:
+    try:           # a regular file of bounded size: not /dev/zero, not a FIFO that never answers
+        recorded = recorded_seeds(read_untrusted(args.seeds_from, MAX_REPORT).decode("utf-8"))
+    except Unreadable as error:
+        raise CannotRun(f"cannot read --seeds-from {display_name(args.seeds_from)}: it is {error}") from None
+    except UnicodeDecodeError as error:
         raise CannotRun(f"cannot read --seeds-from {display_name(args.seeds_from)}: {error}") from None
     except ValueError as error:
         raise CannotRun(f"--seeds-from {display_name(args.seeds_from)} cannot be used: {error}") from None

@@ -27,6 +27,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import replace
 
 from ..toolkit.report import points, score_text
+from .grader import RecordedSeed
 
 SPREADSHEET_FORMULA = ("=", "+", "-", "@", "\t", "\r")     # first characters a spreadsheet runs
 
@@ -70,7 +71,7 @@ def to_json(results, settings, complete=True):
     """Plain data: settings, then one entry per submission. ``complete`` is False while a run
     is still going (the report is rewritten as each result comes in)."""
     limits = settings.limits
-    return {"grader": "minigraph.grading", "format": 2, "complete": complete,
+    return {"grader": "minigraph.grading", "format": 3, "complete": complete,
             "settings": {"cell_timeout": settings.cell_timeout, "timeout": settings.timeout,
                          "kernel": settings.kernel, "chapter": settings.chapter,
                          "sandbox": settings.sandbox, "memory_mb": limits.memory_mb,
@@ -79,9 +80,9 @@ def to_json(results, settings, complete=True):
 
 
 def recorded_seeds(text):
-    """``{path: seed}``: the seed of each submission's hidden cases, read from the text of a
-    ``to_json`` report (None for a notebook that never ran, so drew none). Raises ValueError,
-    saying what is wrong, for anything else."""
+    """``{path: RecordedSeed}``: the seed of each submission's hidden cases and the SHA-256 of
+    the file it graded, read from the text of a ``to_json`` report (None for a notebook that
+    never ran, so drew none). Raises ValueError, saying what is wrong, for anything else."""
     try:
         report = json.loads(text)
     except (ValueError, RecursionError) as error:
@@ -91,11 +92,13 @@ def recorded_seeds(text):
         raise ValueError("it is not a report of minigraph.grading (one written with --json)")
     seeds = {}
     for number, entry in enumerate(report["submissions"], start=1):
-        path, seed = (entry.get("path"), entry.get("seed")) if isinstance(entry, dict) else (None, None)
+        path, seed, digest = ((entry.get("path"), entry.get("seed"), entry.get("sha256"))
+                              if isinstance(entry, dict) else (None, None, None))
         if not isinstance(path, str) or not (seed is None or type(seed) is int and seed >= 0):
             raise ValueError(f"its submission {number} has no path, or a seed that is not a "
                              "whole number (0 or more)")
-        if seeds.setdefault(path, seed) != seed:
+        recorded = None if seed is None else RecordedSeed(seed, digest if isinstance(digest, str) else None)
+        if seeds.setdefault(path, recorded) != recorded:
             raise ValueError(f"it gives {path} two different seeds")
     return seeds
 

@@ -25,6 +25,7 @@ submission's error; the others are graded as usual.
 
 import asyncio
 import functools
+import hashlib
 import json
 import os
 import re
@@ -81,9 +82,20 @@ class SubmissionResult:
     flags: list = field(default_factory=list)           # of str: for the instructor to review
     seed: int | None = None      # the hidden cases' (``exercise.with_hidden(exercise, seed)`` draws them again)
     seed_given: bool = False     # True: ``seed`` was given (a regrading), not drawn here
+    sha256: str | None = None    # of the file graded: a regrading uses ``seed`` only on these bytes
 
     def to_dict(self):
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class RecordedSeed:
+    """The seed a report recorded for a notebook, and the SHA-256 of the bytes it graded: to
+    regrade, the seed is used only on those very bytes. A file replaced at the same path since
+    (one whose answers table the hidden inputs that report showed) gets a fresh seed."""
+
+    seed: int
+    sha256: str | None
 
 
 # -- finding work ---------------------------------------------------------------------------
@@ -129,8 +141,8 @@ def grade_all(paths, settings, jobs=1, on_result=None, seeds=None):
 
     ``on_result(index, result)`` is called as soon as each result is known (to save it).
     ``seeds``, one per path, are the seeds of their hidden cases, to regrade exactly as a
-    report recorded (``SubmissionResult.seed``); None, or a None in the list: a fresh secret
-    seed. Never give seeds for a first grading: a seed learners could know before they submit
+    report recorded: a ``RecordedSeed`` (used only if the file is unchanged) or a number (used
+    whatever the file holds); None, or a None in the list: a fresh secret seed. Never give seeds for a first grading: a seed learners could know before they submit
     makes the hidden cases computable in advance.
     """
     seeds = seeds or [None] * len(paths)
@@ -180,9 +192,13 @@ async def _grade(path, chapter, settings, slot, seed):
         data = await _read(path, MAX_NOTEBOOK)
     except Unreadable as error:
         return _unrunnable(name, chapter, exercises, f"not a notebook: the file is {error}", [])
+    digest = hashlib.sha256(data).hexdigest()
+    seed, changed = _regrading_seed(seed, digest)
     problem, notebook = parse_notebook(data)
     if problem:
-        return _unrunnable(name, chapter, exercises, problem, [])
+        result = _unrunnable(name, chapter, exercises, problem, changed)
+        result.sha256 = digest
+        return result
     uses = reference_uses(notebook, exercises)
     flags = [f"cell {number}: {why}" for number, why, _ in uses]
     flagged = {answer: why for _, why, answers in uses for answer in answers}
@@ -190,12 +206,13 @@ async def _grade(path, chapter, settings, slot, seed):
     if not given:
         seed = secrets.randbits(62)                # the hidden cases of this submission
     with Workspace(settings.limits) as space:
-        notes = await _execute(notebook, data, chapter, exercises, space, settings, slot, seed)
+        notes = changed + await _execute(notebook, data, chapter, exercises, space, settings, slot, seed)
         results, problem = await _read_json(space.home / runner.RESULTS, MAX_RESULTS)
     if results is None:
         result = _unrunnable(name, chapter, exercises, "no answers were collected: " +
                              (notes[-1] if notes else problem), notes)
         result.flags, result.seed, result.seed_given = flags, seed, given     # it ran with it
+        result.sha256 = digest
         return result
     graded = []
     for exercise in exercises:
@@ -205,7 +222,18 @@ async def _grade(path, chapter, settings, slot, seed):
     score = round(sum(r.score for r in graded), 2)
     total = sum(e.points for e in exercises)
     return SubmissionResult(name, chapter, "graded", f"{points(score)} of {points(total)} points",
-                            score, total, graded, notes, flags, seed, given)
+                            score, total, graded, notes, flags, seed, given, digest)
+
+
+def _regrading_seed(seed, digest):
+    """(the seed to grade a file of SHA-256 ``digest`` with, [a note]) for a seed given to
+    regrade: a ``RecordedSeed`` of other bytes gives way to a fresh one (None)."""
+    if not isinstance(seed, RecordedSeed):
+        return seed, []
+    if seed.sha256 == digest:
+        return seed.seed, []
+    return None, ["the file is not the one the report of its seed graded (its content changed): "
+                  "its hidden cases were drawn from a fresh seed"]
 
 
 async def _read(path, limit):
