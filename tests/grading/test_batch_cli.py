@@ -241,7 +241,7 @@ def test_an_honest_oddity_gets_its_check_score_and_no_flag(run, name):
 ATTACKS = {
     "00_attack_kill_parent.ipynb": (0, "error", "the run ended early (exit status 137) while running cell 3", False),
     "00_attack_outlive.ipynb": (7, "graded", "", False),
-    "00_attack_writes_everywhere.ipynb": (7, "graded", "", True),       # it names ch00.py
+    "00_attack_writes_everywhere.ipynb": (7, "graded", "", False),      # "ch00.py" in a string is a name
     "00_attack_rebind.ipynb": (4, "graded", "expected 0, got -2", False),
     "00_attack_reference_open.ipynb": (6, "graded", "FLAGGED, no points", True),
     # the reference answers are not in the sandbox: reaching for them gets nothing

@@ -23,7 +23,7 @@ from minigraph.grading.batch.files import Unreadable, display_name, read_untrust
 from minigraph.grading.batch.gradebook import (recorded_seeds, submission_text, summary, to_csv,
                                               to_gradescope, to_json, to_junit)
 from minigraph.grading.batch.grader import RecordedSeed, Settings, SubmissionResult, find_notebooks, parse_notebook, stderr_tail
-from minigraph.grading.batch.scan import reference_uses
+from minigraph.grading.batch.scan import reference_uses, review_flags
 from minigraph.grading.batch.workspace import Workspace, remove_tree
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -425,6 +425,59 @@ def test_junit_and_text_survive_any_name():
     assert suite.get("name") == name                          # the escaped name, intact
     raw = ET.fromstring(to_junit([_result(os.fsdecode(b"a\xff\x01b"), [1])]).encode("utf-8"))
     assert raw.find("testsuite").get("name") == "ab"          # raw by mistake: what XML cannot hold goes
+
+
+# honest code the scan once took for a use of the internals or a trick: no flag, no lost point
+HONEST_CELLS = [
+    "import minigraph.grading\ndef relu(x):\n    return x * (x > 0)\nminigraph.grading.check('00.relu', relu)",
+    "from minigraph import grading\ndef relu(x):\n    return x * (x > 0)\ngrading.check('00.relu', relu)",
+    "from minigraph.grading import *\ndef relu(x):\n    return x * (x > 0)\ncheck('00.relu', relu)",
+    "import minigraph as mg\ndef relu(x):\n    return x * (x > 0)\nmg.grading.check('00.relu', relu)",
+    "def relu(x):\n    return x * (x > 0)\nprint('EXERCISES: relu done')",
+    "def relu(x):\n    return x * (x > 0)\nnp.save('ch00.npy', relu(np.ones(3)))",
+    "def sigmoid(x):\n    return 1 / (1 + np.exp(-x))\nplt.savefig('ch04.png')",
+    "import importlib, numpy\nimportlib.reload(numpy)\ndef relu(x):\n    return x * (x > 0)",
+    "from importlib import reload\ndef relu(x):\n    return x * (x > 0)",
+    "net = torch.nn.Linear(2, 1)\nnet.eval()\ndef relu(x):\n    return x * (x > 0)",
+    "pattern = re.compile('a+')\ndef relu(x):\n    return x * (x > 0)",
+    "with np.errstate(all='ignore'):\n    table = np.exp(np.arange(800.0))   # a chapter's own cell",
+    "def relu(x):\n    return np.where(x > 0, x, 0.0)\ny = relu(x).view(np.ndarray)",
+]
+
+
+def test_honest_cells_are_neither_flagged_nor_docked():
+    exercises = registry.exercises("00")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in HONEST_CELLS])
+    assert reference_uses(notebook, exercises) == []
+    assert review_flags(notebook, exercises) == []
+
+
+# what no learner writes by accident, and where the report says it is: a flag, no score change
+BYPASS_CELLS = [
+    ("import types\n_f = mg.relu\ndef relu(x):\n    return types.FunctionType(_f.__code__, {})(x)",
+     "line 4: builds a function from a code object"),
+    ("import inspect\nsrc = inspect.getsource(mg.ops)\nexec(compile(src, 'x', 'exec'))",
+     "line 2: compiles or runs source text"),
+    ("ip = get_ipython()\nip.input_transformers_post.append(lambda lines: lines)",
+     "line 2: installs an IPython input transformer"),
+    ("import sys\nseed = sys._getframe(1).f_globals", "line 2: looks into frames"),
+    ("import gc\nfound = [o for o in gc.get_objects() if callable(o)]", "line 2: looks into frames, the garbage"),
+    ("from minigraph.memoryplan import _sigmoid_into\ndef sigmoid(x):\n    return x",
+     "line 1: uses the engine's internals"),
+    ("def sigmoid(x):\n    return mg.kernels.linear_vjp_x(x)", "line 2: uses the engine's internals"),
+    ("def sigmoid(x):\n    with np.errstate(all='ignore'):\n        return 1 / (1 + np.exp(-x))",
+     "line 2: silences numpy's floating-point warnings inside an answer"),
+    ("def relu(x):\n    return np.array([max(v, 0) for v in x.view(np.ndarray).ravel()])",
+     "line 2: unwraps the grader's array inside an answer"),
+]
+
+
+@pytest.mark.parametrize("source, flag", BYPASS_CELLS)
+def test_a_bypass_is_flagged_with_its_cell_and_line(source, flag):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 00"),
+                                               nbformat.v4.new_code_cell(source)])
+    (found,) = review_flags(notebook, registry.exercises("00"))
+    assert found.startswith(f"cell 2, {flag}"), found
 
 
 def test_the_static_scan_reads_imports_as_python_whatever_their_layout():

@@ -43,7 +43,7 @@ from ..toolkit.report import points
 from ..toolkit.values import shorten
 from . import runner, sandbox
 from .files import Unreadable, display_name, read_untrusted
-from .scan import reference_uses
+from .scan import reference_uses, review_flags
 from .sandbox import Limits
 from .workspace import Workspace
 
@@ -200,7 +200,7 @@ async def _grade(path, chapter, settings, slot, seed):
         result.sha256 = digest
         return result
     uses = reference_uses(notebook, exercises)
-    flags = [f"cell {number}: {why}" for number, why, _ in uses]
+    flags = [f"cell {number}: {why}" for number, why, _ in uses] + review_flags(notebook, exercises)
     flagged = {answer: why for _, why, answers in uses for answer in answers}
     given = seed is not None
     if not given:
@@ -247,7 +247,7 @@ async def _read(path, limit):
 def parse_notebook(data):
     """(None, notebook), or (what is wrong with the bytes, None)."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")         # a byte-order mark (some editors write one) is no content
         json.loads(text)
     except ValueError as error:              # also UnicodeDecodeError
         return f"not a valid notebook: the file is not JSON ({shorten(error, MAX_NOTE)})", None
