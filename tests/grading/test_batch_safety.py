@@ -7,6 +7,7 @@ import importlib
 import json
 import os
 import subprocess
+import tempfile
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -92,6 +93,49 @@ def test_a_package_installed_inside_the_venv_still_gets_a_sandbox(monkeypatch):
     monkeypatch.setattr(sandbox, "PACKAGE", inside)
     monkeypatch.setattr(sandbox, "ANSWERS", inside / "grading" / "answers")
     assert sandbox.sandbox_reason.__wrapped__() is None
+
+
+def second_copy(folder):
+    """A venv (``folder``) whose site-packages holds a second, non-editable copy of the course
+    with its reference answers, readable by anyone."""
+    site = folder / "lib" / "site-packages"
+    answers = site / "minigraph" / "grading" / "answers"
+    answers.mkdir(parents=True)
+    (answers / "ch00.py").write_text("def relu(x):\n    return 'the reference'\n")
+    for path in [folder, *folder.parents]:
+        if path != Path("/"):
+            path.chmod(path.stat().st_mode | 0o755)
+    return site, answers
+
+
+@needs_sandbox
+def test_a_second_copy_of_the_references_in_the_venv_is_empty_in_the_sandbox(tmp_path, monkeypatch):
+    site, answers = second_copy(tmp_path / "venv")
+    shown = sandbox.python_folders() + [str(tmp_path / "venv")]      # shown to the sandbox, read-only
+    monkeypatch.setattr(sandbox, "python_folders", lambda: shown)
+    monkeypatch.setattr(sandbox, "site_folders", lambda: [str(site)])
+    probe = "import os, sys; print(os.listdir(sys.argv[1]), os.path.isdir(sys.argv[1] + '/..'))"
+    with Workspace(sandbox.Limits()) as space:
+        argv, options = sandbox.sandboxed_command([sandbox.sys.executable, "-c", probe, str(answers)],
+                                                  space, sandbox.environment(space.home))
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, **options)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[]", "True"]               # the venv is there, its copy is empty
+    assert str(answers) in sandbox.reference_copies() and str(sandbox.ANSWERS) in sandbox.reference_copies()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root grades without a sandbox as a user of its own")
+def test_without_a_sandbox_root_refuses_while_any_copy_of_the_references_is_readable(monkeypatch):
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))                   # where any user may pass
+    try:
+        site, answers = second_copy(folder / "venv")
+        monkeypatch.setattr(sandbox, "site_folders", lambda: [str(site)])
+        assert str(answers) in sandbox.readable_references(sandbox.sandbox_uid(0))
+        for path in [answers, *answers.iterdir()]:
+            path.chmod(path.stat().st_mode & ~0o077)             # what setup.sh does
+        assert str(answers) not in sandbox.readable_references(sandbox.sandbox_uid(0))
+    finally:
+        remove_tree(folder)
 
 
 @needs_sandbox
