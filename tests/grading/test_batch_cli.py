@@ -685,22 +685,28 @@ def in_a_container_like_machine(argv):
     """``argv`` as it would run in a container whose Python every user can read, as Gradescope's
     is. Where this Python lives under a folder closed to other users (``/root/.pyenv``), the
     command runs in a mount namespace of its own (``unshare``, as root) in which that folder is
-    an open tmpfs holding only the folders the run needs, bound in from the real one; nothing
-    changes outside it. ``None`` if neither way works here."""
+    an open tmpfs holding only the folders the run needs, bound in from the real one; and the
+    reference answers are a copy that is root's alone, as ``setup.sh`` leaves them (a grader
+    without a sandbox refuses to run while they are readable by others); nothing changes
+    outside it. ``None`` if neither way works here."""
     if unprivileged_reason() is None:
         return list(argv)
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         return None
     needed = {Path(sys.executable).resolve(), Path(sys.executable).absolute(), ROOT}
     closed = {p for path in needed for p in path.parents if p != Path("/") and not p.stat().st_mode & 0o001}
-    if len(closed) != 1:                     # one closed folder to open (/root), or give up
+    if len(closed) > 1:                      # one closed folder to open (/root), or give up
         return None
-    (folder,) = closed
-    children = sorted({path.relative_to(folder).parts[0] for path in needed if folder in path.parents})
-    script = ["set -e", 'keep=$(mktemp -d)', f'mount --bind "{folder}" "$keep"',
-              f'mount -t tmpfs -o mode=0755 tmpfs "{folder}"']
-    for child in children:
-        script += [f'mkdir "{folder / child}"', f'mount --bind "$keep/{child}" "{folder / child}"']
+    script = ["set -e"]
+    for folder in closed:
+        children = sorted({path.relative_to(folder).parts[0] for path in needed if folder in path.parents})
+        script += ['keep=$(mktemp -d)', f'mount --bind "{folder}" "$keep"',
+                   f'mount -t tmpfs -o mode=0755 tmpfs "{folder}"']
+        for child in children:
+            script += [f'mkdir "{folder / child}"', f'mount --bind "$keep/{child}" "{folder / child}"']
+    answers = ROOT / "minigraph" / "grading" / "answers"
+    script += ['closed=$(mktemp -d)', f'cp -a "{answers}/." "$closed"', 'chmod -R go-rwx "$closed"',
+               f'mount --bind "$closed" "{answers}"']
     wrapped = ["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(script + ['exec "$@"']),
                "sh", *argv]
     probe = subprocess.run(wrapped[:-len(argv)] + [sys.executable, "-c",
