@@ -6,9 +6,10 @@ import csv
 import importlib
 import json
 import os
+import resource
 import subprocess
-import tempfile
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 
 # collect is imported here so that it is among the modules fresh_minigraph saves and restores
-from minigraph.grading.batch import collect, sandbox, workspace  # noqa: F401
+from minigraph.grading.batch import cgroup, collect, sandbox, workspace  # noqa: F401
 from minigraph.grading.toolkit import registry
 from minigraph.grading.toolkit.exercise import HIDDEN_CASES, ExerciseResult, grade, run_cases, with_hidden
 from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically
@@ -136,6 +137,49 @@ def test_without_a_sandbox_root_refuses_while_any_copy_of_the_references_is_read
         assert str(answers) not in sandbox.readable_references(sandbox.sandbox_uid(0))
     finally:
         remove_tree(folder)
+
+
+GROUP_PROBE = r"""
+import json, os, subprocess, sys, time
+spin = "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"
+hog = "b = bytearray(120 * 2**20)\nfor i in range(0, len(b), 4096): b[i] = 1\nimport time; time.sleep(2)"
+got = {}
+spinners = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(4)]
+for p in spinners:
+    p.wait()
+hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(3)]
+got["hogs_killed"] = sum(p.wait() != 0 for p in hogs)
+children = []
+try:
+    for _ in range(40):
+        children.append(subprocess.Popen(["sleep", "5"]))
+except OSError:
+    pass
+got["processes"] = len(children)
+for child in children:
+    child.kill()
+    child.wait()
+print(json.dumps(got))
+"""
+
+
+@pytest.mark.skipif(not cgroup.available(), reason="no control groups here (root and cgroup v1 needed)")
+def test_a_control_group_limits_cpu_memory_and_processes_of_all_a_submissions_processes():
+    """Four spinners share one CPU; three processes of 120 MB do not all fit in 256 MB; no
+    more than 20 processes in all -- though each process alone is within every limit."""
+    limits = sandbox.Limits(memory_mb=256, processes=20)
+    group = cgroup.Group.create(cgroup.name_of(99), limits)
+    try:
+        proc = subprocess.run([sys.executable, "-c", GROUP_PROBE], preexec_fn=group.join,
+                              capture_output=True, text=True, timeout=120)
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    finally:
+        group.remove()
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["hogs_killed"] >= 1 and 10 <= got["processes"] < 20
+    assert used.ru_utime + used.ru_stime < 4 * 1.5 / 2       # four spinners, 1.5 s each: one CPU at most
+    assert not any(folder.exists() for folder in group.folders.values())
 
 
 @needs_sandbox

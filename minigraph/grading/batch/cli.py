@@ -52,7 +52,7 @@ from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from ...progress import LogLines, Progress, TerminalLine
 from ..toolkit import registry
 from ..toolkit.values import shorten
-from . import sandbox
+from . import cgroup, sandbox
 from .files import Unreadable, display_name, read_untrusted, write_atomically
 from .gradebook import (for_learners, recorded_seeds, submission_text, summary, tally, to_csv,
                         to_gradescope, to_json, to_junit)
@@ -102,8 +102,8 @@ def parse_args(argv):
     parser.add_argument("--kernel", default="python3", metavar="NAME",
                         help="Jupyter kernel to run the notebooks in (default python3)")
     parser.add_argument("--memory", type=int, default=sandbox.Limits.memory_mb, metavar="MB",
-                        help=f"memory (address space) of each process of a submission "
-                             f"(default {sandbox.Limits.memory_mb})")
+                        help=f"memory (address space) of each process of a submission, and as root "
+                             f"of all its processes together (default {sandbox.Limits.memory_mb})")
     parser.add_argument("--no-sandbox", action="store_true",
                         help="run submissions without a sandbox (only for code you trust)")
     regrade = parser.add_mutually_exclusive_group()
@@ -140,7 +140,7 @@ def main(argv=None):
         results = [shown(r) for r in grade_all(notebooks, settings, args.jobs, on_result=save, seeds=seeds)]
         bar.close()
         print("\n\n".join(submission_text(r) for r in results))
-        print(f"\n{summary(results, settings.sandbox)}")
+        print(f"\n{summary(results, settings.sandbox, cgroup.available())}")
         _write_reports(args, settings, results, complete=True)
     except CannotRun as error:
         print(f"error: {error}", file=sys.stderr)

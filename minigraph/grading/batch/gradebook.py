@@ -27,6 +27,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import replace
 
 from ..toolkit.report import points, score_text
+from . import cgroup
 from .grader import RecordedSeed
 
 SPREADSHEET_FORMULA = ("=", "+", "-", "@", "\t", "\r")     # first characters a spreadsheet runs
@@ -55,7 +56,7 @@ def tally(results):
             "not run": sum(r.status == "error" for r in results)}
 
 
-def summary(results, sandboxed):
+def summary(results, sandboxed, grouped=True):
     counts = tally(results)
     failed, flagged = counts["not run"], counts["flagged"]
     regraded = sum(r.seed_given for r in results)
@@ -64,7 +65,9 @@ def summary(results, sandboxed):
             + (f"; {flagged} flagged for review" if flagged else "")
             + (f"; {regraded} regraded: hidden cases from a given seed, not a fresh one"
                if regraded else "")
-            + ("" if sandboxed else "; WITHOUT a sandbox (--no-sandbox)"))
+            + ("" if sandboxed else "; WITHOUT a sandbox (--no-sandbox)")
+            + ("" if grouped else "; limits per process only (no control group: run as root on "
+                                  "Linux with cgroup v1 for limits on a submission's processes together)"))
 
 
 def to_json(results, settings, complete=True):
@@ -75,7 +78,8 @@ def to_json(results, settings, complete=True):
             "settings": {"cell_timeout": settings.cell_timeout, "timeout": settings.timeout,
                          "kernel": settings.kernel, "chapter": settings.chapter,
                          "sandbox": settings.sandbox, "memory_mb": limits.memory_mb,
-                         "processes": limits.processes, "file_mb": limits.file_mb},
+                         "processes": limits.processes, "file_mb": limits.file_mb,
+                         "control_groups": cgroup.available()},
             "submissions": [r.to_dict() for r in results]}
 
 

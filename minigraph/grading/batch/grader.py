@@ -41,7 +41,7 @@ from ..toolkit import registry
 from ..toolkit.exercise import CASE_TIME_LIMIT, failed_to_run, grade, missing, with_hidden
 from ..toolkit.report import points
 from ..toolkit.values import shorten
-from . import runner, sandbox
+from . import cgroup, runner, sandbox
 from .files import Unreadable, display_name, read_untrusted
 from .scan import reference_uses, review_flags
 from .sandbox import Limits
@@ -351,10 +351,12 @@ async def _execute(notebook, data, chapter, exercises, space, settings, slot, se
     else:                                       # the real /tmp is no one's: use the space's
         env["TMPDIR"] = str(space.tmp)
         argv, options = sandbox.unsandboxed_command(argv, space, env, slot)
+    group = cgroup.Group.create(cgroup.name_of(slot), settings.limits)    # None: limits per process only
     with open(space.stderr, "wb") as stderr:           # outside the sandbox's view; size-capped by Limits
         process = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
-            preexec_fn=functools.partial(settings.limits.apply, sandbox.counts_processes(settings.sandbox)),
+            preexec_fn=functools.partial(_start_child, settings.limits, sandbox.counts_processes(settings.sandbox),
+                                         group),
             **options)
     process.stdin.write(f"{seed}\n".encode())       # a pipe's buffer holds it until the runner reads
     process.stdin.close()
@@ -367,6 +369,8 @@ async def _execute(notebook, data, chapter, exercises, space, settings, slot, se
         _end(process, settings.sandbox)
         await process.wait()
         await asyncio.to_thread(sandbox.end_user, slot)     # whatever left the session, too
+        if group:
+            await asyncio.to_thread(group.remove)
     notes, current = await _read_notes(home)
     if stopped:
         notes.append(f"{stopped} (stopped at {current})")
@@ -375,6 +379,14 @@ async def _execute(notebook, data, chapter, exercises, space, settings, slot, se
                              f"running {current}: {stderr_tail(space.stderr)}", MAX_NOTE))
     full = space.full()
     return notes + ([full] if full else [])
+
+
+def _start_child(limits, count_processes, group):
+    """In the run's first process, before it starts: join the submission's control group (limits
+    on all its processes together), then set the limits of each process."""
+    if group:
+        group.join()
+    limits.apply(count_processes)
 
 
 def stderr_tail(path, size=300):
