@@ -207,7 +207,7 @@ def test_a_full_disk_leaves_later_notebooks_intact_and_nothing_behind(run):
 ODDITIES = {"02_honest_recursive.ipynb": "02.topo_sort", "00_honest_slow.ipynb": "00.sigmoid",
             "00_honest_crlf.ipynb": None, "00_honest_cr.ipynb": None, "04_honest_crlf.ipynb": None,
             "00_honest_cell_ids_v4_2.ipynb": None, "00_honest_multiline_imports.ipynb": None,
-            "04_honest_tools.ipynb": None}
+            "04_honest_tools.ipynb": None, "00_honest_bom.ipynb": None, "00_honest_public_check.ipynb": None}
 
 
 def check_score(name, exercise_id, seed):
@@ -256,7 +256,46 @@ ATTACKS = {
     "00_attack_unprintable.ipynb": (0, "graded", "\\x1b[1A\\x1b[2K\\x1b[G 00.relu", True),
     "00_attack_fills_disk.ipynb": (7, "graded", "", False),
     "00_attack_gradescope_score.ipynb": (0, "graded", "not done yet", False),
+    # 24 spinners in sessions of their own: one CPU for the whole submission (a control group),
+    # and cases timed by CPU time, so the honest notebooks graded next to it keep full marks
+    "00_attack_cpu_hog.ipynb": (7, "graded", "", False),
 }
+
+
+# a cell that ends its kernel or will not stop costs only itself: the run goes on without it
+KERNEL_ENDERS = {
+    "00_honest_exit.ipynb": "cell 8 ended its kernel (exit() or quit())",
+    "00_honest_quit.ipynb": "cell 8 ended its kernel (exit() or quit())",
+    "00_honest_os_exit.ipynb": "cell 8 ended its kernel (os._exit, a crash, or out of memory)",
+    "00_honest_swallows_interrupt.ipynb": "cell 8 did not stop when interrupted",
+}
+
+
+@pytest.mark.parametrize("name", KERNEL_ENDERS)
+def test_a_cell_that_ends_or_hangs_its_kernel_costs_only_itself(run, name):
+    sub = submission(run, name)
+    assert (sub["status"], sub["score"], sub["flags"]) == ("graded", 7, []), sub
+    (note,) = sub["notes"]
+    assert note.startswith(KERNEL_ENDERS[name]) and note.endswith("ran again, in a fresh kernel, without it")
+
+
+# what switches off a rule the kernel checks: flagged, at the learner's cell and line (the
+# score is whatever the answers earn: a flag changes none)
+BYPASSES = {
+    "00_bypass_code_object.ipynb": "cell 4, line 5: builds a function from a code object",
+    "00_bypass_engine_copies.ipynb": "cell 4, line 4: calls another copy, in the engine, of the maths",
+    "00_bypass_getsource.ipynb": "cell 4, line 4: compiles or runs source text",
+    "00_bypass_input_transformer.ipynb": "cell 3, line 6: installs an IPython input transformer",
+    "00_bypass_introspection.ipynb": "cell 3, line 2: looks into frames, the garbage collector",
+    "00_bypass_errstate.ipynb": "cell 7, line 2: silences numpy's floating-point warnings inside an answer",
+    "00_bypass_view_loop.ipynb": "cell 4, line 2: unwraps the grader's array inside an answer",
+}
+
+
+@pytest.mark.parametrize("name", BYPASSES)
+def test_a_bypass_of_a_kernel_side_rule_is_flagged_at_its_cell_and_line(run, name):
+    sub = submission(run, name)
+    assert sub["status"] == "graded" and any(f.startswith(BYPASSES[name]) for f in sub["flags"]), sub["flags"]
 
 
 @pytest.mark.parametrize("name", ATTACKS)

@@ -527,6 +527,7 @@ HONEST_CELLS = [
     "import importlib, numpy\nimportlib.reload(numpy)\ndef relu(x):\n    return x * (x > 0)",
     "from importlib import reload\ndef relu(x):\n    return x * (x > 0)",
     "net = torch.nn.Linear(2, 1)\nnet.eval()\ndef relu(x):\n    return x * (x > 0)",
+    "class Net:\n    def eval(self):\n        return self\n    def compile(self):\n        return self",
     "pattern = re.compile('a+')\ndef relu(x):\n    return x * (x > 0)",
     "with np.errstate(all='ignore'):\n    table = np.exp(np.arange(800.0))   # a chapter's own cell",
     "def relu(x):\n    return np.where(x > 0, x, 0.0)\ny = relu(x).view(np.ndarray)",
@@ -552,6 +553,7 @@ BYPASS_CELLS = [
     ("import gc\nfound = [o for o in gc.get_objects() if callable(o)]", "line 2: looks into frames, the garbage"),
     ("from minigraph.memoryplan import _sigmoid_into\ndef sigmoid(x):\n    return x",
      "line 1: uses the engine's internals"),
+    ("def relu(x):\n    return mg.leaky_relu(x, slope=0.0)", "line 2: calls another copy, in the engine, of the maths"),
     ("def sigmoid(x):\n    return mg.kernels.linear_vjp_x(x)", "line 2: uses the engine's internals"),
     ("def sigmoid(x):\n    with np.errstate(all='ignore'):\n        return 1 / (1 + np.exp(-x))",
      "line 2: silences numpy's floating-point warnings inside an answer"),
@@ -564,8 +566,8 @@ BYPASS_CELLS = [
 def test_a_bypass_is_flagged_with_its_cell_and_line(source, flag):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 00"),
                                                nbformat.v4.new_code_cell(source)])
-    (found,) = review_flags(notebook, registry.exercises("00"))
-    assert found.startswith(f"cell 2, {flag}"), found
+    found = review_flags(notebook, registry.exercises("00"))
+    assert any(f.startswith(f"cell 2, {flag}") for f in found), found
 
 
 def test_the_static_scan_reads_imports_as_python_whatever_their_layout():

@@ -48,7 +48,7 @@ INTERNALS_IN_TEXT = re.compile(r"minigraph\s*\.\s*grading(?=\s*\.\s*(?!tools\b)\
 IMPORT_TRICKS = re.compile(r"\b(__import__|__builtins__|builtins|meta_path|path_hooks|setprofile"
                            r"|settrace)\b|\bimportlib\s*\.\s*(?!reload\b)\w"
                            r"|\bfrom\s+importlib\b(?!\s+import\s+reload\s*$)|\bimport\s+importlib\s*\."
-                           r"|\bsys\s*\.\s*modules\b|(?<![.\w])(exec|eval)\s*\(", re.MULTILINE)
+                           r"|\bsys\s*\.\s*modules\b|(?<![.\w])(?<!def )(exec|eval)\s*\(", re.MULTILINE)
 
 
 # What a learner does not write by accident, and what switches off a rule that the learner's
@@ -58,7 +58,7 @@ IMPORT_TRICKS = re.compile(r"\b(__import__|__builtins__|builtins|meta_path|path_
 BYPASSES = [
     (r"\b__code__\b|\bCodeType\b|\bFunctionType\s*\(|\bco_code\b",
      "builds a function from a code object", False),
-    (r"(?<![.\w])(compile|exec|eval)\s*\(|\bgetsource(lines)?\b",
+    (r"(?<![.\w])(?<!def )(compile|exec|eval)\s*\(|\bgetsource(lines)?\b",
      "compiles or runs source text (compile, exec, eval, inspect.getsource)", False),
     (r"\b(input_transformers_cleanup|input_transformers_post|input_transformer_manager"
      r"|ast_transformers)\b|\bevents\s*\.\s*register\b",
@@ -70,6 +70,10 @@ BYPASSES = [
     (r"\b(mg|minigraph)\s*\.\s*(\w+\s*\.\s*)*_[a-z]\w*|\bfrom\s+minigraph[\w.]*\s+import\b.*\b_[a-z]\w*"
      r"|\b(memoryplan|rewrite)\s*\.\s*\w|\bkernels\s*\.\s*(?!sigmoid\b)\w",
      "uses the engine's internals, which are not its public API", False),
+    (r"\.\s*(leaky_relu|_sigmoid_into|SIGMOID_GRADIENT|linear_vjp_\w+|causal_mask|layer_norm_vjp\w*"
+     r"|cosine_decay|best_momentum|clip_by_global_norm|embedded_reber_string|opdef)\b",
+     "calls another copy, in the engine, of the maths the exercise asks for (the engine rule "
+     "refuses the engine's own function only)", True),
     (r"\b(errstate|seterr)\s*\(\s*all\s*=",
      "silences numpy's floating-point warnings inside an answer (the 'never overflow' rule "
      "listens to them)", True),
