@@ -135,14 +135,14 @@ def exercises(sub):
 
 def test_fixtures_are_up_to_date_with_their_script():
     for name, text in MAKE.build().items():
-        assert (FIXTURES / name).read_text(encoding="utf-8") == text, (
+        assert MAKE.path_of(name).read_text(encoding="utf-8") == text, (
             f"{name} is stale: run python tests/fixtures/submissions/make_fixtures.py")
 
 
 def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["proc"].returncode == 0, run["proc"].stderr
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
-    assert len(run["json"]["submissions"]) == 47
+    assert len(run["json"]["submissions"]) == 58
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
     assert summary == "graded 47 notebooks (13 could not be run); 9 flagged for review"
     bar = [line for line in run["proc"].stderr.splitlines() if line.startswith("grading ")]
@@ -256,19 +256,12 @@ ATTACKS = {
     "00_attack_unprintable.ipynb": (0, "graded", "\\x1b[1A\\x1b[2K\\x1b[G 00.relu", True),
     "00_attack_fills_disk.ipynb": (7, "graded", "", False),
     "00_attack_gradescope_score.ipynb": (0, "graded", "not done yet", False),
-    # 24 spinners in sessions of their own: one CPU for the whole submission (a control group),
-    # and cases timed by CPU time, so the honest notebooks graded next to it keep full marks
-    "00_attack_cpu_hog.ipynb": (7, "graded", "", False),
 }
 
 
 # a cell that ends its kernel or will not stop costs only itself: the run goes on without it
-KERNEL_ENDERS = {
-    "00_honest_exit.ipynb": "cell 8 ended its kernel (exit() or quit())",
-    "00_honest_quit.ipynb": "cell 8 ended its kernel (exit() or quit())",
-    "00_honest_os_exit.ipynb": "cell 8 ended its kernel (os._exit, a crash, or out of memory)",
-    "00_honest_swallows_interrupt.ipynb": "cell 8 did not stop when interrupted",
-}
+# (quit(), os._exit and a swallowed interrupt: test_batch_attack_slow.py, `make attack`)
+KERNEL_ENDERS = {"00_honest_exit.ipynb": "cell 8 ended its kernel (exit() or quit())"}
 
 
 @pytest.mark.parametrize("name", KERNEL_ENDERS)

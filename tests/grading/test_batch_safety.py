@@ -675,3 +675,18 @@ def test_the_progress_bar_shows_notebooks_done_flagged_not_run_elapsed_and_time_
     drawn = screen.getvalue()
     assert drawn.count("\r") == 3 and drawn.count("\n") == 1 and drawn.endswith("\n")
     assert drawn.split("\r")[-1].startswith("grading 100% |████████████████████| 2/2  flagged 1  not run 0")
+
+
+def test_answers_are_judged_apart_within_a_time_limit():
+    """Judging runs in a process of its own: what it gives back is what judging here gives, and
+    a judge that takes too long (a recipe training for minutes) ends with a message, not a hang."""
+    import asyncio
+    from minigraph.grading.batch.grader import judge_apart
+    exercise = registry.exercises("00")[0]
+    cases = with_hidden(exercise, 5)
+    results = {exercise.id: {"status": "ran", "records": run_cases(exercise, lambda x: np.maximum(x, 0), cases=cases)}}
+    graded = asyncio.run(judge_apart("00", results, 5, {}, 120))
+    assert [r.status for r in graded] == ["passed", "error", "error", "error"]   # no results for 3
+    assert graded[0] == grade(exercise, results[exercise.id]["records"], cases)
+    late = asyncio.run(judge_apart("00", results, 5, {}, 0.01))
+    assert {r.message for r in late} == {"its answers could not be judged within 0.01 s"}

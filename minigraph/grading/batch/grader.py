@@ -14,9 +14,9 @@ For one submission the grader
    run -- and writes what came out to
    ``home/results.json``. The whole run is stopped after ``timeout`` seconds, and nothing it
    started outlives it;
-4. reads the results as untrusted data (bounded size, bounded nesting) and judges them in this
-   process (``exercise.grade``), against reference answers the submission never saw (they are
-   not in its sandbox). The kernel decides nothing but what its answers returned: tampering
+4. reads the results as untrusted data (bounded size, bounded nesting) and judges them here
+   (``exercise.grade``, in a process of its own with a time limit: ``judge_apart``), against
+   reference answers the submission never saw (they are not in its sandbox). The kernel decides nothing but what its answers returned: tampering
    with ``check``, the engine or the expected values earns nothing.
 
 Whatever goes wrong with one submission, including a bug of the grader's, becomes that
@@ -27,6 +27,7 @@ import asyncio
 import functools
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import secrets
@@ -214,11 +215,7 @@ async def _grade(path, chapter, settings, slot, seed):
         result.flags, result.seed, result.seed_given = flags, seed, given     # it ran with it
         result.sha256 = digest
         return result
-    graded = []
-    for exercise in exercises:
-        why = flagged.get(exercise.name)
-        graded.append(replace(failed_to_run(exercise, "FLAGGED, no points: " + why), status="flagged")
-                      if why else _grade_exercise(exercise, results.get(exercise.id), seed))
+    graded = await judge_apart(chapter, results, seed, flagged, settings.timeout)
     score = round(sum(r.score for r in graded), 2)
     total = sum(e.points for e in exercises)
     return SubmissionResult(name, chapter, "graded", f"{points(score)} of {points(total)} points",
@@ -275,6 +272,42 @@ def _unrunnable(name, chapter, exercises, message, notes):
     total = sum(e.points for e in exercises)
     return SubmissionResult(name, chapter, "error", message, 0.0, total,
                             [failed_to_run(e, "not graded: " + message) for e in exercises], notes)
+
+
+async def judge_apart(chapter, results, seed, flagged, seconds):
+    """The ExerciseResults of a submission's ``results``, judged in a process of its own that
+    may take ``seconds``: a judge that trains (a recipe) must neither hold up the submissions
+    graded meanwhile (this event loop) nor go on for ever. The process is forked from a clean
+    server process (``forkserver``), so none of this one's threads is copied into it."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_judge, args=(send, chapter, results, seed, flagged), daemon=True)
+    process.start()
+    send.close()
+    try:
+        graded = receive.recv() if await asyncio.to_thread(receive.poll, seconds) else None
+    except EOFError:                             # the judge died (memory?)
+        graded = None
+    finally:
+        process.kill()
+        await asyncio.to_thread(process.join)
+        receive.close()
+    if graded is None:
+        return [failed_to_run(e, f"its answers could not be judged within {points(seconds)} s")
+                for e in registry.exercises(chapter)]
+    return graded
+
+
+def _judge(send, chapter, results, seed, flagged):
+    """In the judging process: every exercise's result, sent back through ``send``."""
+    graded = []
+    for exercise in registry.exercises(chapter):
+        why = flagged.get(exercise.name)
+        graded.append(replace(failed_to_run(exercise, "FLAGGED, no points: " + why), status="flagged")
+                      if why else _grade_exercise(exercise, results.get(exercise.id), seed))
+    send.send(graded)
+    send.close()
 
 
 def _grade_exercise(exercise, entry, seed):
