@@ -31,7 +31,9 @@ FIXTURES = ROOT / "tests" / "fixtures" / "submissions"
 SOLUTION = ROOT / "solutions" / "00_warmup.ipynb"
 EXERCISE = ROOT / "exercises" / "00_warmup.ipynb"
 PACKAGE = ROOT / "minigraph"
-FAST = ["--cell-timeout", "5", "--timeout", "60"]
+# a cell's limit is time on the wall, a case's CPU time: 10 s leaves a case's 2 s of CPU room on
+# a machine busy with other work
+FAST = ["--cell-timeout", "10", "--timeout", "90"]
 SECRET = "hunter2-do-not-leak-7f3a"
 
 
@@ -142,7 +144,7 @@ def test_fixtures_are_up_to_date_with_their_script():
 def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["proc"].returncode == 0, run["proc"].stderr
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
-    assert len(run["json"]["submissions"]) == 58
+    assert len(run["json"]["submissions"]) == 57
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
     assert summary == "graded 47 notebooks (13 could not be run); 9 flagged for review"
     bar = [line for line in run["proc"].stderr.splitlines() if line.startswith("grading ")]
@@ -389,7 +391,7 @@ def test_a_submission_that_raises_keeps_the_points_it_earned(run):
 def test_endless_loops_are_interrupted_in_cells_and_in_answers(run):
     sub = submission(run, "00_loops_forever.ipynb")
     assert sub["score"] == 6
-    assert sub["notes"] == ["cell 3 did not finish within 5 s and was interrupted"]
+    assert sub["notes"] == ["cell 3 did not finish within 10 s and was interrupted"]
     score, status, message = exercises(sub)["00.relu"]
     assert (score, status) == (0, "failed") and "did not finish within 2 s" in message
 
@@ -447,7 +449,7 @@ def test_json_report_is_complete_and_consistent(run):
 
 def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
     suites = {s.get("name"): s for s in ET.parse(run["reports"]["junit"]).getroot().iter("testsuite")}
-    assert len(suites) == 47
+    assert len(suites) == 57
     solution = suites[str(SOLUTION)]
     assert (solution.get("tests"), solution.get("failures"), solution.get("errors")) == ("4", "0", "0")
     assert solution.find("properties/property[@name='score']").get("value") == "7.0"
@@ -461,7 +463,7 @@ def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
 def test_csv_gradebook_has_a_row_per_submission_and_a_column_per_exercise(run):
     import csv
     rows = list(csv.DictReader(run["reports"]["csv"].read_text(encoding="utf-8").splitlines()))
-    assert len(rows) == 47
+    assert len(rows) == 57
     columns = list(rows[0])
     assert columns[:6] == ["submission", "chapter", "00.relu", "00.sigmoid", "00.broadcast_shape", "00.sigmoid_vjp"]
     assert columns[-4:] == ["total", "max_score", "status", "flags"]

@@ -1,8 +1,12 @@
-"""Grade notebooks from a shell or CI: ``python -m minigraph.grading PATH...``.
+"""Grade notebooks from a shell or CI: ``python -P -m minigraph.grading PATH...``.
 
-    python -m minigraph.grading submissions/                     # every .ipynb below it
-    python -m minigraph.grading a/00_warmup.ipynb b/00_warmup.ipynb --jobs 2 \\
+    python -P -m minigraph.grading submissions/                  # every .ipynb below it
+    python -P -m minigraph.grading a/00_warmup.ipynb b/00_warmup.ipynb --jobs 2 \\
         --json grades.json --junit grades.xml --csv gradebook.csv
+
+``-P`` keeps the working folder off Python's module path: started inside a folder a student
+controls, a ``minigraph/`` there would otherwise be the grader. The grader refuses to run when
+a folder it imports from lies in what it grades.
 
 Each notebook runs in a fresh kernel, in a sandbox of its own (bubblewrap: no network, no
 other files, no secrets, limited memory, processes and time; see sandbox.py), on a copy of
