@@ -229,8 +229,9 @@ def _regrading_seed(seed, digest):
         return seed, []
     if seed.sha256 == digest:
         return seed.seed, []
-    return None, ["the file is not the one the report of its seed graded (its content changed): "
-                  "its hidden cases were drawn from a fresh seed"]
+    why = ("its content changed" if seed.sha256 else "the report, an older one, recorded no SHA-256 of it")
+    return None, [f"the file is not the one the report of its seed graded ({why}): its hidden "
+                  "cases were drawn from a fresh seed"]
 
 
 async def _read(path, limit):
