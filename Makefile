@@ -58,7 +58,7 @@ CHAPTER ?= 00
 AUTOGRADER := build/autograder
 RELEASE := build/release
 
-.PHONY: help lab test notebooks exercises site autograder release bench clean setup setup-dev dot bwrap trust warm
+.PHONY: help lab test attack notebooks exercises site autograder release bench clean setup setup-dev dot bwrap trust warm
 
 help:
 	@echo "make lab        set up .venv (first time) and open JupyterLab on chapters/"
@@ -67,6 +67,7 @@ help:
 	@echo "make exercises  generate exercises/ from solutions/"
 	@echo "make site       build/site/: the course website, from the stored outputs (nothing executed)"
 	@echo "make autograder build/autograder.zip for Gradescope (CHAPTER=NN, default 00)"
+	@echo "make attack     the slow part of the grader's attack run (left out of make test)"
 	@echo "make release    build/release/: the student edition (no solutions, no reference answers)"
 	@echo "make bench      run bench/*.py"
 	@echo "make clean      remove .venv and caches (never notebooks)"
@@ -192,6 +193,10 @@ autograder: setup
 # answers (minigraph/grading/release.py says what check() can still judge there).
 release: setup
 	$(PY) -m minigraph.grading.release $(RELEASE)
+
+# the slow part of the grader's attack run (tests/fixtures/submissions-slow/), left out of `make test`
+attack: setup-dev
+	MINIGRAPH_ATTACK=1 $(PY) -m pytest tests/grading/test_batch_attack_slow.py -q
 
 bench: setup
 	@set -- bench/*.py; if [ ! -e "$$1" ]; then echo "no bench/*.py yet"; exit 0; fi; \

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from minigraph.grading.batch import workspace
+from minigraph.grading.batch import cgroup, workspace
 from minigraph.grading.batch.grader import Settings, grade_all
 from minigraph.grading.batch.sandbox import unprivileged_reason
 
@@ -31,7 +31,9 @@ FIXTURES = ROOT / "tests" / "fixtures" / "submissions"
 SOLUTION = ROOT / "solutions" / "00_warmup.ipynb"
 EXERCISE = ROOT / "exercises" / "00_warmup.ipynb"
 PACKAGE = ROOT / "minigraph"
-FAST = ["--cell-timeout", "5", "--timeout", "60"]
+# a cell's limit is time on the wall, a case's CPU time: 10 s leaves a case's 2 s of CPU room on
+# a machine busy with other work
+FAST = ["--cell-timeout", "10", "--timeout", "90"]
 SECRET = "hunter2-do-not-leak-7f3a"
 
 
@@ -135,20 +137,22 @@ def exercises(sub):
 
 def test_fixtures_are_up_to_date_with_their_script():
     for name, text in MAKE.build().items():
-        assert (FIXTURES / name).read_text(encoding="utf-8") == text, (
+        assert MAKE.path_of(name).read_text(encoding="utf-8") == text, (
             f"{name} is stale: run python tests/fixtures/submissions/make_fixtures.py")
 
 
 def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["proc"].returncode == 0, run["proc"].stderr
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
-    assert len(run["json"]["submissions"]) == 47
+    assert len(run["json"]["submissions"]) == 57
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
-    assert summary == "graded 47 notebooks (13 could not be run); 9 flagged for review"
+    assert summary == "graded 57 notebooks (13 could not be run); 15 flagged for review" + (
+        "" if cgroup.available() else "; limits per process only (no control group: run as root "
+                                      "on Linux with cgroup v1 for limits on a submission's processes together)")
     bar = [line for line in run["proc"].stderr.splitlines() if line.startswith("grading ")]
-    assert len(bar) == 48 and bar[0].endswith("| 0/47")          # the progress bar: a line per result
+    assert len(bar) == 58 and bar[0].endswith("| 0/57")          # the progress bar: a line per result
     assert all(" elapsed  " in line and line.endswith(" left") for line in bar[1:-1])
-    assert bar[-1].startswith("grading 100% |") and "| 47/47  flagged 9  not run 13  " in bar[-1]
+    assert bar[-1].startswith("grading 100% |") and "| 57/57  flagged 15  not run 13  " in bar[-1]
     assert bar[-1].endswith(" in all")
 
 
@@ -207,7 +211,7 @@ def test_a_full_disk_leaves_later_notebooks_intact_and_nothing_behind(run):
 ODDITIES = {"02_honest_recursive.ipynb": "02.topo_sort", "00_honest_slow.ipynb": "00.sigmoid",
             "00_honest_crlf.ipynb": None, "00_honest_cr.ipynb": None, "04_honest_crlf.ipynb": None,
             "00_honest_cell_ids_v4_2.ipynb": None, "00_honest_multiline_imports.ipynb": None,
-            "04_honest_tools.ipynb": None}
+            "04_honest_tools.ipynb": None, "00_honest_bom.ipynb": None, "00_honest_public_check.ipynb": None}
 
 
 def check_score(name, exercise_id, seed):
@@ -241,7 +245,7 @@ def test_an_honest_oddity_gets_its_check_score_and_no_flag(run, name):
 ATTACKS = {
     "00_attack_kill_parent.ipynb": (0, "error", "the run ended early (exit status 137) while running cell 3", False),
     "00_attack_outlive.ipynb": (7, "graded", "", False),
-    "00_attack_writes_everywhere.ipynb": (7, "graded", "", True),       # it names ch00.py
+    "00_attack_writes_everywhere.ipynb": (7, "graded", "", False),      # "ch00.py" in a string is a name
     "00_attack_rebind.ipynb": (4, "graded", "expected 0, got -2", False),
     "00_attack_reference_open.ipynb": (6, "graded", "FLAGGED, no points", True),
     # the reference answers are not in the sandbox: reaching for them gets nothing
@@ -257,6 +261,38 @@ ATTACKS = {
     "00_attack_fills_disk.ipynb": (7, "graded", "", False),
     "00_attack_gradescope_score.ipynb": (0, "graded", "not done yet", False),
 }
+
+
+# a cell that ends its kernel or will not stop costs only itself: the run goes on without it
+# (quit(), os._exit and a swallowed interrupt: test_batch_attack_slow.py, `make attack`)
+KERNEL_ENDERS = {"00_honest_exit.ipynb": "cell 8 ended its kernel (exit() or quit())"}
+
+
+@pytest.mark.parametrize("name", KERNEL_ENDERS)
+def test_a_cell_that_ends_or_hangs_its_kernel_costs_only_itself(run, name):
+    sub = submission(run, name)
+    assert (sub["status"], sub["score"], sub["flags"]) == ("graded", 7, []), sub
+    (note,) = sub["notes"]
+    assert note.startswith(KERNEL_ENDERS[name]) and note.endswith("ran again, in a fresh kernel, without it")
+
+
+# what switches off a rule the kernel checks: flagged, at the learner's cell and line (the
+# score is whatever the answers earn: a flag changes none)
+BYPASSES = {
+    "00_bypass_code_object.ipynb": "cell 4, line 5: builds a function from a code object",
+    "00_bypass_engine_copies.ipynb": "cell 4, line 4: calls another copy, in the engine, of the maths",
+    "00_bypass_getsource.ipynb": "cell 4, line 4: compiles or runs source text",
+    "00_bypass_input_transformer.ipynb": "cell 3, line 6: installs an IPython input transformer",
+    "00_bypass_introspection.ipynb": "cell 3, line 2: looks into frames, the garbage collector",
+    "00_bypass_errstate.ipynb": "cell 7, line 2: silences numpy's floating-point warnings inside an answer",
+    "00_bypass_view_loop.ipynb": "cell 4, line 2: unwraps the grader's array inside an answer",
+}
+
+
+@pytest.mark.parametrize("name", BYPASSES)
+def test_a_bypass_of_a_kernel_side_rule_is_flagged_at_its_cell_and_line(run, name):
+    sub = submission(run, name)
+    assert sub["status"] == "graded" and any(f.startswith(BYPASSES[name]) for f in sub["flags"]), sub["flags"]
 
 
 @pytest.mark.parametrize("name", ATTACKS)
@@ -357,7 +393,7 @@ def test_a_submission_that_raises_keeps_the_points_it_earned(run):
 def test_endless_loops_are_interrupted_in_cells_and_in_answers(run):
     sub = submission(run, "00_loops_forever.ipynb")
     assert sub["score"] == 6
-    assert sub["notes"] == ["cell 3 did not finish within 5 s and was interrupted"]
+    assert sub["notes"] == ["cell 3 did not finish within 10 s and was interrupted"]
     score, status, message = exercises(sub)["00.relu"]
     assert (score, status) == (0, "failed") and "did not finish within 2 s" in message
 
@@ -415,7 +451,7 @@ def test_json_report_is_complete_and_consistent(run):
 
 def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
     suites = {s.get("name"): s for s in ET.parse(run["reports"]["junit"]).getroot().iter("testsuite")}
-    assert len(suites) == 47
+    assert len(suites) == 57
     solution = suites[str(SOLUTION)]
     assert (solution.get("tests"), solution.get("failures"), solution.get("errors")) == ("4", "0", "0")
     assert solution.find("properties/property[@name='score']").get("value") == "7.0"
@@ -429,7 +465,7 @@ def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
 def test_csv_gradebook_has_a_row_per_submission_and_a_column_per_exercise(run):
     import csv
     rows = list(csv.DictReader(run["reports"]["csv"].read_text(encoding="utf-8").splitlines()))
-    assert len(rows) == 47
+    assert len(rows) == 57
     columns = list(rows[0])
     assert columns[:6] == ["submission", "chapter", "00.relu", "00.sigmoid", "00.broadcast_shape", "00.sigmoid_vjp"]
     assert columns[-4:] == ["total", "max_score", "status", "flags"]
@@ -496,11 +532,30 @@ def test_seeds_from_a_report_regrade_each_notebook_exactly_as_that_run_did(run, 
     assert not_json == submission(run, "00_not_json.ipynb") and not_json["seed"] is None
 
 
+def test_a_file_replaced_since_its_report_is_regraded_with_a_fresh_seed(tmp_path):
+    """A report gave a notebook's hidden inputs back; a file put at the same path since (its
+    answers a table of them) must not get those cases again."""
+    path = tmp_path / "00_raises.ipynb"
+    shutil.copy(FIXTURES / "00_raises.ipynb", path)
+    first = grader(path, *FAST, "--json", tmp_path / "first.json")
+    path.write_text(path.read_text().replace("negative numbers are hard", "now a table"))
+    again = grader(path, *FAST, "--seeds-from", tmp_path / "first.json", "--json", tmp_path / "again.json")
+    assert first.returncode == again.returncode == 0, first.stderr + again.stderr
+    (before,) = json.loads((tmp_path / "first.json").read_text())["submissions"]
+    (after,) = json.loads((tmp_path / "again.json").read_text())["submissions"]
+    assert after["sha256"] != before["sha256"] and after["seed"] != before["seed"]
+    assert not after["seed_given"] and hidden_inputs(after) != hidden_inputs(before)
+    assert "its content changed): its hidden cases were drawn from a fresh seed" in after["notes"][0]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--seed", "12x"], "argument --seed: '12x' is not a seed: give the whole number (0 or more)"),
     (["--seed", "-3"], "argument --seed: '-3' is not a seed"),
     (["--seed", "7", "--seeds-from", "grades.json"], "argument --seeds-from: not allowed with argument --seed"),
-    (["--seeds-from", "missing.json"], "cannot read --seeds-from missing.json: [Errno 2] No such file"),
+    (["--seed", "9" * 5000], "argument --seed: '" + "9" * 39 + "…' is not a seed"),
+    (["--seeds-from", "missing.json"], "cannot read --seeds-from missing.json: it is cannot be opened (No such file"),
+    (["--seeds-from", "/dev/zero"], "cannot read --seeds-from /dev/zero: it is not a regular file (a character device)"),
+    (["--seeds-from", "fifo.json"], "cannot read --seeds-from fifo.json: it is not a regular file (a FIFO)"),
     (["--seeds-from", "broken.json"], "--seeds-from broken.json cannot be used: it is not JSON"),
     (["--seeds-from", "grades.csv"], "--seeds-from grades.csv cannot be used: it is not JSON"),
     (["--seeds-from", "other.json"], "--seeds-from other.json cannot be used: it is not a report of minigraph.grading"),
@@ -514,6 +569,7 @@ def test_a_regrading_that_cannot_run_exits_with_2_and_grades_nothing(tmp_path, a
     (tmp_path / "broken.json").write_text('{"grader": "minigraph.grading", "submissions": [')
     (tmp_path / "grades.csv").write_text("submission,chapter\n00_warmup.ipynb,00\n")
     (tmp_path / "other.json").write_text(json.dumps({"grader": "otter", "tests": []}))
+    os.mkfifo(tmp_path / "fifo.json")               # nothing ever writes to it
     proc = grader(SOLUTION, *FAST, *args, "--json", "out.json", cwd=tmp_path)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert proc.stdout == "" and not (tmp_path / "out.json").exists()
@@ -665,22 +721,28 @@ def in_a_container_like_machine(argv):
     """``argv`` as it would run in a container whose Python every user can read, as Gradescope's
     is. Where this Python lives under a folder closed to other users (``/root/.pyenv``), the
     command runs in a mount namespace of its own (``unshare``, as root) in which that folder is
-    an open tmpfs holding only the folders the run needs, bound in from the real one; nothing
-    changes outside it. ``None`` if neither way works here."""
+    an open tmpfs holding only the folders the run needs, bound in from the real one; and the
+    reference answers are a copy that is root's alone, as ``setup.sh`` leaves them (a grader
+    without a sandbox refuses to run while they are readable by others); nothing changes
+    outside it. ``None`` if neither way works here."""
     if unprivileged_reason() is None:
         return list(argv)
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         return None
     needed = {Path(sys.executable).resolve(), Path(sys.executable).absolute(), ROOT}
     closed = {p for path in needed for p in path.parents if p != Path("/") and not p.stat().st_mode & 0o001}
-    if len(closed) != 1:                     # one closed folder to open (/root), or give up
+    if len(closed) > 1:                      # one closed folder to open (/root), or give up
         return None
-    (folder,) = closed
-    children = sorted({path.relative_to(folder).parts[0] for path in needed if folder in path.parents})
-    script = ["set -e", 'keep=$(mktemp -d)', f'mount --bind "{folder}" "$keep"',
-              f'mount -t tmpfs -o mode=0755 tmpfs "{folder}"']
-    for child in children:
-        script += [f'mkdir "{folder / child}"', f'mount --bind "$keep/{child}" "{folder / child}"']
+    script = ["set -e"]
+    for folder in closed:
+        children = sorted({path.relative_to(folder).parts[0] for path in needed if folder in path.parents})
+        script += ['keep=$(mktemp -d)', f'mount --bind "{folder}" "$keep"',
+                   f'mount -t tmpfs -o mode=0755 tmpfs "{folder}"']
+        for child in children:
+            script += [f'mkdir "{folder / child}"', f'mount --bind "$keep/{child}" "{folder / child}"']
+    answers = ROOT / "minigraph" / "grading" / "answers"
+    script += ['closed=$(mktemp -d)', f'cp -a "{answers}/." "$closed"', 'chmod -R go-rwx "$closed"',
+               f'mount --bind "$closed" "{answers}"']
     wrapped = ["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(script + ['exec "$@"']),
                "sh", *argv]
     probe = subprocess.run(wrapped[:-len(argv)] + [sys.executable, "-c",

@@ -6,8 +6,10 @@ import csv
 import importlib
 import json
 import os
+import resource
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -16,14 +18,14 @@ import numpy as np
 import pytest
 
 # collect is imported here so that it is among the modules fresh_minigraph saves and restores
-from minigraph.grading.batch import collect, sandbox, workspace  # noqa: F401
+from minigraph.grading.batch import cgroup, collect, sandbox, workspace  # noqa: F401
 from minigraph.grading.toolkit import registry
 from minigraph.grading.toolkit.exercise import HIDDEN_CASES, ExerciseResult, grade, run_cases, with_hidden
 from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically
 from minigraph.grading.batch.gradebook import (recorded_seeds, submission_text, summary, to_csv,
                                               to_gradescope, to_json, to_junit)
-from minigraph.grading.batch.grader import Settings, SubmissionResult, find_notebooks, parse_notebook, stderr_tail
-from minigraph.grading.batch.scan import reference_uses
+from minigraph.grading.batch.grader import RecordedSeed, Settings, SubmissionResult, find_notebooks, parse_notebook, stderr_tail
+from minigraph.grading.batch.scan import reference_uses, review_flags
 from minigraph.grading.batch.workspace import Workspace, remove_tree
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,6 +94,92 @@ def test_a_package_installed_inside_the_venv_still_gets_a_sandbox(monkeypatch):
     monkeypatch.setattr(sandbox, "PACKAGE", inside)
     monkeypatch.setattr(sandbox, "ANSWERS", inside / "grading" / "answers")
     assert sandbox.sandbox_reason.__wrapped__() is None
+
+
+def second_copy(folder):
+    """A venv (``folder``) whose site-packages holds a second, non-editable copy of the course
+    with its reference answers, readable by anyone."""
+    site = folder / "lib" / "site-packages"
+    answers = site / "minigraph" / "grading" / "answers"
+    answers.mkdir(parents=True)
+    (answers / "ch00.py").write_text("def relu(x):\n    return 'the reference'\n")
+    for path in [folder, *folder.parents]:
+        if path != Path("/"):
+            path.chmod(path.stat().st_mode | 0o755)
+    return site, answers
+
+
+@needs_sandbox
+def test_a_second_copy_of_the_references_in_the_venv_is_empty_in_the_sandbox(tmp_path, monkeypatch):
+    site, answers = second_copy(tmp_path / "venv")
+    shown = sandbox.python_folders() + [str(tmp_path / "venv")]      # shown to the sandbox, read-only
+    monkeypatch.setattr(sandbox, "python_folders", lambda: shown)
+    monkeypatch.setattr(sandbox, "site_folders", lambda: [str(site)])
+    probe = "import os, sys; print(os.listdir(sys.argv[1]), os.path.isdir(sys.argv[1] + '/..'))"
+    with Workspace(sandbox.Limits()) as space:
+        argv, options = sandbox.sandboxed_command([sandbox.sys.executable, "-c", probe, str(answers)],
+                                                  space, sandbox.environment(space.home))
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, **options)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["[]", "True"]               # the venv is there, its copy is empty
+    assert str(answers) in sandbox.reference_copies() and str(sandbox.ANSWERS) in sandbox.reference_copies()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root grades without a sandbox as a user of its own")
+def test_without_a_sandbox_root_refuses_while_any_copy_of_the_references_is_readable(monkeypatch):
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))                   # where any user may pass
+    try:
+        site, answers = second_copy(folder / "venv")
+        monkeypatch.setattr(sandbox, "site_folders", lambda: [str(site)])
+        assert str(answers) in sandbox.readable_references(sandbox.sandbox_uid(0))
+        for path in [answers, *answers.iterdir()]:
+            path.chmod(path.stat().st_mode & ~0o077)             # what setup.sh does
+        assert str(answers) not in sandbox.readable_references(sandbox.sandbox_uid(0))
+    finally:
+        remove_tree(folder)
+
+
+GROUP_PROBE = r"""
+import json, os, subprocess, sys, time
+spin = "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"
+hog = "b = bytearray(120 * 2**20)\nfor i in range(0, len(b), 4096): b[i] = 1\nimport time; time.sleep(2)"
+got = {}
+spinners = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(4)]
+for p in spinners:
+    p.wait()
+hogs = [subprocess.Popen([sys.executable, "-c", hog]) for _ in range(3)]
+got["hogs_killed"] = sum(p.wait() != 0 for p in hogs)
+children = []
+try:
+    for _ in range(40):
+        children.append(subprocess.Popen(["sleep", "5"]))
+except OSError:
+    pass
+got["processes"] = len(children)
+for child in children:
+    child.kill()
+    child.wait()
+print(json.dumps(got))
+"""
+
+
+@pytest.mark.skipif(not cgroup.available(), reason="no control groups here (root and cgroup v1 needed)")
+def test_a_control_group_limits_cpu_memory_and_processes_of_all_a_submissions_processes():
+    """Four spinners share one CPU; three processes of 120 MB do not all fit in 256 MB; no
+    more than 20 processes in all -- though each process alone is within every limit."""
+    limits = sandbox.Limits(memory_mb=256, processes=20)
+    group = cgroup.Group.create(cgroup.name_of(99), limits)
+    try:
+        proc = subprocess.run([sys.executable, "-c", GROUP_PROBE], preexec_fn=group.join,
+                              capture_output=True, text=True, timeout=120)
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    finally:
+        group.remove()
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["hogs_killed"] >= 1 and 10 <= got["processes"] < 20
+    assert used.ru_utime + used.ru_stime < 4 * 1.5 / 2       # four spinners, 1.5 s each: one CPU at most
+    assert not any(folder.exists() for folder in group.folders.values())
 
 
 @needs_sandbox
@@ -392,10 +480,11 @@ def test_gradescope_shows_flags_to_the_instructors_only():
 
 def test_a_json_report_gives_back_the_seed_of_each_submission_and_nothing_else_does():
     drawn, unrun = _result("a.ipynb", [1]), _result("b.ipynb", [0], status="error")
-    drawn.seed, given = 2**62 - 1, _result("c.ipynb", [1])
+    drawn.seed, drawn.sha256, given = 2**62 - 1, "ab" * 32, _result("c.ipynb", [1])
     given.seed, given.seed_given = 7, True
     report = json.dumps(to_json([drawn, unrun, given], Settings()))
-    assert recorded_seeds(report) == {"a.ipynb": 2**62 - 1, "b.ipynb": None, "c.ipynb": 7}
+    assert recorded_seeds(report) == {"a.ipynb": RecordedSeed(2**62 - 1, "ab" * 32), "b.ipynb": None,
+                                      "c.ipynb": RecordedSeed(7, None)}
     assert summary([drawn, given], True) == ("graded 2 notebooks; 1 regraded: hidden cases from a "
                                              "given seed, not a fresh one")
     def entries(*submissions):
@@ -413,7 +502,7 @@ def test_a_json_report_gives_back_the_seed_of_each_submission_and_nothing_else_d
                           (entries({"path": "a", "seed": 1}, {"path": "a", "seed": 2}), "it gives a two different seeds")]:
         with pytest.raises(ValueError, match=problem):
             recorded_seeds(text)
-    assert recorded_seeds(entries({"path": "a", "seed": 1}, {"path": "a", "seed": 1})) == {"a": 1}
+    assert recorded_seeds(entries({"path": "a", "seed": 1}, {"path": "a", "seed": 1})) == {"a": RecordedSeed(1, None)}
 
 
 def test_junit_and_text_survive_any_name():
@@ -424,6 +513,61 @@ def test_junit_and_text_survive_any_name():
     assert suite.get("name") == name                          # the escaped name, intact
     raw = ET.fromstring(to_junit([_result(os.fsdecode(b"a\xff\x01b"), [1])]).encode("utf-8"))
     assert raw.find("testsuite").get("name") == "ab"          # raw by mistake: what XML cannot hold goes
+
+
+# honest code the scan once took for a use of the internals or a trick: no flag, no lost point
+HONEST_CELLS = [
+    "import minigraph.grading\ndef relu(x):\n    return x * (x > 0)\nminigraph.grading.check('00.relu', relu)",
+    "from minigraph import grading\ndef relu(x):\n    return x * (x > 0)\ngrading.check('00.relu', relu)",
+    "from minigraph.grading import *\ndef relu(x):\n    return x * (x > 0)\ncheck('00.relu', relu)",
+    "import minigraph as mg\ndef relu(x):\n    return x * (x > 0)\nmg.grading.check('00.relu', relu)",
+    "def relu(x):\n    return x * (x > 0)\nprint('EXERCISES: relu done')",
+    "def relu(x):\n    return x * (x > 0)\nnp.save('ch00.npy', relu(np.ones(3)))",
+    "def sigmoid(x):\n    return 1 / (1 + np.exp(-x))\nplt.savefig('ch04.png')",
+    "import importlib, numpy\nimportlib.reload(numpy)\ndef relu(x):\n    return x * (x > 0)",
+    "from importlib import reload\ndef relu(x):\n    return x * (x > 0)",
+    "net = torch.nn.Linear(2, 1)\nnet.eval()\ndef relu(x):\n    return x * (x > 0)",
+    "class Net:\n    def eval(self):\n        return self\n    def compile(self):\n        return self",
+    "pattern = re.compile('a+')\ndef relu(x):\n    return x * (x > 0)",
+    "with np.errstate(all='ignore'):\n    table = np.exp(np.arange(800.0))   # a chapter's own cell",
+    "def relu(x):\n    return np.where(x > 0, x, 0.0)\ny = relu(x).view(np.ndarray)",
+]
+
+
+def test_honest_cells_are_neither_flagged_nor_docked():
+    exercises = registry.exercises("00")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in HONEST_CELLS])
+    assert reference_uses(notebook, exercises) == []
+    assert review_flags(notebook, exercises) == []
+
+
+# what no learner writes by accident, and where the report says it is: a flag, no score change
+BYPASS_CELLS = [
+    ("import types\n_f = mg.relu\ndef relu(x):\n    return types.FunctionType(_f.__code__, {})(x)",
+     "line 4: builds a function from a code object"),
+    ("import inspect\nsrc = inspect.getsource(mg.ops)\nexec(compile(src, 'x', 'exec'))",
+     "line 2: compiles or runs source text"),
+    ("ip = get_ipython()\nip.input_transformers_post.append(lambda lines: lines)",
+     "line 2: installs an IPython input transformer"),
+    ("import sys\nseed = sys._getframe(1).f_globals", "line 2: looks into frames"),
+    ("import gc\nfound = [o for o in gc.get_objects() if callable(o)]", "line 2: looks into frames, the garbage"),
+    ("from minigraph.memoryplan import _sigmoid_into\ndef sigmoid(x):\n    return x",
+     "line 1: uses the engine's internals"),
+    ("def relu(x):\n    return mg.leaky_relu(x, slope=0.0)", "line 2: calls another copy, in the engine, of the maths"),
+    ("def sigmoid(x):\n    return mg.kernels.linear_vjp_x(x)", "line 2: uses the engine's internals"),
+    ("def sigmoid(x):\n    with np.errstate(all='ignore'):\n        return 1 / (1 + np.exp(-x))",
+     "line 2: silences numpy's floating-point warnings inside an answer"),
+    ("def relu(x):\n    return np.array([max(v, 0) for v in x.view(np.ndarray).ravel()])",
+     "line 2: unwraps the grader's array inside an answer"),
+]
+
+
+@pytest.mark.parametrize("source, flag", BYPASS_CELLS)
+def test_a_bypass_is_flagged_with_its_cell_and_line(source, flag):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 00"),
+                                               nbformat.v4.new_code_cell(source)])
+    found = review_flags(notebook, registry.exercises("00"))
+    assert any(f.startswith(f"cell 2, {flag}") for f in found), found
 
 
 def test_the_static_scan_reads_imports_as_python_whatever_their_layout():
@@ -531,3 +675,18 @@ def test_the_progress_bar_shows_notebooks_done_flagged_not_run_elapsed_and_time_
     drawn = screen.getvalue()
     assert drawn.count("\r") == 3 and drawn.count("\n") == 1 and drawn.endswith("\n")
     assert drawn.split("\r")[-1].startswith("grading 100% |████████████████████| 2/2  flagged 1  not run 0")
+
+
+def test_answers_are_judged_apart_within_a_time_limit():
+    """Judging runs in a process of its own: what it gives back is what judging here gives, and
+    a judge that takes too long (a recipe training for minutes) ends with a message, not a hang."""
+    import asyncio
+    from minigraph.grading.batch.grader import judge_apart
+    exercise = registry.exercises("00")[0]
+    cases = with_hidden(exercise, 5)
+    results = {exercise.id: {"status": "ran", "records": run_cases(exercise, lambda x: np.maximum(x, 0), cases=cases)}}
+    graded = asyncio.run(judge_apart("00", results, 5, {}, 120))
+    assert [r.status for r in graded] == ["passed", "error", "error", "error"]   # no results for 3
+    assert graded[0] == grade(exercise, results[exercise.id]["records"], cases)
+    late = asyncio.run(judge_apart("00", results, 5, {}, 0.01))
+    assert {r.message for r in late} == {"its answers could not be judged within 0.01 s"}

@@ -3,6 +3,8 @@ between sentences, shape advice that tells the three wrong shapes apart, a disk 
 what its own training measured, and a stub that says "not done yet" wherever it is checked.
 """
 
+import time
+
 import numpy as np
 import pytest
 
@@ -12,8 +14,8 @@ from minigraph.grading.content import ch04
 from minigraph.grading.content.ch04 import diagnosis
 from minigraph.grading.toolkit import notebook, registry
 from minigraph.grading.tools.ch04 import Training, train_recipe
-from minigraph.grading.toolkit.exercise import (Rule, compare, float_errors_named, grade, hint_levels, run_cases,
-                                              shape_advice)
+from minigraph.grading.toolkit.exercise import (WALL_CLOCK_FACTOR, CaseTimeout, Rule, compare, float_errors_named,
+                                                grade, hint_levels, run_cases, shape_advice, time_limit)
 from minigraph.grading.toolkit.values import sentences
 
 
@@ -252,3 +254,27 @@ def test_float_errors_named_says_the_exercise_words_for_numpys_errors():
     with pytest.raises(FloatingPointError):                  # an error it was not told of
         float_errors_named(run, over="only overflow")(lambda x: x / x, {"inputs": {"x": [0.0]}})
     assert named(np.exp, {"inputs": {"x": [0.0]}}) == [1.0]
+
+
+def spin(seconds):
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+
+
+def test_a_case_is_timed_by_the_cpu_time_it_takes_with_a_wall_clock_backstop():
+    """A busy machine slows the clock on the wall, not the CPU time an answer takes: waiting
+    is not computing (up to the backstop), computing past the limit is stopped."""
+    limit = 0.05
+    with time_limit(limit):
+        time.sleep(limit * 4)                              # waits: no CPU time
+    started = time.process_time()
+    with pytest.raises(CaseTimeout):
+        with time_limit(limit):
+            spin(10)
+    assert limit * 0.8 <= time.process_time() - started < 1       # the timer counts in ticks
+    started = time.monotonic()
+    with pytest.raises(CaseTimeout):
+        with time_limit(limit):
+            time.sleep(30)                                 # waits for ever: the backstop
+    assert limit * WALL_CLOCK_FACTOR <= time.monotonic() - started < 5

@@ -1,8 +1,12 @@
-"""Grade notebooks from a shell or CI: ``python -m minigraph.grading PATH...``.
+"""Grade notebooks from a shell or CI: ``python -P -m minigraph.grading PATH...``.
 
-    python -m minigraph.grading submissions/                     # every .ipynb below it
-    python -m minigraph.grading a/00_warmup.ipynb b/00_warmup.ipynb --jobs 2 \\
+    python -P -m minigraph.grading submissions/                  # every .ipynb below it
+    python -P -m minigraph.grading a/00_warmup.ipynb b/00_warmup.ipynb --jobs 2 \\
         --json grades.json --junit grades.xml --csv gradebook.csv
+
+``-P`` keeps the working folder off Python's module path: started inside a folder a student
+controls, a ``minigraph/`` there would otherwise be the grader. The grader refuses to run when
+a folder it imports from lies in what it grades.
 
 Each notebook runs in a fresh kernel, in a sandbox of its own (bubblewrap: no network, no
 other files, no secrets, limited memory, processes and time; see sandbox.py), on a copy of
@@ -18,7 +22,8 @@ and recorded in the JSON report ("seed"). To answer "my grade is wrong", run tha
 again: --seeds-from grades.json gives each notebook the seed recorded for it (matched by
 path: name the notebooks as that run did, from the same folder; a notebook the report does
 not hold stops everything before anything runs, one it holds without a seed never ran and
-draws a fresh one), and --seed N gives every notebook N. The verdicts are then those of the
+draws a fresh one; a file whose content is not what the report graded -- its SHA-256 is
+recorded -- gets a fresh seed, and its report says so), and --seed N gives every notebook N. The verdicts are then those of the
 first run, hidden case for hidden case, and the report says the seeds were given. Use them
 only to regrade, never for a first grading: a seed learners could know before they submit
 makes the hidden cases computable in advance, and then they are worth no more than the
@@ -50,13 +55,16 @@ from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
 from ...progress import LogLines, Progress, TerminalLine
 from ..toolkit import registry
-from . import sandbox
-from .files import display_name, write_atomically
-from .gradebook import (recorded_seeds, submission_text, summary, tally, to_csv, to_gradescope,
-                        to_json, to_junit)
+from ..toolkit.values import shorten
+from . import cgroup, sandbox
+from .files import Unreadable, display_name, read_untrusted, write_atomically
+from .gradebook import (for_learners, recorded_seeds, submission_text, summary, tally, to_csv,
+                        to_gradescope, to_json, to_junit)
 from .grader import Settings, find_notebooks, grade_all
 
 EXIT_OK, EXIT_CANNOT_RUN = 0, 2
+MAX_SEED_DIGITS = 20            # a seed is drawn below 2**62
+MAX_REPORT = 50_000_000         # bytes of a --seeds-from report
 
 
 class CannotRun(Exception):
@@ -65,8 +73,8 @@ class CannotRun(Exception):
 
 def seed_number(text):
     """The value of ``--seed``: a whole number, 0 or more, as a report's "seed" holds."""
-    if not (text.isascii() and text.isdigit()):
-        raise argparse.ArgumentTypeError(f"'{text}' is not a seed: give the whole number (0 or "
+    if not (text.isascii() and text.isdigit()) or len(text) > MAX_SEED_DIGITS:
+        raise argparse.ArgumentTypeError(f"'{shorten(display_name(text), 40)}' is not a seed: give the whole number (0 or "
                                          "more) a JSON report recorded as a submission's \"seed\"")
     return int(text)
 
@@ -89,13 +97,17 @@ def parse_args(argv):
                         "submission, a column per exercise, then the total)")
     parser.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json "
                         "(for exactly one notebook)")
+    parser.add_argument("--learners", action="store_true",
+                        help="print and write only what learners may see (for a run whose output "
+                             "they can read, as in GitHub Classroom): scores and messages, no seeds, "
+                             "no flags, no hidden case's inputs or expected values")
     parser.add_argument("--chapter", metavar="NN", help="grade every notebook as chapter NN "
                         "(default: the NN_ prefix of each file name)")
     parser.add_argument("--kernel", default="python3", metavar="NAME",
                         help="Jupyter kernel to run the notebooks in (default python3)")
     parser.add_argument("--memory", type=int, default=sandbox.Limits.memory_mb, metavar="MB",
-                        help=f"memory (address space) of each process of a submission "
-                             f"(default {sandbox.Limits.memory_mb})")
+                        help=f"memory (address space) of each process of a submission, and as root "
+                             f"of all its processes together (default {sandbox.Limits.memory_mb})")
     parser.add_argument("--no-sandbox", action="store_true",
                         help="run submissions without a sandbox (only for code you trust)")
     regrade = parser.add_mutually_exclusive_group()
@@ -119,18 +131,20 @@ def main(argv=None):
         results = [None] * len(notebooks)
         bar = progress_bar(len(notebooks))
 
+        shown = for_learners if args.learners else (lambda result: result)
+
         def save(index, result):                # as each result comes in: nothing is lost
-            results[index] = result
+            results[index] = shown(result)
             bar.update(**tally(r for r in results if r is not None))
             try:
                 _write_reports(args, settings, [r for r in results if r is not None], complete=False)
             except CannotRun as error:          # the final write will say it again
                 print(f"warning: {error}", file=sys.stderr)
 
-        results = grade_all(notebooks, settings, args.jobs, on_result=save, seeds=seeds)
+        results = [shown(r) for r in grade_all(notebooks, settings, args.jobs, on_result=save, seeds=seeds)]
         bar.close()
         print("\n\n".join(submission_text(r) for r in results))
-        print(f"\n{summary(results, settings.sandbox)}")
+        print(f"\n{summary(results, settings.sandbox, cgroup.available())}")
         _write_reports(args, settings, results, complete=True)
     except CannotRun as error:
         print(f"error: {error}", file=sys.stderr)
@@ -165,6 +179,7 @@ def _prepare(args):
         raise CannotRun("no notebooks (.ipynb) found in " + ", ".join(map(display_name, args.paths)))
     if args.gradescope and len(notebooks) != 1:
         raise CannotRun(f"--gradescope grades exactly one notebook; found {len(notebooks)}")
+    _own_code_only(args.paths)
     seeds = _seeds(args, notebooks)
     if not args.no_sandbox and sandbox.sandbox_reason():
         raise CannotRun(f"no sandbox for the submissions: {sandbox.sandbox_reason()}. "
@@ -182,6 +197,28 @@ def _prepare(args):
     return settings, notebooks, seeds
 
 
+def _own_code_only(paths):
+    """Refuse to grade where a submission's files could be the grader's own code (a notebook
+    named alone stands for its folder).
+
+    ``python -m`` puts the working folder first on ``sys.path``: started inside a student's
+    repository, a ``minigraph/`` (or ``numpy/``) folder there *is* the grader, with its rights.
+    So no folder Python imports from (nor the package itself) may lie in what is graded; start
+    the grader from another folder, with ``python -P`` (or ``-I``), which leaves it off.
+    """
+    graded = [os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path) or os.curdir)
+              for path in paths]                    # a notebook's folder is the learner's too
+    def inside(folder):
+        return any(folder == g or folder.startswith(g.rstrip(os.sep) + os.sep) for g in graded)
+    imported = [os.path.realpath(entry or os.curdir) for entry in sys.path]
+    found = [p for p in [str(sandbox.PACKAGE), *imported] if os.path.isdir(p) and inside(p)]
+    if found:
+        raise CannotRun(f"Python imports code from {display_name(found[0])}, which is inside what "
+                        "is being graded: a submission's minigraph/ there would be the grader. "
+                        "Start it with python -P -m minigraph.grading (-P: the working folder is not "
+                        "searched for modules), from a folder outside the submissions")
+
+
 def _seeds(args, notebooks):
     """The seed of each notebook's hidden cases when regrading (``--seed``, ``--seeds-from``);
     None to draw fresh ones."""
@@ -189,10 +226,11 @@ def _seeds(args, notebooks):
         return [args.seed] * len(notebooks)
     if not args.seeds_from:
         return None
-    try:
-        with open(args.seeds_from, encoding="utf-8") as file:
-            recorded = recorded_seeds(file.read())
-    except (OSError, UnicodeDecodeError) as error:
+    try:           # a regular file of bounded size: not /dev/zero, not a FIFO that never answers
+        recorded = recorded_seeds(read_untrusted(args.seeds_from, MAX_REPORT).decode("utf-8"))
+    except Unreadable as error:
+        raise CannotRun(f"cannot read --seeds-from {display_name(args.seeds_from)}: it is {error}") from None
+    except UnicodeDecodeError as error:
         raise CannotRun(f"cannot read --seeds-from {display_name(args.seeds_from)}: {error}") from None
     except ValueError as error:
         raise CannotRun(f"--seeds-from {display_name(args.seeds_from)} cannot be used: {error}") from None

@@ -10,6 +10,8 @@ every text that came from a kernel is already capped in size; these writers only
 * ``to_junit``: JUnit XML for CI (a suite per notebook, a test case per exercise).
 * ``to_csv``: a gradebook to import into a spreadsheet or an LMS -- one row per submission,
   one column per exercise, then the total and the flags.
+* ``for_learners``: a result as the learner may see it (``--learners``; Gradescope's view):
+  scores and messages, never the seed, a hidden case's inputs or expected values, or a flag.
 * ``to_gradescope``: Gradescope's ``results.json`` for one submission (its "Autograder
   Specifications": a top-level ``score`` and ``output``, and one entry per exercise in
   ``tests`` with ``name``, ``number``, ``score``, ``max_score``, ``status`` and ``output``;
@@ -22,8 +24,11 @@ import io
 import json
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 
 from ..toolkit.report import points, score_text
+from . import cgroup
+from .grader import RecordedSeed
 
 SPREADSHEET_FORMULA = ("=", "+", "-", "@", "\t", "\r")     # first characters a spreadsheet runs
 
@@ -51,7 +56,7 @@ def tally(results):
             "not run": sum(r.status == "error" for r in results)}
 
 
-def summary(results, sandboxed):
+def summary(results, sandboxed, grouped=True):
     counts = tally(results)
     failed, flagged = counts["not run"], counts["flagged"]
     regraded = sum(r.seed_given for r in results)
@@ -60,25 +65,28 @@ def summary(results, sandboxed):
             + (f"; {flagged} flagged for review" if flagged else "")
             + (f"; {regraded} regraded: hidden cases from a given seed, not a fresh one"
                if regraded else "")
-            + ("" if sandboxed else "; WITHOUT a sandbox (--no-sandbox)"))
+            + ("" if sandboxed else "; WITHOUT a sandbox (--no-sandbox)")
+            + ("" if grouped else "; limits per process only (no control group: run as root on "
+                                  "Linux with cgroup v1 for limits on a submission's processes together)"))
 
 
 def to_json(results, settings, complete=True):
     """Plain data: settings, then one entry per submission. ``complete`` is False while a run
     is still going (the report is rewritten as each result comes in)."""
     limits = settings.limits
-    return {"grader": "minigraph.grading", "format": 2, "complete": complete,
+    return {"grader": "minigraph.grading", "format": 3, "complete": complete,
             "settings": {"cell_timeout": settings.cell_timeout, "timeout": settings.timeout,
                          "kernel": settings.kernel, "chapter": settings.chapter,
                          "sandbox": settings.sandbox, "memory_mb": limits.memory_mb,
-                         "processes": limits.processes, "file_mb": limits.file_mb},
+                         "processes": limits.processes, "file_mb": limits.file_mb,
+                         "control_groups": cgroup.available()},
             "submissions": [r.to_dict() for r in results]}
 
 
 def recorded_seeds(text):
-    """``{path: seed}``: the seed of each submission's hidden cases, read from the text of a
-    ``to_json`` report (None for a notebook that never ran, so drew none). Raises ValueError,
-    saying what is wrong, for anything else."""
+    """``{path: RecordedSeed}``: the seed of each submission's hidden cases and the SHA-256 of
+    the file it graded, read from the text of a ``to_json`` report (None for a notebook that
+    never ran, so drew none). Raises ValueError, saying what is wrong, for anything else."""
     try:
         report = json.loads(text)
     except (ValueError, RecursionError) as error:
@@ -88,11 +96,13 @@ def recorded_seeds(text):
         raise ValueError("it is not a report of minigraph.grading (one written with --json)")
     seeds = {}
     for number, entry in enumerate(report["submissions"], start=1):
-        path, seed = (entry.get("path"), entry.get("seed")) if isinstance(entry, dict) else (None, None)
+        path, seed, digest = ((entry.get("path"), entry.get("seed"), entry.get("sha256"))
+                              if isinstance(entry, dict) else (None, None, None))
         if not isinstance(path, str) or not (seed is None or type(seed) is int and seed >= 0):
             raise ValueError(f"its submission {number} has no path, or a seed that is not a "
                              "whole number (0 or more)")
-        if seeds.setdefault(path, seed) != seed:
+        recorded = None if seed is None else RecordedSeed(seed, digest if isinstance(digest, str) else None)
+        if seeds.setdefault(path, recorded) != recorded:
             raise ValueError(f"it gives {path} two different seeds")
     return seeds
 
@@ -152,21 +162,50 @@ def _cell(text):
     return "'" + text if text.startswith(SPREADSHEET_FORMULA) else text
 
 
+def for_learners(result):
+    """``result`` (a ``grader.SubmissionResult``) with only what its learner may see: no seed
+    (with it and the grader's code, the hidden cases could be drawn again), no flags (they are
+    for the instructor), and each hidden case counted but not shown -- its inputs, expected
+    value and message stay with the instructor's report."""
+    return replace(result, seed=None, seed_given=False, flags=[],
+                   exercises=[learner_exercise(e) for e in result.exercises])
+
+
+def learner_exercise(exercise):
+    """An ``ExerciseResult`` with its hidden cases' rows reduced to their verdicts."""
+    cases = [c if not c.input.startswith(HIDDEN) else
+             replace(c, input=HIDDEN, expected="", got="", message="" if c.status == "pass" else
+                     "failed: this case's inputs are kept for the grader", hint="", more_hints=[])
+             for c in exercise.cases]
+    first = next((c for c in exercise.cases if c.status not in ("pass", "not_done")), None)
+    message = exercise.message
+    if first is not None and first.input.startswith(HIDDEN):
+        passed = sum(c.status == "pass" for c in cases)
+        message = (f"{passed} of {len(cases)} cases passed; case {first.index}, a hidden one, "
+                   f"failed ({first.status}): test your answer on inputs of your own")
+    return replace(exercise, cases=cases, message=message)
+
+
+HIDDEN = "hidden case"            # how a hidden case's row begins (``exercise._grade_case``)
+
+
 def to_gradescope(results, sandboxed=True):
     """Gradescope's ``results.json`` (a dict) for the one submission in ``results``."""
     if len(results) != 1:
         return {"score": 0, "output": f"Expected exactly one notebook (.ipynb) in the submission, "
                                       f"found {len(results)}: upload one notebook.", "tests": []}
     (result,) = results
+    flags = result.flags
+    result = for_learners(result)
     head = f"{result.path}: " + (f"NOT GRADED, {result.message}" if result.status == "error"
                                  else score_text(result.score, result.max_score))
     tests = [{"name": f"{e.id}  {e.title}", "number": str(number), "score": e.score,
               "max_score": e.points, "status": "passed" if e.status == "passed" else "failed",
               "output": e.message}
              for number, e in enumerate(result.exercises, start=1)]
-    if result.flags:                 # for the instructor: Gradescope shows a hidden test to staff only
+    if flags:                        # for the instructor: Gradescope shows a hidden test to staff only
         tests.append({"name": "FLAGGED for review (shown to instructors only)", "score": 0, "max_score": 0,
-                      "status": "failed", "visibility": "hidden", "output": "\n".join(result.flags)})
+                      "status": "failed", "visibility": "hidden", "output": "\n".join(flags)})
     lines = [head] + [f"note: {n}" for n in result.notes]
     if not sandboxed:
         lines.append("graded WITHOUT a sandbox (--no-sandbox)")

@@ -14,9 +14,9 @@ For one submission the grader
    run -- and writes what came out to
    ``home/results.json``. The whole run is stopped after ``timeout`` seconds, and nothing it
    started outlives it;
-4. reads the results as untrusted data (bounded size, bounded nesting) and judges them in this
-   process (``exercise.grade``), against reference answers the submission never saw (they are
-   not in its sandbox). The kernel decides nothing but what its answers returned: tampering
+4. reads the results as untrusted data (bounded size, bounded nesting) and judges them here
+   (``exercise.grade``, in a process of its own with a time limit: ``judge_apart``), against
+   reference answers the submission never saw (they are not in its sandbox). The kernel decides nothing but what its answers returned: tampering
    with ``check``, the engine or the expected values earns nothing.
 
 Whatever goes wrong with one submission, including a bug of the grader's, becomes that
@@ -25,7 +25,9 @@ submission's error; the others are graded as usual.
 
 import asyncio
 import functools
+import hashlib
 import json
+import multiprocessing
 import os
 import re
 import secrets
@@ -40,9 +42,9 @@ from ..toolkit import registry
 from ..toolkit.exercise import CASE_TIME_LIMIT, failed_to_run, grade, missing, with_hidden
 from ..toolkit.report import points
 from ..toolkit.values import shorten
-from . import runner, sandbox
+from . import cgroup, runner, sandbox
 from .files import Unreadable, display_name, read_untrusted
-from .scan import reference_uses
+from .scan import reference_uses, review_flags
 from .sandbox import Limits
 from .workspace import Workspace
 
@@ -81,9 +83,20 @@ class SubmissionResult:
     flags: list = field(default_factory=list)           # of str: for the instructor to review
     seed: int | None = None      # the hidden cases' (``exercise.with_hidden(exercise, seed)`` draws them again)
     seed_given: bool = False     # True: ``seed`` was given (a regrading), not drawn here
+    sha256: str | None = None    # of the file graded: a regrading uses ``seed`` only on these bytes
 
     def to_dict(self):
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class RecordedSeed:
+    """The seed a report recorded for a notebook, and the SHA-256 of the bytes it graded: to
+    regrade, the seed is used only on those very bytes. A file replaced at the same path since
+    (one whose answers table the hidden inputs that report showed) gets a fresh seed."""
+
+    seed: int
+    sha256: str | None
 
 
 # -- finding work ---------------------------------------------------------------------------
@@ -129,8 +142,8 @@ def grade_all(paths, settings, jobs=1, on_result=None, seeds=None):
 
     ``on_result(index, result)`` is called as soon as each result is known (to save it).
     ``seeds``, one per path, are the seeds of their hidden cases, to regrade exactly as a
-    report recorded (``SubmissionResult.seed``); None, or a None in the list: a fresh secret
-    seed. Never give seeds for a first grading: a seed learners could know before they submit
+    report recorded: a ``RecordedSeed`` (used only if the file is unchanged) or a number (used
+    whatever the file holds); None, or a None in the list: a fresh secret seed. Never give seeds for a first grading: a seed learners could know before they submit
     makes the hidden cases computable in advance.
     """
     seeds = seeds or [None] * len(paths)
@@ -180,32 +193,45 @@ async def _grade(path, chapter, settings, slot, seed):
         data = await _read(path, MAX_NOTEBOOK)
     except Unreadable as error:
         return _unrunnable(name, chapter, exercises, f"not a notebook: the file is {error}", [])
+    digest = hashlib.sha256(data).hexdigest()
+    seed, changed = _regrading_seed(seed, digest)
     problem, notebook = parse_notebook(data)
     if problem:
-        return _unrunnable(name, chapter, exercises, problem, [])
+        result = _unrunnable(name, chapter, exercises, problem, changed)
+        result.sha256 = digest
+        return result
     uses = reference_uses(notebook, exercises)
-    flags = [f"cell {number}: {why}" for number, why, _ in uses]
+    flags = [f"cell {number}: {why}" for number, why, _ in uses] + review_flags(notebook, exercises)
     flagged = {answer: why for _, why, answers in uses for answer in answers}
     given = seed is not None
     if not given:
         seed = secrets.randbits(62)                # the hidden cases of this submission
     with Workspace(settings.limits) as space:
-        notes = await _execute(notebook, data, chapter, exercises, space, settings, slot, seed)
+        notes = changed + await _execute(notebook, data, chapter, exercises, space, settings, slot, seed)
         results, problem = await _read_json(space.home / runner.RESULTS, MAX_RESULTS)
     if results is None:
         result = _unrunnable(name, chapter, exercises, "no answers were collected: " +
                              (notes[-1] if notes else problem), notes)
         result.flags, result.seed, result.seed_given = flags, seed, given     # it ran with it
+        result.sha256 = digest
         return result
-    graded = []
-    for exercise in exercises:
-        why = flagged.get(exercise.name)
-        graded.append(replace(failed_to_run(exercise, "FLAGGED, no points: " + why), status="flagged")
-                      if why else _grade_exercise(exercise, results.get(exercise.id), seed))
+    graded = await judge_apart(chapter, results, seed, flagged, settings.timeout)
     score = round(sum(r.score for r in graded), 2)
     total = sum(e.points for e in exercises)
     return SubmissionResult(name, chapter, "graded", f"{points(score)} of {points(total)} points",
-                            score, total, graded, notes, flags, seed, given)
+                            score, total, graded, notes, flags, seed, given, digest)
+
+
+def _regrading_seed(seed, digest):
+    """(the seed to grade a file of SHA-256 ``digest`` with, [a note]) for a seed given to
+    regrade: a ``RecordedSeed`` of other bytes gives way to a fresh one (None)."""
+    if not isinstance(seed, RecordedSeed):
+        return seed, []
+    if seed.sha256 == digest:
+        return seed.seed, []
+    why = ("its content changed" if seed.sha256 else "the report, an older one, recorded no SHA-256 of it")
+    return None, [f"the file is not the one the report of its seed graded ({why}): its hidden "
+                  "cases were drawn from a fresh seed"]
 
 
 async def _read(path, limit):
@@ -219,7 +245,7 @@ async def _read(path, limit):
 def parse_notebook(data):
     """(None, notebook), or (what is wrong with the bytes, None)."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")         # a byte-order mark (some editors write one) is no content
         json.loads(text)
     except ValueError as error:              # also UnicodeDecodeError
         return f"not a valid notebook: the file is not JSON ({shorten(error, MAX_NOTE)})", None
@@ -247,6 +273,42 @@ def _unrunnable(name, chapter, exercises, message, notes):
     total = sum(e.points for e in exercises)
     return SubmissionResult(name, chapter, "error", message, 0.0, total,
                             [failed_to_run(e, "not graded: " + message) for e in exercises], notes)
+
+
+async def judge_apart(chapter, results, seed, flagged, seconds):
+    """The ExerciseResults of a submission's ``results``, judged in a process of its own that
+    may take ``seconds``: a judge that trains (a recipe) must neither hold up the submissions
+    graded meanwhile (this event loop) nor go on for ever. The process is forked from a clean
+    server process (``forkserver``), so none of this one's threads is copied into it."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_judge, args=(send, chapter, results, seed, flagged), daemon=True)
+    process.start()
+    send.close()
+    try:
+        graded = receive.recv() if await asyncio.to_thread(receive.poll, seconds) else None
+    except EOFError:                             # the judge died (memory?)
+        graded = None
+    finally:
+        process.kill()
+        await asyncio.to_thread(process.join)
+        receive.close()
+    if graded is None:
+        return [failed_to_run(e, f"its answers could not be judged within {points(seconds)} s")
+                for e in registry.exercises(chapter)]
+    return graded
+
+
+def _judge(send, chapter, results, seed, flagged):
+    """In the judging process: every exercise's result, sent back through ``send``."""
+    graded = []
+    for exercise in registry.exercises(chapter):
+        why = flagged.get(exercise.name)
+        graded.append(replace(failed_to_run(exercise, "FLAGGED, no points: " + why), status="flagged")
+                      if why else _grade_exercise(exercise, results.get(exercise.id), seed))
+    send.send(graded)
+    send.close()
 
 
 def _grade_exercise(exercise, entry, seed):
@@ -315,17 +377,20 @@ async def _execute(notebook, data, chapter, exercises, space, settings, slot, se
            "chapter": chapter, "kernel": settings.kernel, "cell_timeout": settings.cell_timeout,
            "collector_timeout": settings.cell_timeout + CASE_TIME_LIMIT * len(exercises) + 10}
     (home / runner.JOB).write_text(json.dumps(job), encoding="utf-8")
-    argv = [sys.executable, "-m", "minigraph.grading.batch.runner", str(home)]
+    # -P: the runner's folder, which the kernel can write, is no place to import from
+    argv = [sys.executable, "-P", "-m", "minigraph.grading.batch.runner", str(home)]
     env = sandbox.environment(home)
     if settings.sandbox:
         argv, options = sandbox.sandboxed_command(argv, space, env, slot)
     else:                                       # the real /tmp is no one's: use the space's
         env["TMPDIR"] = str(space.tmp)
         argv, options = sandbox.unsandboxed_command(argv, space, env, slot)
+    group = cgroup.Group.create(cgroup.name_of(slot), settings.limits)    # None: limits per process only
     with open(space.stderr, "wb") as stderr:           # outside the sandbox's view; size-capped by Limits
         process = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
-            preexec_fn=functools.partial(settings.limits.apply, sandbox.counts_processes(settings.sandbox)),
+            preexec_fn=functools.partial(_start_child, settings.limits, sandbox.counts_processes(settings.sandbox),
+                                         group),
             **options)
     process.stdin.write(f"{seed}\n".encode())       # a pipe's buffer holds it until the runner reads
     process.stdin.close()
@@ -338,6 +403,8 @@ async def _execute(notebook, data, chapter, exercises, space, settings, slot, se
         _end(process, settings.sandbox)
         await process.wait()
         await asyncio.to_thread(sandbox.end_user, slot)     # whatever left the session, too
+        if group:
+            await asyncio.to_thread(group.remove)
     notes, current = await _read_notes(home)
     if stopped:
         notes.append(f"{stopped} (stopped at {current})")
@@ -346,6 +413,14 @@ async def _execute(notebook, data, chapter, exercises, space, settings, slot, se
                              f"running {current}: {stderr_tail(space.stderr)}", MAX_NOTE))
     full = space.full()
     return notes + ([full] if full else [])
+
+
+def _start_child(limits, count_processes, group):
+    """In the run's first process, before it starts: join the submission's control group (limits
+    on all its processes together), then set the limits of each process."""
+    if group:
+        group.join()
+    limits.apply(count_processes)
 
 
 def stderr_tail(path, size=300):

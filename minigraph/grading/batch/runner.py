@@ -7,7 +7,10 @@ of the notebook in ``HOME/work`` (the kernel's working folder), then starts this
 the submission's sandbox (``sandbox.py``). It
 
 1. runs every code cell top to bottom in a new kernel -- errors do not stop the run, a cell
-   that exceeds its time limit is interrupted -- keeping no outputs, only counting them;
+   that exceeds its time limit is interrupted -- keeping no outputs, only counting them. A cell
+   that ends its kernel (``exit()``, ``quit()``, ``os._exit``, a crash) or will not stop when
+   interrupted (a bare ``except`` that swallows the interrupt) costs only what it prevents:
+   the notebook runs again in a fresh kernel without that cell (``MAX_RUNS`` times at most);
 2. runs one more cell, the *collector* (``collect.py``), which writes the answers' results
    to ``HOME/out/results.json``. The seed of the hidden cases comes on this process's standard
    input, which is read only when the collector is about to run, and written into that cell:
@@ -28,11 +31,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from queue import Empty
 
 import nbformat
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
+from nbclient.util import ensure_async
 
 from ..toolkit.report import points
 from ..toolkit.values import shorten
@@ -48,6 +53,16 @@ NOTES, RESULTS = f"{OUT}/notes.json", f"{OUT}/results.json"
 
 
 PR_SET_DUMPABLE = 4                        # prctl(2)
+MAX_RUNS = 4          # the notebook, then again without each cell that ended or hung its kernel
+INTERRUPT_GRACE = 10  # seconds an interrupted cell has to stop before its kernel is given up
+
+
+class KernelLost(Exception):
+    """The kernel ended (``why``) or would not stop, in the run's cell ``index``."""
+
+    def __init__(self, index, why):
+        super().__init__(why)
+        self.index, self.why = index, why
 
 
 def collector_cell(chapter, results_file, seed):
@@ -73,19 +88,25 @@ class _Client(NotebookClient):
     numbers of the submission (markdown cells are not run); the last cell is the collector.
     """
 
-    def __init__(self, notebook, km, job, home):
-        super().__init__(notebook, km=km, timeout=job["cell_timeout"], allow_errors=True,
+    def __init__(self, job, home, kept, notes):
+        cells = [nbformat.v4.new_code_cell(job["cells"][i]) for i in kept]
+        collector = nbformat.v4.new_code_cell("# the grader's cell; written once the cells above have run")
+        km = AsyncKernelManager(kernel_name=job["kernel"],
+                                connection_file=str(home / "runtime" / f"kernel-{len(notes)}.json"))
+        super().__init__(nbformat.v4.new_notebook(cells=cells + [collector]), km=km,
+                         timeout=job["cell_timeout"], allow_errors=True,
                          interrupt_on_timeout=True, record_timing=False,
                          error_on_timeout={"ename": TIMED_OUT, "evalue": "", "traceback": []},
                          timeout_func=self._timeout_of, on_cell_execute=self._on_execute,
-                         on_cell_error=self._on_error,
+                         on_cell_error=self._on_error, on_cell_executed=self._on_executed,
                          resources={"metadata": {"path": str(home / WORK)}})
-        self.job, self.home = job, home
-        self.notes, self.printed, self.current = [], {}, None
+        self.job, self.home, self.kept = job, home, kept
+        self.notes, self.printed, self.current = list(notes), {}, None
 
     def where(self, index):
+        """The submission's name of the run's cell ``index``: "cell N", or the grading cell."""
         numbers = self.job["numbers"]
-        return f"cell {numbers[index]}" if index < len(numbers) else "the grading cell"
+        return f"cell {numbers[self.kept[index]]}" if index < len(self.kept) else "the grading cell"
 
     def save(self):
         """Write the notes so far (atomically: the grader never sees half a file)."""
@@ -112,6 +133,23 @@ class _Client(NotebookClient):
         else:
             self.notes.append(shorten(f"{self.where(cell_index)} raised {content.get('ename')}: "
                                       f"{content.get('evalue')}", MAX_NOTE))
+
+    def _on_executed(self, cell, cell_index, execute_reply):
+        """``exit()`` and ``quit()`` ask the kernel to end after the cell: it is lost now."""
+        payload = execute_reply.get("content", {}).get("payload", [])
+        if any(isinstance(p, dict) and p.get("source") == "ask_exit" for p in payload):
+            raise KernelLost(cell_index, "ended its kernel (exit() or quit())")
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        """Interrupt a cell that ran out of time, and give it ``INTERRUPT_GRACE`` seconds to
+        stop: a cell that swallows the interrupt would hold up every cell after it."""
+        await super()._async_handle_timeout(timeout, cell)        # interrupts; the reply to give
+        try:
+            await ensure_async(self.kc.shell_channel.get_msg(timeout=INTERRUPT_GRACE))  # the cell's reply
+        except Empty:
+            raise KernelLost(self.current, "did not stop when interrupted (an except that "
+                             "catches everything?)") from None
+        return {"content": {**self.error_on_timeout, "status": "error"}}
 
     def output(self, outs, msg, display_id, cell_index):
         content = msg.get("content", {})
@@ -146,19 +184,33 @@ def run(home):
     job = json.loads((home / JOB).read_text(encoding="utf-8"))
     for folder in ("ipython", "runtime", "matplotlib", OUT):
         (home / folder).mkdir(exist_ok=True)
-    cells = [nbformat.v4.new_code_cell(source) for source in job["cells"]]
-    collector = nbformat.v4.new_code_cell("# the grader's cell; written once the cells above have run")
-    notebook = nbformat.v4.new_notebook(cells=cells + [collector])
-    km = AsyncKernelManager(kernel_name=job["kernel"], connection_file=str(home / "runtime" / "kernel.json"))
-    client = _Client(notebook, km, job, home)
+    kept, notes = list(range(len(job["cells"]))), []
+    for _ in range(MAX_RUNS):
+        client = _Client(job, home, kept, notes)
+        lost = _execute(client)
+        if lost is None:
+            break
+        if lost.index >= len(kept):                           # the grading cell: nothing to leave out
+            client.notes.append(shorten(f"{client.where(lost.index)} {lost.why}", MAX_NOTE))
+            break
+        notes.append(shorten(f"{client.where(lost.index)} {lost.why}: the notebook ran again, in a "
+                             "fresh kernel, without it", MAX_NOTE))
+        kept = kept[:lost.index] + kept[lost.index + 1:]
+    client.save()
+
+
+def _execute(client):
+    """Run ``client``'s notebook; the ``KernelLost`` that ended it early, if any (and a note)."""
     try:
-        client.execute(cwd=str(home / WORK), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+        client.execute(cwd=str(client.home / WORK), stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    except KernelLost as lost:
+        return lost
     except DeadKernelError:
-        client.notes.append(f"the kernel died while running {client.where(client.current)}")
+        return KernelLost(client.current, "ended its kernel (os._exit, a crash, or out of memory)")
     except Exception as error:                   # nbclient raises many kinds (kernel start...)
         client.notes.append(shorten(f"the notebook could not be run: {error}", MAX_NOTE))
-    client.save()
+    return None
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ process those start -- inside Debian's ``bubblewrap`` (``bwrap``), one sandbox p
   private ``/tmp``. Nothing else exists in there: not the other submissions, not the
   instructor's files (``solutions/``, the rest of the course repository), not the reports,
   and not the reference answers: an empty read-only folder hides ``minigraph/grading/answers/``
-  (wherever the package is installed);
+  (wherever the package is installed, and every other copy in what the sandbox shows: one
+  that ``pip install .`` put in the venv next to a checkout; ``reference_copies``);
 * an empty environment plus the few variables Python and Jupyter need (no tokens);
 * an unprivileged user: when the grader runs as root, each sandbox running at the same time
   gets a user of its own with no rights at all (``sandbox_uid``), for real, not only inside
@@ -40,6 +41,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +58,28 @@ SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", 
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]        # the folder holding minigraph/
 PACKAGE = Path(__file__).resolve().parents[2]             # minigraph/ itself
 ANSWERS = PACKAGE / "grading" / "answers"                  # the reference answers: never shown
+
+
+def reference_copies():
+    """Every copy of the reference answers this grader can find, as paths: the package's own,
+    one that ``pip install .`` put in the venv's site-packages next to a checkout the grader
+    runs from, and pip's in-tree ``build/lib``. A sandbox sees each as an empty folder; without
+    a sandbox, as root, the grader refuses to run while any of them is readable by others."""
+    roots = [PACKAGE.parent, PACKAGE_ROOT / "build" / "lib", *site_folders()]
+    found = {ANSWERS, *(Path(root) / "minigraph" / "grading" / "answers" for root in roots)}
+    return sorted(str(path) for path in found if path.is_dir())
+
+
+def python_folders():
+    """The folders of Python (its venv, its base) and of the package, which a sandbox shows
+    read-only (besides the system's)."""
+    return sorted({sys.base_prefix, sys.prefix, str(PACKAGE)} - {"/usr", "/usr/local"})
+
+
+def site_folders():
+    """The folders this Python installs packages into (its venv's and its base's)."""
+    bases = [{}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}]
+    return sorted({sysconfig.get_paths(vars=v)[kind] for v in bases for kind in ("purelib", "platlib")})
 
 
 @dataclass(frozen=True)
@@ -152,7 +176,22 @@ def unprivileged_reason():
     if proc.returncode != 0:
         return (f"a user with no rights cannot run {sys.executable} with minigraph "
                 f"({proc.stderr.strip()[-200:]}); install Python and the course where every user can read them")
+    exposed = readable_references(sandbox_uid(0))
+    if exposed:
+        return (f"the reference answers in {exposed[0]} can be read by any user, so by the "
+                f"submissions: make them root's alone (chmod -R go-rwx {exposed[0]}), as "
+                "tools/gradescope/setup.sh does")
     return None
+
+
+def readable_references(uid):
+    """The copies of the reference answers (``reference_copies``) that user ``uid`` can list
+    or read a file of (as root)."""
+    probe = ('for d do if ls -- "$d" >/dev/null 2>&1 || [ -n "$(find "$d" -name "*.py" -readable '
+             '2>/dev/null | head -n 1)" ]; then printf "%s\\n" "$d"; fi; done')
+    proc = subprocess.run([*_unprivileged(uid), "/bin/sh", "-c", probe, "sh", *reference_copies()],
+                          capture_output=True, text=True, timeout=60, cwd="/", env={"PATH": "/usr/bin:/bin"})
+    return proc.stdout.splitlines()
 
 
 def sandboxed_command(argv, space, env, slot=0):
@@ -268,11 +307,13 @@ def _bwrap_args(home, tmp=None, tmp_mb=None):
         args += ["--bind", str(tmp), "/tmp"]
     else:
         args += ["--perms", "1777"] + (["--size", str(tmp_mb * 1024 * 1024)] if tmp_mb else []) + ["--tmpfs", "/tmp"]
-    python = sorted({sys.base_prefix, sys.prefix, str(PACKAGE)} - {"/usr", "/usr/local"})
+    python = python_folders()
     for path in python:
         args += ["--ro-bind", path, path]
-    if ANSWERS.is_dir():
-        args += ["--tmpfs", str(ANSWERS), "--remount-ro", str(ANSWERS)]
+    shown = [*python, *(p for p in SYSTEM_PATHS if os.path.isdir(p) and not os.path.islink(p))]
+    for copy in reference_copies():         # a copy the sandbox would show is shown empty
+        if any(copy.startswith(folder.rstrip("/") + "/") for folder in shown):
+            args += ["--tmpfs", copy, "--remount-ro", copy]
     bound = python
     if home != Path("/"):
         args += ["--bind", str(home), str(home), "--chdir", str(home)]

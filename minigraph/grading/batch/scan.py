@@ -37,11 +37,80 @@ LEARNER_IMPORT = re.compile(rf"^[ \t]*from[ \t]+(?P<module>[\w.]+)[ \t]+import[ 
                             r"[ \t]*(#.*)?$", re.MULTILINE)
 GRADING_INTERNALS = re.compile(r"minigraph\s*\.\s*grading\b|\bgrading\.\w|\b_?ch\d\d\.\w"
                                r"|\bEXERCISES\b|\b_minigraph_grader")
+# The same, in a string: only a module path of the internals ("minigraph.grading.answers"); a
+# file name ("ch00.npy", "ch04.png") or a printed word ("EXERCISES: 4") is the learner's own.
+INTERNALS_IN_TEXT = re.compile(r"minigraph\s*\.\s*grading(?=\s*\.\s*(?!tools\b)\w)|\b_minigraph_grader")
 # What disguises a use of them (a module name put together at run time, an import system of
 # one's own that serves a fake collector, the watch switched off). No exercise needs any of it,
 # so a cell using it is flagged for review (its answers keep their points: it may be innocent).
-IMPORT_TRICKS = re.compile(r"\b(importlib|__import__|__builtins__|builtins|meta_path|path_hooks"
-                           r"|setprofile|settrace)\b|\bsys\s*\.\s*modules\b|\b(exec|eval)\s*\(")
+# (``importlib.reload``, which reloads a module of one's own, and a method called ``eval``, as
+# a torch module's ``net.eval()``, are no disguise.)
+IMPORT_TRICKS = re.compile(r"\b(__import__|__builtins__|builtins|meta_path|path_hooks|setprofile"
+                           r"|settrace)\b|\bimportlib\s*\.\s*(?!reload\b)\w"
+                           r"|\bfrom\s+importlib\b(?!\s+import\s+reload\s*$)|\bimport\s+importlib\s*\."
+                           r"|\bsys\s*\.\s*modules\b|(?<![.\w])(?<!def )(exec|eval)\s*\(", re.MULTILINE)
+
+
+# What a learner does not write by accident, and what switches off a rule that the learner's
+# kernel checks (the engine rule, "never overflow", "no loop"): Python has no wall inside one
+# process, so such code is flagged for the instructor's review, with the learner's cell and
+# line. A flag changes no score. ``(pattern, why, only inside an answer's own def)``.
+BYPASSES = [
+    (r"\b__code__\b|\bCodeType\b|\bFunctionType\s*\(|\bco_code\b",
+     "builds a function from a code object", False),
+    (r"(?<![.\w])(?<!def )(compile|exec|eval)\s*\(|\bgetsource(lines)?\b",
+     "compiles or runs source text (compile, exec, eval, inspect.getsource)", False),
+    (r"\b(input_transformers_cleanup|input_transformers_post|input_transformer_manager"
+     r"|ast_transformers)\b|\bevents\s*\.\s*register\b",
+     "installs an IPython input transformer or event hook, which rewrites or runs before the "
+     "cells that follow, the grader's too", False),
+    (r"\b_getframe\b|\bcurrentframe\b|\bf_(back|globals|locals|code)\b|\btb_frame\b"
+     r"|\bgc\s*\.\s*get_(objects|referrers|referents)\b|\b__globals__\b|\b__closure__\b",
+     "looks into frames, the garbage collector or a function's globals", False),
+    (r"\b(mg|minigraph)\s*\.\s*(\w+\s*\.\s*)*_[a-z]\w*|\bfrom\s+minigraph[\w.]*\s+import\b.*\b_[a-z]\w*"
+     r"|\b(memoryplan|rewrite)\s*\.\s*\w|\bkernels\s*\.\s*(?!sigmoid\b)\w",
+     "uses the engine's internals, which are not its public API", False),
+    (r"\.\s*(leaky_relu|_sigmoid_into|SIGMOID_GRADIENT|linear_vjp_\w+|causal_mask|layer_norm_vjp\w*"
+     r"|cosine_decay|best_momentum|clip_by_global_norm|embedded_reber_string|opdef)\b",
+     "calls another copy, in the engine, of the maths the exercise asks for (the engine rule "
+     "refuses the engine's own function only)", True),
+    (r"\b(errstate|seterr)\s*\(\s*all\s*=",
+     "silences numpy's floating-point warnings inside an answer (the 'never overflow' rule "
+     "listens to them)", True),
+    (r"\.\s*view\s*\(\s*((np|numpy)\s*\.\s*)?ndarray\s*\)",
+     "unwraps the grader's array inside an answer (the 'no loop' rule watches it)", True),
+]
+
+
+def review_flags(notebook, exercises):
+    """What to review, ``["cell N, line L: why (`the line`)"]``, one per pattern of
+    ``BYPASSES`` found in the code (comments and strings left out)."""
+    names = {e.name for e in exercises}
+    flags = []
+    for number, cell in enumerate(notebook.cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        source = one_line_ending(cell.source)
+        code = _without_strings(_without_comments(source)).split("\n")
+        inside = _answer_lines(source, names)
+        for pattern, why, in_answer in BYPASSES:
+            row = next((i for i, line in enumerate(code, start=1) if re.search(pattern, line)
+                        and (not in_answer or inside is None or i in inside)), None)
+            if row is not None:
+                line = shorten(source.split("\n")[row - 1].strip(), 60)
+                flags.append(f"cell {number}, line {row}: {why} (`{line}`)")
+    return flags
+
+
+def _answer_lines(source, names):
+    """The line numbers inside the ``def`` of an answer (one of ``names``); None if the cell is
+    not plain Python (then every line counts)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    return {row for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name in names
+            for row in range(node.lineno, node.end_lineno + 1)}
 
 
 def reference_uses(notebook, exercises):
@@ -52,11 +121,13 @@ def reference_uses(notebook, exercises):
         if cell.cell_type != "code":
             continue
         source = one_line_ending(cell.source)
-        code = _without_learner_code(_without_comments(source))
-        use, trick = GRADING_INTERNALS.search(code), IMPORT_TRICKS.search(code)
+        text = _without_learner_code(_without_comments(source))
+        code = _without_strings(text)
+        use = GRADING_INTERNALS.search(code) or INTERNALS_IN_TEXT.search(text)
+        trick = IMPORT_TRICKS.search(code)
         if use is None:
             if trick:
-                found.append((number, f"uses Python's import machinery ('{trick.group(0)}'), "
+                found.append((number, f"uses Python's import machinery ('{_trick_name(trick.group(0))}'), "
                               "which no exercise needs", []))
             continue
         why = f"uses minigraph's grading internals ('{shorten(use.group(0), 40)}')"
@@ -64,6 +135,12 @@ def reference_uses(notebook, exercises):
             rf"^[ \t]*(def[ \t]+{e.name}\b|{e.name}[ \t]*=)", source, re.MULTILINE)]
         found.append((number, why, names))
     return found
+
+
+def _trick_name(text):
+    """The name of the tool in a match of ``IMPORT_TRICKS`` (``importlib`` for ``importlib.u``)."""
+    text = re.sub(r"^(from|import)\s+", "", text).rstrip("( \t")
+    return text if text.startswith("sys") else text.split(".")[0].strip()
 
 
 def one_line_ending(source):
@@ -85,22 +162,31 @@ def _without_learner_code(source):
             allowed.append(node)
             tools_names |= {a.asname or a.name for a in node.names
                             if node.module != GRADING or a.name == "tools"}
-        elif isinstance(node, ast.Import) and all(TOOLS.fullmatch(a.name) for a in node.names):
+        elif isinstance(node, ast.Import) and all(TOOLS.fullmatch(a.name) or a.name == GRADING
+                                                  for a in node.names):
             allowed.append(node)
-            tools_names |= {a.asname for a in node.names if a.asname}
+            tools_names |= {a.asname for a in node.names if a.asname and a.name != GRADING}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and (
                 (isinstance(node.value, ast.Name) and node.value.id in tools_names)
-                or TOOLS_ATTRIBUTE.fullmatch(_dotted(node) or "")):
+                or TOOLS_ATTRIBUTE.fullmatch(_dotted(node) or "") or _public_call(node)):
             allowed.append(node)
     return _blanked(source, allowed)
 
 
 def _may_import_from(node):
-    """Whether ``from M import names`` imports only what a notebook may."""
+    """Whether ``from M import names`` imports only what a notebook may (a star import from
+    the package takes its ``__all__``: the public API)."""
     if node.module == GRADING:
-        return all(a.name in PUBLIC_API or a.name == "tools" for a in node.names)
+        return all(a.name in PUBLIC_API or a.name in ("tools", "*") for a in node.names)
     return bool(TOOLS.fullmatch(node.module or ""))
+
+
+def _public_call(node):
+    """Whether ``node`` names the public API through the package: ``grading.check``,
+    ``minigraph.grading.check``, ``mg.grading.progress``."""
+    dotted = _dotted(node) or ""
+    return node.attr in PUBLIC_API and re.fullmatch(r"(\w+\.)?grading\.\w+", dotted) is not None
 
 
 def _dotted(node):
@@ -133,6 +219,24 @@ def _learner_import_line(match):
     if not LEARNER_MODULE.fullmatch(module) or (module == GRADING and not names <= {*PUBLIC_API, "tools"}):
         return match.group(0)
     return ""
+
+
+def _without_strings(source):
+    """``source`` with the text of its strings blanked out (their quotes stay)."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):       # IPython syntax (%magic) and the like
+        return re.sub(r"(['\"])[^'\"\n]*\1", r"\1\1", source)
+    lines = source.splitlines(keepends=True)
+    for token in reversed(tokens):
+        if token.type == tokenize.STRING:
+            (row, start), (end_row, end) = token.start, token.end
+            for number in range(row - 1, end_row):
+                line = lines[number]
+                left = start if number == row - 1 else 0
+                right = end if number == end_row - 1 else len(line.rstrip("\n"))
+                lines[number] = line[:left] + " " * (right - left) + line[right:]
+    return "".join(lines)
 
 
 def _without_comments(source):

@@ -45,7 +45,7 @@ from .values import decode, encode, number, sentences, show
 # judges and tests take these from here too: a verdict and the comparison behind most of them
 from .verdict import ATOL, RTOL, Verdict, compare, shape_advice  # noqa: F401
 
-CASE_TIME_LIMIT = 2.0        # seconds one case may run before it counts as "timed out"
+CASE_TIME_LIMIT = 2.0        # seconds of CPU time one case may take before it counts as "timed out"
 MAX_MESSAGE = 300            # characters of an error message kept in a result
 
 
@@ -316,9 +316,19 @@ class CaseTimeout(BaseException):
     learner's code must not swallow it)."""
 
 
+WALL_CLOCK_FACTOR = 10          # a case's wall-clock backstop, in multiples of its CPU time limit
+
+
 @contextlib.contextmanager
 def time_limit(seconds):
-    """Interrupt the block after ``seconds`` (on Unix, in the main thread; elsewhere no limit)."""
+    """Interrupt the block after ``seconds`` of this process's CPU time (on Unix, in the main
+    thread; elsewhere no limit), or after ``WALL_CLOCK_FACTOR`` times as long on the clock on
+    the wall (a block that waits rather than computes).
+
+    CPU time, because a machine busy with other work (a classmate's notebook graded next to
+    this one, spinning) slows the clock on the wall for everyone, not the time this process
+    computes: an answer is judged by its own work.
+    """
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -326,13 +336,16 @@ def time_limit(seconds):
     def on_alarm(signum, frame):
         raise CaseTimeout()
 
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = {kind: signal.signal(kind, on_alarm) for kind in (signal.SIGPROF, signal.SIGALRM)}
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds * WALL_CLOCK_FACTOR)
     try:
         yield
     finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        for kind, handler in previous.items():
+            signal.signal(kind, handler)
 
 
 def run_cases(exercise, answer, seconds=CASE_TIME_LIMIT, cases=None):
