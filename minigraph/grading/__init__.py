@@ -8,7 +8,7 @@ In a notebook::
 
 From a shell (see ``batch/cli.py`` for every flag)::
 
-    python -m minigraph.grading submissions/ --jobs 2 --json grades.json --junit grades.xml
+    python -P -m minigraph.grading submissions/ --jobs 2 --json grades.json --junit grades.xml
     # exit status 0: grading completed (whatever the scores); 2: grading could not run
 
     python -m minigraph.grading.generate solutions exercises   # `make exercises`

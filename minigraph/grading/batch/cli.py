@@ -82,7 +82,7 @@ def seed_number(text):
 def parse_args(argv):
     doc = __doc__.split("\n\n")
     parser = argparse.ArgumentParser(
-        prog="python -m minigraph.grading", description=doc[0],
+        prog="python -P -m minigraph.grading", description=doc[0],
         epilog="\n\n".join(doc[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="notebooks, or folders to search for them")
     parser.add_argument("--cell-timeout", type=float, default=60.0, metavar="S",
