@@ -30,7 +30,7 @@ from pathlib import Path
 from .toolkit import answers, registry
 
 ROOT = Path(__file__).resolve().parents[2]           # the course repository
-COPIED = ("chapters", "exercises", "minigraph", "pyproject.toml", "environment.yml")
+COPIED = ("chapters", "exercises", "minigraph", "pyproject.toml", "environment.yml", "LICENSE")
 LEFT_OUT = (Path("minigraph") / "grading" / "answers", Path("minigraph") / "grading" / "AUTHORING.md")
 ANSWERS = LEFT_OUT[0]
 README = Path(__file__).with_name("release_README.md")

@@ -286,3 +286,9 @@ print("\\n".join(o.get("text", "") for o in outputs if o.output_type == "stream"
     assert all(f"{what} OK" in out for what in ("Python", "numpy", "graphviz", "ipywidgets", "matplotlib"))
     assert "minigraph OK (the course's own copy, in minigraph/)" in out
     assert "x * x at x = 3 is 9.0" in out
+
+
+def test_the_edition_carries_the_licence_its_readme_names(edition):
+    readme = (edition / "README.md").read_text(encoding="utf-8")
+    assert "`LICENSE`" in readme and "MIT" in readme
+    assert (edition / "LICENSE").read_text(encoding="utf-8") == (ROOT / "LICENSE").read_text(encoding="utf-8")
