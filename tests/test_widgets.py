@@ -272,14 +272,16 @@ def chain(n):
     return mg.Graph(node), x
 
 
-def test_a_graph_too_wide_for_the_screen_is_drawn_top_to_bottom(net):
+def test_a_graph_too_wide_for_the_screen_is_drawn_top_to_bottom():
     g, x = chain(12)
     assert viz.LiveDrawing(g).size[0] > widgets.FIT_WIDTH            # left to right: too wide
     for widget in (widgets.explore(g, {x: (-1, 1)}, feed={x: 0.5}), widgets.step_through(g, {x: 0.5})):
         assert widget.drawing.options["direction"] == "TB"
         assert widget.drawing.size[0] <= widgets.FIT_WIDTH
         assert widget.view.value.startswith(f'<div class="mg-graph"><svg style="{widgets.FIT_STYLE}" ')
-    small, small_x = net[0], net[1]                                 # fits as it is: stays left to right
+    small_x = mg.Input("x")                                         # fits as it is: stays left to right
+    small = mg.Graph(mg.tanh(mg.mul(mg.Parameter(0.5, name="w"), small_x, name="wx"), name="h"))
+    assert viz.LiveDrawing(small).size[0] <= widgets.FIT_WIDTH
     assert widgets.explore(small, {small_x: (-1, 1)}).drawing.options["direction"] == "LR"
     chosen = widgets.explore(g, {x: (-1, 1)}, feed={x: 0.5}, direction="LR")
     assert chosen.drawing.options["direction"] == "LR"               # a direction given wins

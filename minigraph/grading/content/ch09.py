@@ -9,6 +9,7 @@ to write it.
 """
 
 import dataclasses
+import functools
 
 import numpy as np
 
@@ -122,6 +123,7 @@ def _integer_pair(out):
 def _judge_streams(judge):
     """``judge``, with the answer shown as a pair, as the expected value is."""
 
+    @functools.wraps(judge)                  # still a function_exercise's judge, by its name
     def judged(case, got):
         verdict = judge(case, got)
         value = decode(got) if isinstance(got, dict) else None
