@@ -33,16 +33,16 @@ def state(widget):
     """What the sampler shows: the temperature readout, the chart's title, the line over the
     sample, the sample, the bars' heights and any error message."""
     page = widget.locator(".mg-charlm-page").first
-    title = page.locator("svg text", has_text="at temperature")
-    line = page.locator(".mg-readout")
-    sample = page.locator("pre.charlm-sample")
-    error = page.locator(".mg-error")
+
+    def first(texts):                  # the all_* reads never wait: the page may change between
+        return texts[0] if texts else None      # a count and a read (a chart an error replaced)
+
     return {"temperature": widget.locator(".widget-readout").first.inner_text(),
-            "title": title.first.text_content() if title.count() else None,
-            "line": line.first.inner_text() if line.count() else None,
-            "sample": sample.first.text_content() if sample.count() else None,
+            "title": first(page.locator("svg text", has_text="at temperature").all_text_contents()),
+            "line": first(page.locator(".mg-readout").all_inner_texts()),
+            "sample": first(page.locator("pre.charlm-sample").all_text_contents()),
             "bars": widget.evaluate(BARS),
-            "error": error.first.inner_text() if error.count() else None}
+            "error": first(page.locator(".mg-error").all_inner_texts())}
 
 
 def temperatures(shown):
