@@ -113,13 +113,16 @@ class NotebookLine:
         pass
 
 
-def default_display(stream=None):
-    """Where a bar draws unless told: a widget in Jupyter, a line rewritten in place in a
-    terminal, one line per update anywhere else (a log, a file, CI: ``stream`` is no terminal)."""
+def stream_display(stream=None):
+    """A bar on a stream (stderr unless told): a line rewritten in place in a terminal, one line
+    per update anywhere else (a log, a file, CI: ``stream`` is no terminal)."""
     stream = stream or sys.stderr
-    if in_notebook():
-        return NotebookLine()
     return TerminalLine(stream) if stream.isatty() else LogLines(stream)
+
+
+def default_display(stream=None):
+    """Where a bar draws unless told: a widget in Jupyter, else ``stream_display(stream)``."""
+    return NotebookLine() if in_notebook() else stream_display(stream)
 
 
 class Progress:

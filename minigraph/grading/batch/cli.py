@@ -53,7 +53,7 @@ import time
 
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
-from ...progress import LogLines, Progress, TerminalLine
+from ...progress import Progress, stream_display
 from ..toolkit import registry
 from ..toolkit.values import shorten
 from . import cgroup, sandbox
@@ -155,10 +155,8 @@ def main(argv=None):
 def progress_bar(total, stream=None, clock=time.perf_counter):
     """The bar of a grading run, on ``stream`` (stderr): redrawn in place on a terminal, a line
     per result anywhere else (a CI log). ``update(**tally(results))`` after each result."""
-    stream = stream or sys.stderr
-    display = TerminalLine(stream) if stream.isatty() else LogLines(stream)
-    return Progress(total, label="grading", rate_unit="notebooks", every=0, display=display,
-                    clock=clock)
+    return Progress(total, label="grading", rate_unit="notebooks", every=0,
+                    display=stream_display(stream), clock=clock)
 
 
 def _prepare(args):
