@@ -3,7 +3,7 @@
   numpy      the step written by hand by a numpy expert (bench/engine_speed.py's numpy_step:
              fused loss gradient, updates in place, nothing copied)
   compiled   mg.function of the loss, its mg.grad nodes and the updates W - lr * dW: rewritten,
-             given a memory plan, written out as straight-line code (minigraph/compiled.py)
+             given a memory plan, written out as straight-line code (minigraph/compiler/)
   plain      the same mg.function with optimize=False: no rewrites, no buffers
   backward   Graph.backward + mg.optim.GD, the engine's usual path (interpreter, then its
              generated code). The update matters to the timing: Graph.backward recomputes only

@@ -9,22 +9,27 @@
     g.backward({x: [1., 2.]})       # every node now holds .value and .grad
     W.grad
 
-Modules, in reading order: ``graph`` (nodes, Graph, forward/backward, hooks), ``values``
-(what the engine accepts as numbers; read-only values), ``explain`` (the engine's error
-messages), ``ops`` (the op table: forward + backward of each op; its longer rules in
-``kernels`` and ``losses``, ``defop`` in ``opdef``), ``dtypes`` (float64 or float32, and the
-default), ``nn`` (layers, losses), ``optim`` (optimizers),
-``gradcheck`` (is a backward right?), ``data`` (small datasets), ``viz`` (``mg.draw``),
-``widgets`` (``mg.widgets.explore``, ``step_through``, ``train``), ``codegen`` (a graph
-written out as straight-line Python: ``print(mg.codegen.source(graph))``) and ``fastpath``
-(when ``Graph.backward`` runs that code instead of its loop),
-``symbolic`` (``mg.grad``: the backward pass built as a graph, to draw or differentiate again)
-and ``compiled`` (``mg.function``: a graph as a callable training step, as in Theano). The
-chapters' own tools: ``digits`` (05), ``landscape`` (06), ``recurrent`` (07), ``charlm`` (09),
-``attention`` (10 and 11), ``translate`` (10) and ``gpt`` (11); what their three training
-commands share: ``training`` (a run's file, written atomically and checked when read; the
-loop that stops only between steps); ``yours`` (an engine made of the learner's own answers)
-and ``sidebyside`` (a network trained on it next to minigraph's, 04 and 05).
+Modules, in reading order (docs/ENGINE.md draws the same map):
+
+* the engine: ``graph`` (nodes, Graph, forward/backward, hooks), ``values`` (what the engine
+  accepts as numbers; read-only values), ``explain`` (its error messages), ``opdef`` (how a
+  row of the op table is made: ``defop``), ``ops`` (the op table; its longer rules in
+  ``kernels`` and ``losses``), ``dtypes`` (float64 or float32, and the default), ``nn``
+  (layers, losses), ``optim`` (optimizers), ``gradcheck`` (is a backward right?), ``data``
+  (small datasets);
+* seeing it: ``viz`` (``mg.draw``, its layout in ``layout``), ``widgets`` (``explore``,
+  ``step_through``, ``train``);
+* running it faster: ``codegen`` (a backward written out as straight-line Python:
+  ``print(mg.codegen.source(graph))``) and ``fastpath`` (when ``Graph.backward`` runs that code
+  instead of its loop); ``symbolic`` (``mg.grad``: the backward pass built as a graph, to draw or
+  differentiate again); ``compiler/`` (``mg.function``: a graph as one compiled training step,
+  as in Theano);
+* the learner's own engine: ``yours`` (an engine made of the learner's answers);
+* the chapters' tools: ``chapters/`` (``mg.sidebyside``, ``mg.digits``, ``mg.landscape``,
+  ``mg.recurrent``, ``mg.attention``); the language models ``charlm`` (09), ``translate`` (10)
+  and ``gpt`` (11), and what their training shares: ``training`` (a run's files, written
+  atomically and checked when read; the loop that stops only between steps; its command line);
+* ``grading/``: the exercises' checks and the grader.
 """
 
 from . import data, gradcheck, nn, optim
@@ -37,20 +42,25 @@ from .ops import (add, bce_with_logits, causal_mask, concatenate, defop, div, em
                   mul, neg, power, relu, reshape, sigmoid, softmax, softmax_cross_entropy, split,
                   sub, sum, tanh, transpose, unbroadcast)
 
-from .compiled import function
+from .compiler import function
 from .symbolic import defvjp, grad
 from .viz import draw
 
 __version__ = "0.1.0"
 
 
+CHAPTER_TOOLS = ("digits", "landscape", "recurrent", "recurrent_widgets", "attention", "sidebyside")
+MODELS = ("charlm", "translate", "gpt")
+
+
 def __getattr__(name):
-    """``mg.widgets`` and the chapters' tools (``mg.digits``, ``mg.landscape``, ``mg.recurrent``,
-    ``mg.charlm``, ``mg.attention``, ``mg.translate``, ``mg.gpt``, ``mg.yours``, ``mg.sidebyside``)
-    are imported on first use:
+    """``mg.widgets``, ``mg.yours``, the chapters' tools (``mg.digits``, ``mg.landscape``,
+    ``mg.recurrent``, ``mg.attention``, ``mg.sidebyside``: modules of ``minigraph/chapters/``)
+    and the models (``mg.charlm``, ``mg.translate``, ``mg.gpt``) are imported on first use:
     ipywidgets and matplotlib are slow to import."""
-    if name in ("widgets", "digits", "landscape", "recurrent", "charlm", "attention", "translate", "gpt",
-                "yours", "sidebyside"):
-        import importlib
+    import importlib
+    if name in CHAPTER_TOOLS:
+        return importlib.import_module(".chapters." + name, __name__)
+    if name in ("widgets", "yours") + MODELS:
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'minigraph' has no attribute '{name}'")

@@ -3,18 +3,11 @@
 ``Graph.forward`` and ``Graph.backward`` in ``graph.py`` are interpreters: they loop over the
 nodes and, for each one, look up its op, gather its inputs' values, check for hooks, and so on.
 For a fixed graph the loop takes the same path every time, so it can be written out once, as
-Python source with one call per op (and, for a backward, one per gradient). Two parts of
-minigraph do this:
-
-* ``backward_function(plan)``: a whole ``graph.backward`` as one function, which
-  ``Graph.backward`` runs from its second call on (``fastpath.py`` says when);
-  ``print(mg.codegen.source(graph, wrt))`` shows it;
-* ``step_source(...)``: the training step of ``mg.function`` (``compiled.py``), a graph fixed
-  once, rewritten (``rewrite.py``) and given buffers (``memoryplan.py``) before it is written;
-  ``print(train.source)`` shows it;
-* ``raising_code(...)``: the code of a function that only raises, for the exercise checks'
-  engine rule (``grading/toolkit/engine.py``), which swaps it into the engine's own functions
-  while an answer runs.
+Python source with one call per op and one per gradient: ``backward_function(plan)`` writes a
+whole ``graph.backward`` as one function, which ``Graph.backward`` runs from its second call on
+(``fastpath.py`` says when); ``print(mg.codegen.source(graph, wrt))`` shows it. The training
+step of ``mg.function`` is written by its own writer, ``compiler/stepcode.py``, which names
+values and calls ops as this module does (``identifiers``, ``arguments``).
 
 For ``y = tanh(w * x)`` and ``wrt=[w]``, ``source`` shows (abridged)::
 
@@ -42,7 +35,7 @@ imports nothing of ``graph.py``, so it can only do what the interpreter does. It
 op functions on the same arrays in the same order, so the numbers are identical (the tests check
 this bit for bit).
 
-``compile_function`` compiles both kinds and registers their source with ``linecache``, as if it
+``compile_function`` compiles what both writers write and registers their source with ``linecache``, as if it
 were a file: a traceback through generated code (an op that fails, a ``traceback.print_stack()``
 in an op's forward) shows the generated line, e.g.
 ``File "<minigraph 3: backward of 'loss'>", line 22, in _run`` followed by that line's text.
@@ -105,7 +98,7 @@ def backward_source(plan):
     # forward: recompute an op only if one of its inputs is newer (as Graph.forward does)
     for node in plan.ops:
         me = name[node]
-        args = _arguments(node, value, f"attrs_{me}")
+        args = arguments(node, value, f"attrs_{me}")
         env[f"f_{me}"], env[f"attrs_{me}"] = node.op.forward, node.attrs
         newer = [f"{name[p]}.stamp > {me}.stamp" for p in dict.fromkeys(node.inputs)]
         lines += [f"    if {' or '.join(newer + [f'_value({me}) is None'])}:",
@@ -122,7 +115,7 @@ def backward_source(plan):
     lines += [f"    g_{out} = _seed({out}_, _seed_value)"]
     for node, wanted in steps:
         me = name[node]
-        args = _arguments(node, value, f"attrs_{me}")
+        args = arguments(node, value, f"attrs_{me}")
         inputs = ", ".join(value[p] for p in node.inputs)
         lines += [f"    if g_{me} is not None:"]
         upstream = f"g_{me}"
@@ -160,116 +153,7 @@ def identifiers(nodes):
     return {node: f"n{i}" for i, node in enumerate(nodes)}
 
 
-# -- the step of mg.function ----------------------------------------------------------------------
-
-def step_source(program, inputs, value_of, memory=None, header=(), write=None, subtract=None):
-    """The source of ``_run(arrays)`` for ``mg.function`` and the names it uses: one line per op
-    term of ``program`` (a ``rewrite.Program``), named as in the backward's code (``x_`` is the
-    value of ``x``, ``f_h`` the forward of op ``h``); ``arrays`` are the values of the Input
-    nodes ``inputs``, in order; Parameters are read with ``value_of``, constants are names of
-    the code. With a ``memory`` plan (``memoryplan.py``), an op that has a buffer writes into it
-    (``into_h(..., out=out_h)``, ``out_h`` a view of its buffer), what the plan says is copied,
-    is, and an update the plan writes early is written with ``write(parameter, value)``, or,
-    for an update ``W - change`` the plan says is subtracted, ``subtract(parameter, change)``
-    (its result is then None). It returns the values of ``program.results``, in a list;
-    ``header`` lines open the source, as comments."""
-    terms = program.terms
-    name = identifiers(terms)
-    value = {t: f"{name[t]}_" for t in terms}
-    into = memory.into if memory else {}
-    copied = memory.copied if memory else set()
-    fresh = memory.fresh if memory else set()
-    transposed = memory.transposed if memory else set()
-    env = {"_value": value_of}
-    lines = [f"# {line}" for line in header] + ["def _run(_arrays):"]
-    buffers = [np.empty(size, np.uint8) for size in (memory.buffers if memory else [])]
-    views = {}
-    slot = {node: k for k, node in enumerate(inputs)}
-    writes = memory.writes if memory else {}
-    subtracted = memory.subtracted if memory else {}
-    skipped = {program.results[k] for k in subtracted}          # computed by the subtraction
-    env["_write"], env["_subtract"] = write, subtract
-    for i, t in enumerate(terms):
-        lines += _writes(writes.get(i - 1, []), program, name, subtracted)
-        me = name[t]
-        if t in skipped:
-            continue
-        if t.kind == "constant":
-            env[value[t]] = t.value
-            continue
-        if t.kind == "input":
-            read = f"_arrays[{slot[t.node]}]" + (".copy()" if t in fresh else "")
-            lines.append(f"    {f'{value[t]} = {read}':<40} # input {t.name}")
-            continue
-        if t.kind == "parameter":
-            env[me] = t.node
-            lines.append(f"    {f'{value[t]} = _value({me})':<40} # parameter {t.name}")
-            continue
-        args = _arguments(t, value, f"attrs_{me}")
-        env[f"attrs_{me}"] = t.attrs
-        if t in transposed:
-            call, where = f"{value[t]} = {value[t.args[0]]}.T", ""
-        elif t in into:
-            form, b, shape, dtype = into[t]
-            if (b, shape, dtype) not in views:          # one view object per buffer and shape:
-                views[b, shape, dtype] = _view(buffers[b], shape, dtype)   # numpy's out= is
-            env[f"into_{me}"], env[f"out_{me}"] = form, views[b, shape, dtype]   # quickest on
-            # the very array it reads (np.tanh(z, out=z)), slower on another view of its memory
-            call = f"{value[t]} = into_{me}({args}, out=out_{me})"
-            where = f"  -> buffer {b}"
-        else:
-            env[f"f_{me}"] = t.op.forward
-            call, where = f"{value[t]} = f_{me}({args})", ""
-        lines.append(f"    {call:<40} # {t.name} = {t.op.name}"
-                     f"({', '.join(a.name for a in t.args)}){where}")
-    lines += _writes(writes.get(len(terms) - 1, []), program, name, subtracted)
-    written = {k for pairs in writes.values() for _, k in pairs}
-    returned = ["None" if k in written else value[t] + (".copy()" if k in copied else "")
-                for k, t in enumerate(program.results)]
-    lines.append(f"    return [{', '.join(returned)}]")
-    return "\n".join(lines) + "\n", env
-
-
-def _view(buffer, shape, dtype):
-    """The start of ``buffer`` (bytes) seen as an array of ``shape`` and ``dtype``, in C order."""
-    return buffer[:int(np.prod(shape, dtype=int)) * dtype.itemsize].view(dtype).reshape(shape)
-
-
-def _writes(pairs, program, name, subtracted):
-    """The lines that write updates into their Parameters: (Parameter's term, result number);
-    ``subtracted``: result number -> ``change``, for those written as ``W -= change``."""
-    lines = []
-    for p, k in pairs:
-        new = program.results[k]
-        if k in subtracted:
-            change = subtracted[k]
-            lines.append(f"    {f'_subtract({name[p]}, {name[change]}_)':<40} # {p.name} <- {new.name} = "
-                         f"{p.name} - {change.name}, subtracted in place")
-        else:
-            lines.append(f"    {f'_write({name[p]}, {name[new]}_)':<40} # {p.name} <- {new.name}, in place")
-    return lines
-
-
-def _arguments(node, value, attrs):
+def arguments(node, value, attrs):
     """The arguments of a call of ``node``'s forward (and, after ``g, ans``, of its VJPs), for
     both writers: its inputs' variables (``value[input]``), then ``**attrs`` if the op has any."""
     return ", ".join([value[p] for p in node.inputs] + ([f"**{attrs}"] if node.attrs else []))
-
-
-# -- a function that raises, for the exercise checks' engine rule -----------------------------------
-
-def raising_code(n_free, module, error, message):
-    """The code of a function that takes any arguments and raises ``module.error(message)``, with
-    ``n_free`` free variables: a function's ``__code__`` may be swapped only for code with as
-    many, and a swapped function keeps its own globals, so the code imports what it raises."""
-    free = [f"_free{i}" for i in range(n_free)]
-    text = "\n".join(["def outer():",
-                      *([f"    {', '.join(free)} = {', '.join(['None'] * n_free)}"] if free else []),
-                      "    def refused(*_args, **_kwargs):",
-                      f"        from {module} import {error}",
-                      f"        raise {error}({message!r})",
-                      *([f"        {', '.join(free)}"] if free else []),     # makes them free
-                      "    return refused", ""])
-    space = {}
-    exec(compile(text, f"<minigraph: refused, {error}>", "exec"), space)
-    return space["outer"]().__code__

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-from minigraph.attention import attention, saturation, saturation_plot, scale_view, softmax_slope
+from minigraph.chapters.attention import attention, saturation, saturation_plot, scale_view, softmax_slope
 
 matplotlib.use("Agg")
 

@@ -156,7 +156,7 @@ def test_when_the_backward_cannot_be_written_the_interpreter_runs(monkeypatch):
 
 def test_the_code_writer_sees_only_the_plan():
     """codegen.py imports nothing of graph.py: everything it writes comes from a BackwardPlan
-    (and, for mg.function, from what compiled.py hands it)."""
+    (and, for mg.function, from what compiler/function.py hands it)."""
     import ast
     import inspect
     tree = ast.parse(inspect.getsource(mg.codegen))

@@ -36,7 +36,7 @@ def data():
 
 
 def test_import_minigraph_does_not_import_digits_until_asked():
-    code = ("import sys, minigraph as mg; assert 'minigraph.digits' not in sys.modules; "
+    code = ("import sys, minigraph as mg; assert 'minigraph.chapters.digits' not in sys.modules; "
             "mg.digits.browse; assert 'ipywidgets' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
 

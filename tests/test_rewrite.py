@@ -1,4 +1,4 @@
-"""The rewrites of mg.function (rewrite.py) and its memory plan (memoryplan.py), pass by pass: a
+"""The rewrites of mg.function (compiler/rewrites.py) and its memory plan (compiler/memory.py), pass by pass: a
 graph where each one applies, and one where it must not. (tests/test_compiled.py fuzzes them all
 together, bit for bit, on the engine's random graphs.)"""
 
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-from minigraph import memoryplan, rewrite, symbolic
+from minigraph import symbolic
+from minigraph.compiler import memory as memoryplan, rewrites as rewrite
 from test_random_graphs import same
 
 

@@ -1,4 +1,4 @@
-"""Your engine (``minigraph/yours.py``) and training on it side by side (``minigraph/sidebyside.py``).
+"""Your engine (``minigraph/yours.py``) and training on it side by side (``minigraph/chapters/sidebyside.py``).
 
 The engine under test is made ONLY of the answers in the solution notebooks: each piece is the
 code cell of ``solutions/`` that defines it, executed on its own.

@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
-from .. import BadValueError, optim, recurrent
+from .. import BadValueError, optim
+from ..chapters import recurrent
 from . import text as texts
 from .model import CharLSTM, mean_loss
 from .sample import sample

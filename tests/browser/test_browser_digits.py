@@ -42,7 +42,7 @@ READ = """(() => {
 PROBE = """
 import gc, json
 from minigraph import viz
-from minigraph.digits import DigitBrowser
+from minigraph.chapters.digits import DigitBrowser
 for b in [o for o in gc.get_objects() if isinstance(o, DigitBrowser)]:
     p = b.all_probs[b.index]
     print("MG-DIGITS " + json.dumps({

@@ -68,7 +68,7 @@ BYPASSES = [
      r"|\bgc\s*\.\s*get_(objects|referrers|referents)\b|\b__globals__\b|\b__closure__\b",
      "looks into frames, the garbage collector or a function's globals", False),
     (r"\b(mg|minigraph)\s*\.\s*(\w+\s*\.\s*)*_[a-z]\w*|\bfrom\s+minigraph[\w.]*\s+import\b.*\b_[a-z]\w*"
-     r"|\b(memoryplan|rewrite)\s*\.\s*\w|\bkernels\s*\.\s*(?!sigmoid\b)\w",
+     r"|\b(memoryplan|rewrites?|stepcode|compiler)\s*\.\s*\w|\bkernels\s*\.\s*(?!sigmoid\b)\w",
      "uses the engine's internals, which are not its public API", False),
     (r"\.\s*(leaky_relu|_sigmoid_into|SIGMOID_GRADIENT|linear_vjp_\w+|causal_mask|layer_norm_vjp\w*"
      r"|cosine_decay|best_momentum|clip_by_global_norm|embedded_reber_string|opdef)\b",

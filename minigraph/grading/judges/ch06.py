@@ -32,7 +32,7 @@ def judge_stored_cosine(case, got):
 
 
 def _landscape():
-    from ... import landscape          # imports matplotlib and ipywidgets: only when needed
+    from ...chapters import landscape        # imports matplotlib and ipywidgets: only when needed
     return landscape
 
 

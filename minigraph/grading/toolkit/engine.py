@@ -42,7 +42,6 @@ import sys
 import types
 from dataclasses import dataclass
 
-from ... import codegen
 
 NUMPY = "compute it yourself, with numpy"
 _RULE_MODULE = __name__.rsplit(".", 1)[0] + ".exercise"      # where Rule lives
@@ -155,5 +154,22 @@ def _resolve(root, parts, fresh):
 @functools.lru_cache(maxsize=None)
 def _raising(freevars, message):
     """A code object that raises ``Rule(message)``, with as many free variables as ``freevars``
-    (the engine's one code writer, ``codegen``, writes it)."""
-    return codegen.raising_code(len(freevars), _RULE_MODULE, "Rule", message)
+    (``raising_code`` below writes it)."""
+    return raising_code(len(freevars), _RULE_MODULE, "Rule", message)
+
+
+def raising_code(n_free, module, error, message):
+    """The code of a function that takes any arguments and raises ``module.error(message)``, with
+    ``n_free`` free variables: a function's ``__code__`` may be swapped only for code with as
+    many, and a swapped function keeps its own globals, so the code imports what it raises."""
+    free = [f"_free{i}" for i in range(n_free)]
+    text = "\n".join(["def outer():",
+                      *([f"    {', '.join(free)} = {', '.join(['None'] * n_free)}"] if free else []),
+                      "    def refused(*_args, **_kwargs):",
+                      f"        from {module} import {error}",
+                      f"        raise {error}({message!r})",
+                      *([f"        {', '.join(free)}"] if free else []),     # makes them free
+                      "    return refused", ""])
+    space = {}
+    exec(compile(text, f"<minigraph: refused, {error}>", "exec"), space)
+    return space["outer"]().__code__

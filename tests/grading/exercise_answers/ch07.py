@@ -7,7 +7,7 @@ import numpy as np
 import minigraph as mg
 from minigraph import recurrent
 
-from minigraph.recurrent import clip_by_global_norm as engine_clip
+from minigraph.chapters.recurrent import clip_by_global_norm as engine_clip
 
 from . import wrong
 

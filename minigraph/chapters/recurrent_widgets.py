@@ -14,10 +14,10 @@ import html
 import ipywidgets as ipw
 import numpy as np
 
-from . import data, viz
+from .. import data, viz
 from .recurrent import (LSTMCell, RNNCell, SequenceModel, clip_by_global_norm, last_step_gradients,
                         set_spectral_radius)
-from .widgets import WIDE, SliderPlot, png, svg_view
+from ..widgets import WIDE, SliderPlot, png, svg_view
 
 
 # -- the unrolled graph, for a T you choose -----------------------------------------------------

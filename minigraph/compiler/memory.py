@@ -50,8 +50,8 @@ gradient's fused op.
 
 import numpy as np
 
-from . import kernels, ops, symbolic
-from .rewrite import (CROSS_ENTROPY_GRADIENT, MATMUL_ACCUMULATE, RELU_GRADIENT, SIGMOID_GRADIENT,
+from .. import kernels, ops, symbolic
+from .rewrites import (CROSS_ENTROPY_GRADIENT, MATMUL_ACCUMULATE, RELU_GRADIENT, SIGMOID_GRADIENT,
                       TANH_GRADIENT, own_op)
 
 
@@ -215,7 +215,7 @@ class MemoryPlan:
 
 
 def plan_memory(program, values, n_outputs, updated):
-    """The ``MemoryPlan`` of ``program`` (a ``rewrite.Program``) for the ``values`` of one call:
+    """The ``MemoryPlan`` of ``program`` (a ``rewrites.Program``) for the ``values`` of one call:
     its first ``n_outputs`` results are returned, the others are the new values of the
     Parameters ``updated`` (nodes, in order), written into their arrays."""
     terms, end = program.terms, len(program.terms)

@@ -20,10 +20,10 @@ with an edge into every step that uses them.
 
 import numpy as np
 
-from . import data, nn, optim, ops
-from .dtypes import get_default_dtype
-from .errors import BadValueError, ShapeError, shape_text
-from .graph import Constant, Graph, Input, Parameter
+from .. import data, nn, optim, ops
+from ..dtypes import get_default_dtype
+from ..errors import BadValueError, ShapeError, shape_text
+from ..graph import Constant, Graph, Input, Parameter
 
 
 class RNNCell:

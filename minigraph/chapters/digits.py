@@ -17,10 +17,10 @@ import io
 import ipywidgets as ipw
 import numpy as np
 
-from . import viz
-from .graph import Graph, Input
-from .ops import getitem, softmax
-from .widgets import svg_view
+from .. import viz
+from ..graph import Graph, Input
+from ..ops import getitem, softmax
+from ..widgets import svg_view
 
 SIDE = 28                      # MNIST images are 28 x 28 pixels
 ZOOM = 5                       # the browser shows each pixel as a 5 x 5 square

@@ -1,4 +1,4 @@
-"""Rewrites: what ``mg.function`` does to a step graph before ``codegen.py`` writes it out.
+"""Rewrites: what ``mg.function`` does to a step graph before ``stepcode.py`` writes it out.
 
 A training step built with ``mg.grad`` is a graph of a few dozen ops, and many of them are
 there only because the gradient rules are written for every case: ``sum_to(g, b)`` undoes a
@@ -33,11 +33,11 @@ return, say, ``x[x > 0]``, so nothing below one is rewritten by shape.
 
 import numpy as np
 
-from . import kernels, losses, ops, symbolic
-from .dtypes import number_dtype
-from .graph import Constant, Graph, Op
-from .opdef import OpDef
-from .values import freeze
+from .. import kernels, losses, ops, symbolic
+from ..dtypes import number_dtype
+from ..graph import Constant, Graph, Op
+from ..opdef import OpDef
+from ..values import freeze
 
 
 class Term:
@@ -458,7 +458,7 @@ def view_concat_parts(program, values):
     a learner must be). No line of the program changes a value a later line reads, so the slice
     ``g[a:b]``, a view, holds the same numbers without the copy (chapter 09's LSTM takes one per
     step from the gradient of all its h); the memory plan keeps g's buffer as long as the view
-    is read (``memoryplan._roots``). Only where the view has the copy's layout (a slice along
+    is read (``memory._roots``). Only where the view has the copy's layout (a slice along
     the first axis): numpy's matmul may round the last bit otherwise on a strided view."""
     fixed = shapes_follow(program)
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import data, ops
-from .graph import Graph, Input, Parameter
-from .ops import add, bce_with_logits, matmul, mul, sigmoid, softmax_cross_entropy, tanh, unbroadcast
-from .yours import RULES, Engine
+from .. import data, ops
+from ..graph import Graph, Input, Parameter
+from ..ops import add, bce_with_logits, matmul, mul, sigmoid, softmax_cross_entropy, tanh, unbroadcast
+from ..yours import RULES, Engine
 
 DECAY = 1e-3             # the digits' weight decay
 TOLERANCE = 1e-9         # relative: closer than this, two numbers count as the same

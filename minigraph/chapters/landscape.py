@@ -21,9 +21,9 @@ import io
 import ipywidgets as ipw
 import numpy as np
 
-from . import optim, viz
-from .graph import Graph, Input, Parameter
-from .widgets import WIDE
+from .. import optim, viz
+from ..graph import Graph, Input, Parameter
+from ..widgets import WIDE
 
 # One colour per optimizer, the same in every figure of chapter 06.
 COLOURS = {"gd": "#495057", "momentum": "#1971c2", "nesterov": "#7048e8",

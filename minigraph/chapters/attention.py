@@ -28,12 +28,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from .errors import BadValueError
-from .graph import Number
-from .kernels import log_softmax
-from .ops import div, matmul, softmax, transpose
-from .viz import format_number
-from .widgets import WIDE, SliderPlot, png
+from ..errors import BadValueError
+from ..graph import Number
+from ..kernels import log_softmax
+from ..ops import div, matmul, softmax, transpose
+from ..viz import format_number
+from ..widgets import WIDE, SliderPlot, png
 
 DIMS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)       # the sizes d the experiment and the slider try
 UNSCALED, SCALED = "#c0392b", "#2e6fb7"              # the colours of q·k and of q·k / √d

@@ -11,16 +11,16 @@ watched by no hook, so ``mg.function`` may do what the interpreter may not. It c
 graph in three steps, each of which ``print(train.source)`` shows (``mg.draw(train.rewritten())``
 draws the graph the rewrites leave, ``train.memory.table()`` lists the memory plan's buffers):
 
-1. **rewrites** (``rewrite.py``): identical subexpressions merged, ops of constants computed
+1. **rewrites** (``rewrites.py``): identical subexpressions merged, ops of constants computed
    once, then, at the first call, what shapes decide (the seed 1, ``sum_to`` and reshapes that
    change nothing, the dtype of the formulas' numbers) and what no result needs removed. The
    numbers stay exactly the same.
-2. **a memory plan** (``memoryplan.py``): values live in buffers allocated once and reused at
+2. **a memory plan** (``memory.py``): values live in buffers allocated once and reused at
    every call, two values whose lives do not overlap sharing one.
-3. **code** (``codegen.py``): one line of straight-line Python per op.
+3. **code** (``stepcode.py``): one line of straight-line Python per op.
 
 Steps 1 and 2 depend on the shapes and dtypes of the Inputs fed and of the Parameters: the first
-call with new ones computes the program op by op (``rewrite.evaluate``), which tells its shapes,
+call with new ones computes the program op by op (``rewrites.evaluate``), which tells its shapes,
 and writes the code for them, which the next calls with those shapes run (each set of shapes
 keeps its code; ``source`` shows the last one written). ``mg.function(..., optimize=False)``
 skips steps 1 and 2: the graph's ops, one line each, each allocating its result.
@@ -41,11 +41,13 @@ import math
 
 import numpy as np
 
-from . import codegen, memoryplan, rewrite
-from .dtypes import float_dtype
-from .errors import BadValueError, GraphError, ShapeError, describe
-from .graph import Graph, Node, as_node, first_repeat, value_of
-from .values import as_numbers, parameter_array
+from .. import codegen
+from . import rewrites, stepcode
+from .memory import plan_memory
+from ..dtypes import float_dtype
+from ..errors import BadValueError, GraphError, ShapeError, describe
+from ..graph import Graph, Node, as_node, first_repeat, value_of
+from ..values import as_numbers, parameter_array
 
 
 class Function:
@@ -79,8 +81,8 @@ class Function:
             raise GraphError(f"the outputs and updates need the Input(s) {', '.join(missing)}, which "
                              f"are not among the function's inputs: add them to the list of inputs.")
         self.optimize = optimize
-        program = rewrite.program_of(self.graph.nodes, self.graph.outputs)
-        self.program = rewrite.run_passes(program, rewrite.AT_CREATION) if optimize else program
+        program = rewrites.program_of(self.graph.nodes, self.graph.outputs)
+        self.program = rewrites.run_passes(program, rewrites.AT_CREATION) if optimize else program
         self.parameters = [t.node for t in self.program.terms if t.kind == "parameter"]
         self.plans = {}                   # shapes and dtypes of a call -> its _Plan
         self._subtract = functools.partial(subtract_from, bounds={})   # bounds: see subtract_from
@@ -129,7 +131,7 @@ class Function:
         of the Inputs (fed in C order) and the shapes and layouts of the Parameters (a value's
         layout decides its ops' results' layouts, and the order in which a sum adds numbers)."""
         leaf = dict(zip(self.inputs, arrays))
-        values = rewrite.evaluate(self.program,
+        values = rewrites.evaluate(self.program,
                                   lambda t: leaf[t.node] if t.kind == "input" else t.node._value)
         n = len(self.outputs)
         for parameter, t in zip(self.updated, self.program.results[n:]):
@@ -137,9 +139,9 @@ class Function:
                 raise ShapeError(f"the update of {describe(parameter)} computes {np.shape(values[t])}")
         program, memory = self.program, None
         if self.optimize:
-            program = rewrite.run_passes(rewrite.Program(program.terms, program.results, program.notes),
-                                         rewrite.FOR_SHAPES, values)
-            memory = memoryplan.plan_memory(program, values, n, self.updated)
+            program = rewrites.run_passes(rewrites.Program(program.terms, program.results, program.notes),
+                                         rewrites.FOR_SHAPES, values)
+            memory = plan_memory(program, values, n, self.updated)
         shapes = ", ".join(f"{node.name} {a.shape} {a.dtype}" for node, a in zip(self.inputs, arrays))
         again = f" (plan {len(self.plans) + 1}: new shapes, planned again)" if self.plans else ""
         self.source, run = self._written(program, memory, [f"for {shapes or 'no inputs'}{again}"])
@@ -154,7 +156,7 @@ class Function:
         (``mg.draw(train.rewritten())``): its Inputs and Parameters are the function's own, its
         outputs the function's outputs, then the updates' new values. ``train.memory`` is that
         code's memory plan (``memory.table()``: its buffers), None before the first call."""
-        return rewrite.graph_of(self.written)
+        return rewrites.graph_of(self.written)
 
     def _written(self, program, memory, about):
         """The source of ``program`` with ``memory``, its header saying what the passes did, and
@@ -172,7 +174,7 @@ class Function:
                        f"{', '.join(sorted(p.name for p in memory.in_place)) or 'none'}"
                        f" ({len(memory.subtracted)} of them subtracted: W -= change)"]
             header += [f"  {line}" for line in memory.table()]
-        text, env = codegen.step_source(program, self.inputs, value_of, memory, header, write_into,
+        text, env = stepcode.step_source(program, self.inputs, value_of, memory, header, write_into,
                                         self._subtract)
         return text, codegen.compile_function(text, env, "mg.function")
 
