@@ -23,9 +23,12 @@ This module tells the engine's story in the order you would explain it:
 5. **BackwardPlan.** What a backward computes, in which order, worked out once per ``wrt``
    (``graph.plan(wrt)``). ``Graph.backward`` interprets it; from the second call on it runs
    the same plan written out as straight-line code instead (``codegen.py`` writes it,
-   ``fastpath.py`` says when), so this file is the reference. The first call looks closer: it
-   hands each VJP a read-only ``g``, since the array may be another node's gradient too, so a
-   VJP that writes into it (``g *= ...``) is an error, not a wrong number.
+   ``fastpath.py`` says when), so this file is the reference. That code calls back into this
+   file: the plan hands it the interpreter's own helpers, a ``Callbacks`` (``store_value``,
+   ``checked_gradient``, ...), and when an op fails in it, ``op_failed`` explains the failure
+   as the interpreter does. The first call looks closer: it hands each VJP a read-only ``g``,
+   since the array may be another node's gradient too, so a VJP that writes into it
+   (``g *= ...``) is an error, not a wrong number.
 6. **Hooks** let you watch (or change) what flows: forward hooks ``fn(node, inputs, output)``
    and backward hooks ``fn(node, grad_output, grad_inputs)``; a hook that returns something
    other than ``None`` replaces the output (forward) or the input gradients (backward), as in
@@ -38,7 +41,8 @@ What the engine accepts as numbers, and the read-only arrays ``node.value`` hand
 
 import contextlib
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 import numpy as np
 
@@ -362,7 +366,7 @@ class Graph:
             try:
                 out = node.op.forward(*args, **node.attrs)
             except Exception as error:                    # turn numpy's complaint into ours
-                raise explain.op_failure(node, args, error, "forward") from None
+                raise op_failed(node, error) from None
             if watched or node._forward_hooks:
                 out = _run_forward_hooks(self, node, args, out)
             store_value(node, out)
@@ -416,8 +420,7 @@ class Graph:
                 try:
                     gi = node.op.vjps[k](g, node._value, *args, **node.attrs)
                 except Exception as error:
-                    raise explain.op_failure(node, args, error, f"backward (the gradient for input "
-                                             f"'{node.inputs[k].name}')") from None
+                    raise op_failed(node, error, k) from None
                 sent.append((k, checked_gradient(node, k, gi, args)))
             if node._backward_hooks or self._backward_hooks:
                 sent = _run_backward_hooks(self, node, g, sent, args)
@@ -439,6 +442,15 @@ def store_value(node, value):
         value = explain.check_value(node, value)  # a tuple, a Python number; None is an error
     node._value, node.stamp = value, next(_clock)
     return value
+
+
+def op_failed(node, error, k=None):
+    """The error to raise when ``node``'s forward (``k`` None) or its VJP for input ``k`` raised
+    ``error``: which node, which op, its inputs' shapes, what to do (``explain.op_failure``). The
+    interpreter raises it, and so does the fast path when an op fails in the generated code."""
+    args = [parent._value for parent in node.inputs]
+    phase = "forward" if k is None else f"backward (the gradient for input '{node.inputs[k].name}')"
+    return explain.op_failure(node, args, error, phase)
 
 
 def checked_gradient(node, k, gi, args):
@@ -496,6 +508,22 @@ def _as_tuple(wrt):
         return (wrt,)
 
 
+class Callbacks(NamedTuple):
+    """The helpers of this module that the generated backward calls back, as the interpreter
+    calls them: the code ``codegen.py`` writes for a ``BackwardPlan`` gets each under its name
+    with a ``_`` in front (``_store(node, f_node(...))``, ``_checked(...)``). Nothing else of
+    this module reaches generated code, so it can only do what ``Graph.backward`` does."""
+
+    feed: Callable            # give the Inputs their values (``Graph._feed``)
+    seed: Callable            # the gradient backward starts from (``BackwardPlan.seed``)
+    value: Callable           # a leaf's own array (``value_of``)
+    store: Callable           # keep what an op computed as its value (``store_value``)
+    checked: Callable         # a VJP's result checked, as the interpreter checks it (``checked_gradient``)
+    add: Callable             # two gradients summed (``add_gradients``)
+    fill: Callable            # a multi-output op's gradients, zeros for unused outputs (``fill_unused_outputs``)
+    give: Callable            # ``node.grad`` for the graded nodes (``give_gradients``)
+
+
 class BackwardPlan:
     """What ``graph.backward(feed, seed, wrt)`` does, worked out once per ``wrt``.
 
@@ -503,31 +531,31 @@ class BackwardPlan:
     code writer (``codegen.py``, for the fast path): the writer reads nothing else, so the code
     it writes can only do what the interpreter does. A backward
 
-    1. feeds the Inputs (``feed``), then computes each op of ``ops`` whose inputs are newer than
-       it, from its inputs' ``value_of``, storing what it computes with ``store_value``;
+    1. feeds the Inputs, then computes each op of ``ops`` whose inputs are newer than it, from
+       its inputs' values (``leaves``: the nodes that are no op), storing what it computes;
     2. starts from the gradient of ``output`` (``seed``), and for each ``(op, wanted)`` of ``steps``
        (outputs first) that received a gradient, calls the op's VJP for each input position in
-       ``wanted`` (a multi-output op gets one gradient per output: ``fill_unused_outputs``),
-       checks the result (``checked_gradient``) and sums what an input receives
-       (``add_gradients``);
-    3. hands the gradients of ``graded`` out with ``give_gradients``.
+       ``wanted`` (a multi-output op gets one gradient per output, zeros for an unused one),
+       checks the result and sums what an input receives;
+    3. hands the gradients of ``graded`` out.
+
+    ``callbacks`` (a ``Callbacks``) holds the helpers that do the feeding, storing, checking,
+    summing and handing out, for the generated code to call; ``op_failed`` is the error the
+    fast path raises when an op fails in that code, the interpreter's own.
 
     By default every node that can have a gradient (not Constants, not integer Inputs) needs one
     and gets it. With ``wrt``, the ``wrt`` nodes and the ops downstream of one need one, and only
     the ``wrt`` nodes get it.
     """
 
-    value_of = staticmethod(value_of)
-    store_value = staticmethod(store_value)
-    checked_gradient = staticmethod(checked_gradient)
-    add_gradients = staticmethod(add_gradients)
-    fill_unused_outputs = staticmethod(fill_unused_outputs)
-    give_gradients = staticmethod(give_gradients)
+    op_failed = staticmethod(op_failed)
 
     def __init__(self, graph, wrt):
         self.nodes, self.ops, self.output = graph.nodes, graph._ops, graph.outputs[0]
         self.leaves = [n for n in self.nodes if n.op is None]
-        self.feed = graph._feed
+        self.callbacks = Callbacks(feed=graph._feed, seed=self.seed, value=value_of, store=store_value,
+                                   checked=checked_gradient, add=add_gradients,
+                                   fill=fill_unused_outputs, give=give_gradients)
         if wrt is None:
             needs = {n for n in self.nodes if n.kind != "constant"
                      and not (n.kind == "input" and np.dtype(n.dtype).kind in "biu")}
