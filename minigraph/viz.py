@@ -428,7 +428,7 @@ def dot_source(graph, opts, fill):
     if opts["legend"]:
         lines.append("  " + legend_statement())
     layout = opts["layout"]
-    if layout.boxes() > DETAILED_NODES:                    # fewer layout passes: 3-5 times faster
+    if layout.boxes() > DETAILED_NODES:                    # fewer layout passes: big drawings lay out sooner
         lines.append("  graph [nslimit=1 nslimit1=1]")
     for name, (label, statements, inner) in clusters_of(graph, opts, fill).items():
         statements = statements + repeat_contents(name, inner)
