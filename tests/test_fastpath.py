@@ -1,10 +1,13 @@
 """The fast path (fastpath.py) when an op fails in the generated backward: the op runs once, and
 the error is the one the interpreter raises for the same failure, word for word."""
 
+import re
+
 import numpy as np
 import pytest
 
 import minigraph as mg
+from minigraph.graph import Callbacks
 
 
 def flaky(fail_on, calls):
@@ -93,3 +96,15 @@ def test_failed_op_names_the_line_of_the_op_that_raised():
     node, k = mg.codegen.failed_op(run, raised.value)
     assert (node.name, k) == ("b", 0)
     assert mg.codegen.failed_op(run, ValueError("raised elsewhere")) is None
+
+
+def test_the_generated_code_calls_back_only_the_plans_callbacks():
+    """Both ends name the same helpers: every ``_name(...)`` the generated backward calls is a
+    field of ``graph.Callbacks`` (or the builtin ``type``), and a graph with every kind of step
+    (a multi-output op, a node used twice, a gradient to check) calls each of them."""
+    a, b, unused = mg.split(mg.Parameter([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], name="v"), 3)
+    x = mg.Input("x")
+    g = mg.Graph(mg.sum(a * b * a + x, name="loss"))
+    called = set(re.findall(r"\b(_[a-z]+)\(", mg.codegen.source(g))) - {"_run"}    # (its own def)
+    assert called == {f"_{name}" for name in Callbacks._fields} | {"_type"}
+    assert {"_store", "_checked", "_fill", "_give"} <= called
