@@ -518,7 +518,7 @@ class Callbacks(NamedTuple):
     store: Callable           # keep what an op computed as its value (``store_value``)
     checked: Callable         # a VJP's result checked, as the interpreter checks it (``checked_gradient``)
     add: Callable             # two gradients summed (``add_gradients``)
-    fill: Callable            # a multi-output op's gradients, zeros for unused outputs (``fill_unused_outputs``)
+    fill: Callable            # zeros for a multi-output op's unused outputs (``fill_unused_outputs``)
     give: Callable            # ``node.grad`` for the graded nodes (``give_gradients``)
 
 
