@@ -33,7 +33,7 @@ def main(runs=5):
     for name, graph in [("chain of 5,000 tanh", chain(5000)), ("1,250 branches", wide(1250)),
                         ("RNN, 833 steps", rnn(833))]:
         times, drawing = zip(*(seconds_to_draw(graph) for _ in range(runs)))
-        print(f"{name:<24}{len(graph.nodes):>7,}{drawing[0].options['plan'].boxes():>7}   "
+        print(f"{name:<24}{len(graph.nodes):>7,}{drawing[0].options['layout'].boxes():>7}   "
               f"{statistics.median(times):.2f} ({min(times):.2f}-{max(times):.2f})")
     for n in (300, 450, 500):
         graph = tangle(n)
@@ -42,7 +42,7 @@ def main(runs=5):
         except mg.DrawingError as error:
             print(f"tangle {n:<17}{len(graph.nodes):>7,}   refused: {str(error)[:60]}...")
             continue
-        print(f"tangle {n:<17}{len(graph.nodes):>7,}{drawing[0].options['plan'].boxes():>7}   "
+        print(f"tangle {n:<17}{len(graph.nodes):>7,}{drawing[0].options['layout'].boxes():>7}   "
               f"{statistics.median(times):.2f} ({min(times):.2f}-{max(times):.2f})")
     print(f"(mg.draw refuses drawings of more than {viz.MAX_BOXES} boxes)")
 

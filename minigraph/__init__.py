@@ -11,7 +11,8 @@
 
 Modules, in reading order (docs/ENGINE.md draws the same map):
 
-* the engine: ``graph`` (nodes, Graph, forward/backward, hooks), ``values`` (what the engine
+* the engine: ``graph`` (nodes, Graph, forward/backward), ``hooks`` (hooks and
+  ``detect_anomaly``: watching what flows), ``values`` (what the engine
   accepts as numbers; read-only values), ``explain`` (its error messages), ``opdef`` (how a
   row of the op table is made: ``defop``), ``ops`` (the op table; its longer rules in
   ``kernels`` and ``losses``), ``dtypes`` (float64 or float32, and the default), ``nn``
@@ -36,7 +37,8 @@ from . import data, gradcheck, nn, optim
 from .dtypes import get_default_dtype, set_default_dtype
 from .errors import (BadValueError, CheckpointError, CycleError, DrawingError, GraphError,
                      MissingFeedError, NonFiniteError, OpError, ShapeError)
-from .graph import Constant, Graph, Input, Node, Op, Parameter, detect_anomaly
+from .graph import Constant, Graph, Input, Node, Op, Parameter
+from .hooks import detect_anomaly
 from .ops import (add, bce_with_logits, causal_mask, concatenate, defop, div, embedding, exp, gelu,
                   getitem, layer_norm, leaky_relu, linear, log, log_softmax, matmul, max, mean, mse,
                   mul, neg, power, relu, reshape, sigmoid, softmax, softmax_cross_entropy, split,

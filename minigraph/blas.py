@@ -3,7 +3,7 @@
 numpy hands a matrix product to a BLAS library (OpenBLAS), which starts as many threads as
 the machine has cores. For the small matrices of a character model, one sample or one
 evaluation, those threads mostly wait for one another, and on a busy 2-core machine they wait
-for the other programs too: 300 sampled characters once took 104 s with two threads and 4 s
+for the other programs too, so that sampling with two threads can take many times as long as
 with one. So every sampler and model call of ``minigraph.charlm``, ``minigraph.gpt`` and
 ``minigraph.translate`` runs under ``one_thread``, and the answers do not depend on how many
 threads a machine would pick.

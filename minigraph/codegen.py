@@ -33,7 +33,15 @@ What to compute, in which order, and the helpers it calls all come from the grap
 ``BackwardPlan`` (``graph.plan(wrt)``), the same plan ``Graph.backward`` interprets: this module
 imports nothing of ``graph.py``, so it can only do what the interpreter does. It calls the same
 op functions on the same arrays in the same order, so the numbers are identical (the tests check
-this bit for bit).
+this bit for bit). The names that start with ``_`` are graph.py's helpers, the plan's
+``callbacks`` (a ``graph.Callbacks``): ``_feed`` gives the Inputs their values, ``_seed`` the
+gradient to start from, ``_value`` a leaf's array, ``_store`` keeps an op's value, ``_checked``
+checks a VJP's result as the interpreter does, ``_add`` sums two gradients, ``_fill`` fills in
+a multi-output op's unused gradients and ``_give`` sets ``node.grad``.
+
+The function knows which op each of its lines calls (``failed_op``): when an op raises in it,
+the fast path raises the interpreter's own error for that op (``plan.op_failed``), and the op
+has run once, not twice.
 
 ``compile_function`` compiles what both writers write and registers their source with ``linecache``, as if it
 were a file: a traceback through generated code (an op that fails, a ``traceback.print_stack()``
@@ -69,9 +77,29 @@ def compile_function(text, env, title):
 
 def backward_function(plan):
     """The straight-line ``_run(feed, seed)`` of a ``BackwardPlan`` (``graph.plan(wrt)``): the
-    same work as ``graph.backward(feed, seed, wrt)``, returning the output's value."""
-    text, env = backward_source(plan)
-    return compile_function(text, env, f"backward of '{plan.output.name}'")
+    same work as ``graph.backward(feed, seed, wrt)``, returning the output's value. Its
+    ``op_lines`` say which op each line calls (see ``failed_op``)."""
+    text, env, op_lines = _backward_code(plan)
+    run = compile_function(text, env, f"backward of '{plan.output.name}'")
+    run.op_lines = op_lines
+    return run
+
+
+def failed_op(run, error):
+    """Where in ``run`` (a ``backward_function``) an op raised ``error``: ``(node, None)`` if
+    ``node``'s forward raised it, ``(node, k)`` if its VJP for input ``k`` did; None if no op
+    raised it (a helper of the plan did: its error is the interpreter's already). Read from
+    the traceback: the line of ``run`` it passed through, and the function that line called."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code is not run.__code__:
+        tb = tb.tb_next
+    if tb is None or tb.tb_lineno not in run.op_lines:
+        return None
+    node, k = run.op_lines[tb.tb_lineno]
+    callee = tb.tb_next                   # a forward's line also stores the value it computed
+    if k is None and callee is not None and callee.tb_frame.f_code is run.__globals__["_store"].__code__:
+        return None
+    return node, k
 
 
 def source(graph, wrt=None):
@@ -83,14 +111,20 @@ def source(graph, wrt=None):
 def backward_source(plan):
     """The source and the names it uses. Helpers start with ``_``; every other name comes from a
     node: ``x`` is the node, ``x_`` its value, ``g_x`` its gradient, ``f_x`` its op's forward.
-    Everything it calls comes from the plan: the op functions and the plan's own steps."""
+    Everything it calls comes from the plan: the op functions and the plan's ``callbacks``."""
+    text, env, _ = _backward_code(plan)
+    return text, env
+
+
+def _backward_code(plan):
+    """``backward_source``, and the op each line calls: line number -> ``(node, None)`` for a
+    forward, ``(node, k)`` for the VJP of input ``k``."""
     name = identifiers(plan.nodes)
     value = {node: f"{name[node]}_" for node in plan.nodes}
     env = {name[node]: node for node in plan.nodes}
-    env.update(_feed=plan.feed, _seed=plan.seed, _value=plan.value_of, _store=plan.store_value,
-               _add=plan.add_gradients, _fill=plan.fill_unused_outputs,
-               _checked=plan.checked_gradient, _give=plan.give_gradients, _ndarray=np.ndarray,
-               _type=type)
+    env.update({f"_{helper}": call for helper, call in plan.callbacks._asdict().items()})
+    env.update(_ndarray=np.ndarray, _type=type)
+    op_lines = {}                         # filled in as the lines are written
     out = name[plan.output]
     lines = ["def _run(_feed_values, _seed_value):", "    _feed(_feed_values)"]
     lines += [f"    {value[n]} = _value({name[n]})" for n in plan.leaves]
@@ -101,8 +135,9 @@ def backward_source(plan):
         args = arguments(node, value, f"attrs_{me}")
         env[f"f_{me}"], env[f"attrs_{me}"] = node.op.forward, node.attrs
         newer = [f"{name[p]}.stamp > {me}.stamp" for p in dict.fromkeys(node.inputs)]
-        lines += [f"    if {' or '.join(newer + [f'_value({me}) is None'])}:",
-                  f"        {me}_ = _store({me}, f_{me}({args}))",
+        lines += [f"    if {' or '.join(newer + [f'_value({me}) is None'])}:"]
+        op_lines[len(lines) + 1] = (node, None)
+        lines += [f"        {me}_ = _store({me}, f_{me}({args}))",
                   "    else:",
                   f"        {me}_ = _value({me})"]
 
@@ -125,6 +160,7 @@ def backward_source(plan):
         for k in wanted:
             parent = name[node.inputs[k]]
             env[f"vjp_{me}_{k}"] = node.op.vjps[k]
+            op_lines[len(lines) + 1] = (node, k)
             lines += [f"        _gi = vjp_{me}_{k}({upstream}, {me}_, {args})",
                       f"        if not (_type(_gi) is _type({parent}_) is _ndarray and _gi.shape == {parent}_.shape):",
                       f"            _gi = _checked({me}, {k}, _gi, [{inputs}])",
@@ -133,7 +169,7 @@ def backward_source(plan):
     lines += [f"    _give(({''.join(name[n] + ', ' for n in graded)}), "
               f"({''.join(f'g_{name[n]}, ' for n in graded)}))",
               f"    return {out}_"]
-    return "\n".join(lines) + "\n", env
+    return "\n".join(lines) + "\n", env, op_lines
 
 
 def identifiers(nodes):

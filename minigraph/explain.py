@@ -6,8 +6,9 @@ says little about *which* node went wrong. The functions here write the engine's
 instead (the classes of ``errors.py``): the node, its op and its inputs' shapes first, then
 what went wrong and what to do; numpy's words, if any, last.
 
-``graph.py`` calls them where something can go wrong; each either returns the error for the
-caller to raise, or checks a value and raises.
+``graph.py`` (and ``hooks.py``, for the hooks) calls them where something can go wrong; each
+either returns the error for the caller to raise, or checks a value and raises. An op that
+fails in the fast path's generated code gets the same error (``graph.op_failed``).
 """
 
 import numpy as np

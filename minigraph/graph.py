@@ -23,35 +23,37 @@ This module tells the engine's story in the order you would explain it:
 5. **BackwardPlan.** What a backward computes, in which order, worked out once per ``wrt``
    (``graph.plan(wrt)``). ``Graph.backward`` interprets it; from the second call on it runs
    the same plan written out as straight-line code instead (``codegen.py`` writes it,
-   ``fastpath.py`` says when), so this file is the reference. The first call looks closer: it
-   hands each VJP a read-only ``g``, since the array may be another node's gradient too, so a
-   VJP that writes into it (``g *= ...``) is an error, not a wrong number.
+   ``fastpath.py`` says when), so this file is the reference. That code calls back into this
+   file: the plan hands it the interpreter's own helpers, a ``Callbacks`` (``store_value``,
+   ``checked_gradient``, ...), and when an op fails in it, ``op_failed`` explains the failure
+   as the interpreter does. The first call looks closer: it hands each VJP a read-only ``g``,
+   since the array may be another node's gradient too, so a VJP that writes into it
+   (``g *= ...``) is an error, not a wrong number.
 6. **Hooks** let you watch (or change) what flows: forward hooks ``fn(node, inputs, output)``
    and backward hooks ``fn(node, grad_output, grad_inputs)``; a hook that returns something
    other than ``None`` replaces the output (forward) or the input gradients (backward), as in
-   PyTorch. ``detect_anomaly()`` stops at the first NaN or infinity.
+   PyTorch. ``detect_anomaly()`` stops at the first NaN or infinity. Both live in
+   ``hooks.py``; this file calls them where values and gradients flow.
 
 What the engine accepts as numbers, and the read-only arrays ``node.value`` hands out, are in
 ``values.py``; the error messages (which node, which op, which shapes, what to do) in
 ``explain.py``.
 """
 
-import contextlib
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 import numpy as np
 
 from . import dtypes, explain
 from .errors import BadValueError, CycleError, GraphError, ShapeError, describe, shape_text
 from .fastpath import FastPath
+from .hooks import HookHandle, anomaly, run_backward_hooks, run_forward_hooks, watched
 from .values import ReadOnlyValue, as_numbers, freeze, parameter_array
 
 _clock = itertools.count(1)           # stamps: a value changed at tick t has stamp t
 _name_counters = {}                   # "matmul" -> how many automatic names were handed out
-_hook_ids = itertools.count()
-_live_hooks = [0]                     # hooks registered anywhere; while 0, nobody looks for them
-_anomaly = [False]                    # detect_anomaly() switches this on
 
 
 def auto_name(prefix):
@@ -354,7 +356,7 @@ class Graph:
     def _compute(self, feed):
         """``forward`` without the return value (``backward`` needs only the values stored)."""
         self._feed(feed or {})
-        watched = self._forward_hooks or _anomaly[0]
+        looking = self._forward_hooks or anomaly[0]
         for node in self._ops:
             if node._value is not None and all(parent.stamp <= node.stamp for parent in node.inputs):
                 continue                                  # nothing it depends on changed
@@ -362,9 +364,9 @@ class Graph:
             try:
                 out = node.op.forward(*args, **node.attrs)
             except Exception as error:                    # turn numpy's complaint into ours
-                raise explain.op_failure(node, args, error, "forward") from None
-            if watched or node._forward_hooks:
-                out = _run_forward_hooks(self, node, args, out)
+                raise op_failed(node, error) from None
+            if looking or node._forward_hooks:
+                out = run_forward_hooks(self, node, args, out)
             store_value(node, out)
 
     def _feed(self, feed):
@@ -376,7 +378,7 @@ class Graph:
             if node is None:                              # self.node raises if there is no such name
                 raise explain.not_feedable(self.node(key), self.inputs)
             node.feed(value)
-            if _anomaly[0]:
+            if anomaly[0]:
                 explain.check_finite(node, node._value, "was fed")
         for node in self.inputs:
             if node._value is None:
@@ -392,7 +394,7 @@ class Graph:
         ``wrt`` is a list of nodes (or of their names); a single node means ``[node]``.
         """
         plan = self.plan(wrt)
-        if not _watched(self):                        # hooks and anomaly mode need this loop
+        if not watched(self):                        # hooks and anomaly mode need this loop
             done, value = self._fast_path.run(plan, feed, seed)
             if done:
                 return value
@@ -401,7 +403,7 @@ class Graph:
         for node in self.nodes:                       # fresh gradients: forget the last call's
             node.grad = None
         grads = {plan.output: plan.seed(value, seed)}
-        first = _anomaly[0] or plan not in self._fast_path.interpreted   # watch the VJPs closely
+        first = anomaly[0] or plan not in self._fast_path.interpreted   # watch the VJPs closely
         for node, wanted in plan.steps:
             g = grads.get(node)
             if g is None:                             # no gradient reached this op
@@ -416,11 +418,10 @@ class Graph:
                 try:
                     gi = node.op.vjps[k](g, node._value, *args, **node.attrs)
                 except Exception as error:
-                    raise explain.op_failure(node, args, error, f"backward (the gradient for input "
-                                             f"'{node.inputs[k].name}')") from None
+                    raise op_failed(node, error, k) from None
                 sent.append((k, checked_gradient(node, k, gi, args)))
             if node._backward_hooks or self._backward_hooks:
-                sent = _run_backward_hooks(self, node, g, sent, args)
+                sent = run_backward_hooks(self, node, g, sent, args)
             for k, gi in sent:
                 if gi is not None:                    # sum what each consumer sends back
                     parent = node.inputs[k]
@@ -441,14 +442,23 @@ def store_value(node, value):
     return value
 
 
+def op_failed(node, error, k=None):
+    """The error to raise when ``node``'s forward (``k`` None) or its VJP for input ``k`` raised
+    ``error``: which node, which op, its inputs' shapes, what to do (``explain.op_failure``). The
+    interpreter raises it, and so does the fast path when an op fails in the generated code."""
+    args = [parent._value for parent in node.inputs]
+    phase = "forward" if k is None else f"backward (the gradient for input '{node.inputs[k].name}')"
+    return explain.op_failure(node, args, error, phase)
+
+
 def checked_gradient(node, k, gi, args):
     """A gradient from ``node``'s VJP for its input ``k``, checked: it has the input's shape (and,
     inside detect_anomaly, no NaN/inf). A plain Python number becomes a numpy value."""
-    if not _anomaly[0] and (type(gi) is type(args[k]) is np.ndarray and gi.shape == args[k].shape
+    if not anomaly[0] and (type(gi) is type(args[k]) is np.ndarray and gi.shape == args[k].shape
                             or isinstance(gi, np.generic) and getattr(args[k], "shape", None) == ()):
         return gi                                 # an array of its input's shape (or a number's)
     gi = explain.check_gradient(node, k, gi, args)
-    if _anomaly[0]:
+    if anomaly[0]:
         explain.check_finite(node, gi, f"sent a gradient to '{node.inputs[k].name}' that is", args)
     return gi
 
@@ -496,6 +506,22 @@ def _as_tuple(wrt):
         return (wrt,)
 
 
+class Callbacks(NamedTuple):
+    """The helpers of this module that the generated backward calls back, as the interpreter
+    calls them: the code ``codegen.py`` writes for a ``BackwardPlan`` gets each under its name
+    with a ``_`` in front (``_store(node, f_node(...))``, ``_checked(...)``). Nothing else of
+    this module reaches generated code, so it can only do what ``Graph.backward`` does."""
+
+    feed: Callable            # give the Inputs their values (``Graph._feed``)
+    seed: Callable            # the gradient backward starts from (``BackwardPlan.seed``)
+    value: Callable           # a leaf's own array (``value_of``)
+    store: Callable           # keep what an op computed as its value (``store_value``)
+    checked: Callable         # a VJP's result checked, as the interpreter checks it (``checked_gradient``)
+    add: Callable             # two gradients summed (``add_gradients``)
+    fill: Callable            # zeros for a multi-output op's unused outputs (``fill_unused_outputs``)
+    give: Callable            # ``node.grad`` for the graded nodes (``give_gradients``)
+
+
 class BackwardPlan:
     """What ``graph.backward(feed, seed, wrt)`` does, worked out once per ``wrt``.
 
@@ -503,31 +529,31 @@ class BackwardPlan:
     code writer (``codegen.py``, for the fast path): the writer reads nothing else, so the code
     it writes can only do what the interpreter does. A backward
 
-    1. feeds the Inputs (``feed``), then computes each op of ``ops`` whose inputs are newer than
-       it, from its inputs' ``value_of``, storing what it computes with ``store_value``;
+    1. feeds the Inputs, then computes each op of ``ops`` whose inputs are newer than it, from
+       its inputs' values (``leaves``: the nodes that are no op), storing what it computes;
     2. starts from the gradient of ``output`` (``seed``), and for each ``(op, wanted)`` of ``steps``
        (outputs first) that received a gradient, calls the op's VJP for each input position in
-       ``wanted`` (a multi-output op gets one gradient per output: ``fill_unused_outputs``),
-       checks the result (``checked_gradient``) and sums what an input receives
-       (``add_gradients``);
-    3. hands the gradients of ``graded`` out with ``give_gradients``.
+       ``wanted`` (a multi-output op gets one gradient per output, zeros for an unused one),
+       checks the result and sums what an input receives;
+    3. hands the gradients of ``graded`` out.
+
+    ``callbacks`` (a ``Callbacks``) holds the helpers that do the feeding, storing, checking,
+    summing and handing out, for the generated code to call; ``op_failed`` is the error the
+    fast path raises when an op fails in that code, the interpreter's own.
 
     By default every node that can have a gradient (not Constants, not integer Inputs) needs one
     and gets it. With ``wrt``, the ``wrt`` nodes and the ops downstream of one need one, and only
     the ``wrt`` nodes get it.
     """
 
-    value_of = staticmethod(value_of)
-    store_value = staticmethod(store_value)
-    checked_gradient = staticmethod(checked_gradient)
-    add_gradients = staticmethod(add_gradients)
-    fill_unused_outputs = staticmethod(fill_unused_outputs)
-    give_gradients = staticmethod(give_gradients)
+    op_failed = staticmethod(op_failed)
 
     def __init__(self, graph, wrt):
         self.nodes, self.ops, self.output = graph.nodes, graph._ops, graph.outputs[0]
         self.leaves = [n for n in self.nodes if n.op is None]
-        self.feed = graph._feed
+        self.callbacks = Callbacks(feed=graph._feed, seed=self.seed, value=value_of, store=store_value,
+                                   checked=checked_gradient, add=add_gradients,
+                                   fill=fill_unused_outputs, give=give_gradients)
         if wrt is None:
             needs = {n for n in self.nodes if n.kind != "constant"
                      and not (n.kind == "input" and np.dtype(n.dtype).kind in "biu")}
@@ -557,76 +583,3 @@ class BackwardPlan:
             raise ShapeError(f"the seed gradient has shape {seed.shape}, but the output "
                              f"{describe(self.output)} has shape {np.shape(value)}; they must match.")
         return seed
-
-
-# -- 6. hooks and anomaly mode: watching what flows ---------------------------------------------
-
-class HookHandle:
-    """Returned by ``register_*_hook``; call ``remove()`` to unregister the hook."""
-
-    def __init__(self, table, fn):
-        self._table, self._key = table, next(_hook_ids)
-        table[self._key] = fn
-        _live_hooks[0] += 1
-
-    def remove(self):
-        if self._key in self._table:
-            del self._table[self._key]
-            _live_hooks[0] -= 1
-
-
-@contextlib.contextmanager
-def detect_anomaly():
-    """Inside this block, a NaN or infinity raises NonFiniteError at the node that produced it
-    (and every backward hands VJPs a read-only ``g``, as the first one does)."""
-    previous, _anomaly[0] = _anomaly[0], True
-    try:
-        yield
-    finally:
-        _anomaly[0] = previous
-
-
-def _watched(graph):
-    """Do hooks or detect_anomaly watch this graph (or one of its ops)? Then ``backward`` runs
-    the interpreter, which stops at every op, and not the fast path."""
-    if _anomaly[0]:
-        return True
-    if not _live_hooks[0]:                # no hooks anywhere: nothing to look for
-        return False
-    return bool(graph._forward_hooks or graph._backward_hooks) or any(
-        n._forward_hooks or n._backward_hooks for n in graph._ops)
-
-
-def _run_forward_hooks(graph, node, args, out):
-    """Run the forward hooks on a freshly computed op (one may replace ``out``), then, inside
-    detect_anomaly, check it for NaN/inf."""
-    for hook in [*node._forward_hooks.values(), *graph._forward_hooks.values()]:
-        replaced = _call_hook(hook, node, "forward", tuple(args), out)
-        if replaced is not None:
-            out = explain.check_hooked_value(node, replaced, out)
-    if _anomaly[0]:
-        explain.check_finite(node, out, "produced", args)
-    return out
-
-
-def _run_backward_hooks(graph, node, g, sent, args):
-    """Show each hook ``(node, g, grad_inputs)``, one entry per input (None if not wanted);
-    a hook that returns something replaces grad_inputs (checked against ``args``, the
-    inputs' values: one gradient per input, each of its input's shape)."""
-    grad_inputs = [None] * len(node.inputs)
-    for k, gi in sent:
-        grad_inputs[k] = gi
-    for hook in [*node._backward_hooks.values(), *graph._backward_hooks.values()]:
-        replaced = _call_hook(hook, node, "backward", g, tuple(grad_inputs))
-        if replaced is not None:
-            grad_inputs = explain.check_hooked_gradients(node, replaced, args)
-    return list(enumerate(grad_inputs))
-
-
-def _call_hook(hook, node, phase, *args):
-    """``hook(node, *args)``; if the hook raises, an OpError naming the node (the hook's own
-    error and line follow it in the traceback)."""
-    try:
-        return hook(node, *args)
-    except Exception as error:
-        raise explain.hook_failure(node, phase, error) from error

@@ -8,7 +8,7 @@ full and *fold* the ones between into a single box::
 
     [repeat 1] -> [repeat 2] -> [ 997 more repeats ] -> [repeat 1000] -> loss
 
-``Plan(graph, ...)`` decides which nodes get a box; ``viz.py`` then draws the plan. It works in
+``Layout(graph, ...)`` decides which nodes get a box; ``viz.py`` then draws them. It works in
 three steps.
 
 1. **Order.** List the leaves used more than once, then the other nodes depth-first from the
@@ -225,7 +225,7 @@ def find_folds(nodes, inside, keep):
     return sorted(folds, key=lambda f: nodes.index(f.units[0][0]))
 
 
-class Plan:
+class Layout:
     """Which nodes a drawing shows, in order, and what it leaves out (see the module docstring).
 
     ``nodes``   the nodes drawn as boxes, each after its inputs

@@ -256,9 +256,9 @@ def subtract_into(value, change):
     dtype and shape: the same numbers, with one big array fewer. ``change`` must be an array
     nobody else holds, such as ``lr * grad`` just computed.
 
-    A speed trick, kept in this one place: GD's update runs once per parameter per step, and on
-    the 784-512-512-10 MLP of bench/engine_speed.py the extra array was a sixth of a step's
-    memory and a third of an update's time.
+    A speed trick, kept in this one place: GD's update runs once per parameter per step, and
+    each time it makes one array of the Parameter's size fewer (``bench/engine_speed.py``
+    times whole steps).
     """
     if type(change) is np.ndarray and change.dtype is value.dtype and change.shape == value.shape:
         return np.subtract(value, change, change)        # the third argument is where it goes

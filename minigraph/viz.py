@@ -40,7 +40,7 @@ import subprocess
 import numpy as np
 
 from .errors import DrawingError
-from .layout import Plan
+from .layout import Layout
 
 # -- the colour table: one colour per kind of node, the same in every chapter -----------------
 #                 fill       line       what it means
@@ -182,35 +182,35 @@ def resolve(graph, values=None, grads=None, backward=False, highlight=(), legend
     ``direction`` is the way the edges run: ``"LR"`` (left to right, wide) or ``"TB"`` (top to
     bottom, tall: what fits a narrow screen).
 
-    ``plan`` says which nodes get a box (``layout.Plan``); a plan with too many boxes is refused.
+    ``layout`` says which nodes get a box (``layout.Layout``); a layout with too many boxes is refused.
     ``numbers`` is where the numbers are read: the nodes, or ``GivenGrads`` when ``grads`` is a
     dict ``{node: grad}``.
     """
-    plan = Plan(graph, around=around, depth=depth, fold=fold, keep=keep, fold_above=DETAILED_NODES)
-    refuse_if_too_big(graph, plan)
-    small = len(plan.nodes) <= DETAILED_NODES
+    layout = Layout(graph, around=around, depth=depth, fold=fold, keep=keep, fold_above=DETAILED_NODES)
+    refuse_if_too_big(graph, layout)
+    small = len(layout.nodes) <= DETAILED_NODES
     numbers = GivenGrads(grads) if isinstance(grads, dict) else ENGINE
     grads = None if isinstance(grads, dict) else grads
-    has_grads = any(numbers.grad(n) is not None for n in plan.nodes)
+    has_grads = any(numbers.grad(n) is not None for n in layout.nodes)
     highlight = {graph.node(h) for h in highlight}
     if direction not in DIRECTIONS:
         raise DrawingError(f"direction={direction!r}: a drawing runs left to right (\"LR\") or "
                            f"top to bottom (\"TB\").")
     return dict(values=small if values is None else values,
                 grads=(small and has_grads) if grads is None else grads,
-                backward=backward, highlight=highlight, legend=legend, groups=groups, plan=plan,
+                backward=backward, highlight=highlight, legend=legend, groups=groups, layout=layout,
                 direction=direction, numbers=numbers,
                 summary_values=values is not False, summary_grads=grads is not False)
 
 
-def refuse_if_too_big(graph, plan):
-    """A ``DrawingError`` saying how to draw a part, if ``plan`` has more than ``MAX_BOXES`` boxes."""
-    boxes = plan.boxes()
+def refuse_if_too_big(graph, layout):
+    """A ``DrawingError`` saying how to draw a part, if ``layout`` has more than ``MAX_BOXES`` boxes."""
+    boxes = layout.boxes()
     if boxes <= MAX_BOXES:
         return
-    folded = (" (even with its repeats folded)" if plan.folds else
-              " (it has no repeats to fold)" if plan.folding else "")
-    refold = "" if plan.folding else ", and fold=True folds repeated layers or time steps"
+    folded = (" (even with its repeats folded)" if layout.folds else
+              " (it has no repeats to fold)" if layout.folding else "")
+    refold = "" if layout.folding else ", and fold=True folds repeated layers or time steps"
     raise DrawingError(
         f"this drawing would have {boxes:,} boxes for the {len(graph.nodes):,} nodes of the "
         f"graph{folded}, more than the {MAX_BOXES} mg.draw lays out: Graphviz's dot takes minutes "
@@ -311,12 +311,12 @@ def fold_statement(fold):
     return f"{quote(fold.box)} [{attributes(attrs)} label={label}]"
 
 
-def edge_tail(node, k, plan):
+def edge_tail(node, k, layout):
     """Where the edge into ``node``'s k-th input starts: the input, its ref box or its fold's box."""
     parent = node.inputs[k]
-    if parent in plan.fold_of:
-        return quote(plan.fold_of[parent].box)
-    if parent in plan.refs:
+    if parent in layout.fold_of:
+        return quote(layout.fold_of[parent].box)
+    if parent in layout.refs:
         return quote(ref_name(node, k))
     tail = quote(parent.name)
     if node.op.name == "output":                           # leave the multi-output box by its port
@@ -324,16 +324,16 @@ def edge_tail(node, k, plan):
     return tail
 
 
-def fold_edges(plan):
+def fold_edges(layout):
     """Edges into the fold boxes: one from each drawn node (or other fold) that feeds its nodes."""
     edges = {}
-    for fold in plan.folds:
+    for fold in layout.folds:
         for n in fold.hidden:
             for p in n.inputs:
-                if p in plan.fold_of and plan.fold_of[p] is not fold:
-                    edges[(plan.fold_of[p].box, fold.box)] = True
-                elif p in plan.inside and p not in plan.fold_of and p not in plan.refs:
-                    edges[(p.name, fold.box)] = not plan.across_repeats(p, n)
+                if p in layout.fold_of and layout.fold_of[p] is not fold:
+                    edges[(layout.fold_of[p].box, fold.box)] = True
+                elif p in layout.inside and p not in layout.fold_of and p not in layout.refs:
+                    edges[(p.name, fold.box)] = not layout.across_repeats(p, n)
     return [f'{quote(tail)} -> {quote(head)} [class="mg-edge mg-fold-edge" color="{MUTED}"'
             + ("" if constrained else ' constraint="false"') + "]"
             for (tail, head), constrained in edges.items()]
@@ -341,17 +341,17 @@ def fold_edges(plan):
 
 def edge_statement(node, k, opts, fill):
     parent = node.inputs[k]
-    tail = edge_tail(node, k, opts["plan"])
+    tail = edge_tail(node, k, opts["layout"])
     attrs = {"id": f"mg-edge-{node.name}-{k}", "class": f"mg-edge {fill(('class', node, k))}"}
     if opts["backward"]:
         attrs.update(dir="back", style="dashed", color=GRADIENT, fontcolor=GRADIENT)
         if opts["numbers"].grad(parent) is None:           # no gradient flows to a constant
             attrs.update(dir="none", style="dotted", color=MUTED)
-        elif parent not in opts["plan"].fold_of:           # (sent to a folded node: not shown)
+        elif parent not in opts["layout"].fold_of:         # (sent to a folded node: not shown)
             attrs["label"] = fill(("edge", node, k))
     if {node, parent} <= opts["highlight"]:
         attrs.update(color=HIGHLIGHT, penwidth="2.5")
-    if opts["plan"].across_repeats(parent, node):
+    if opts["layout"].across_repeats(parent, node):
         attrs["constraint"] = "false"
     return f"{tail} -> {quote(node.name)} [{attributes(attrs)}]"
 
@@ -363,9 +363,9 @@ def legend_statement():
             f"<TR>{cells}</TR></TABLE>>]")
 
 
-def caption(plan):
+def caption(layout):
     """The drawing's caption, under it: what was folded or left out."""
-    lines = "".join(f'{html.escape(line)}<BR ALIGN="LEFT"/>' for line in plan.caption)
+    lines = "".join(f'{html.escape(line)}<BR ALIGN="LEFT"/>' for line in layout.caption)
     return f'  graph [labelloc=b labeljust=l fontcolor="{MUTED}" label=<{lines}>]'
 
 
@@ -378,13 +378,13 @@ def clusters_of(graph, opts, fill):
     are framed by layer (``layer_groups``), and a layer of one node, or a node of no layer
     (name None), is not.
     """
-    plan, clusters = opts["plan"], {}
+    layout, clusters = opts["layout"], {}
     group = layer_groups(graph) if opts["groups"] else {}
-    for node in plan.nodes:
+    for node in layout.nodes:
         statements = [node_statement(node, opts, fill)]
-        statements += [ref_statement(node, k, fill) for k, p in enumerate(node.inputs) if p in plan.refs]
-        if node in plan.unit_of:
-            fold, k = plan.unit_of[node]
+        statements += [ref_statement(node, k, fill) for k, p in enumerate(node.inputs) if p in layout.refs]
+        if node in layout.unit_of:
+            fold, k = layout.unit_of[node]
             name, label = f"fold{fold.number}.repeat{k + 1}", f"repeat {k + 1} of {len(fold.units)}"
             inner = clusters.setdefault(name, (label, [], {}))[2]
             inner.setdefault(group.get(node), []).extend(statements)
@@ -427,8 +427,8 @@ def dot_source(graph, opts, fill):
              '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.7 color="#495057"]']
     if opts["legend"]:
         lines.append("  " + legend_statement())
-    plan = opts["plan"]
-    if plan.boxes() > DETAILED_NODES:                      # fewer layout passes: 3-5 times faster
+    layout = opts["layout"]
+    if layout.boxes() > DETAILED_NODES:                    # fewer layout passes: big drawings lay out sooner
         lines.append("  graph [nslimit=1 nslimit1=1]")
     for name, (label, statements, inner) in clusters_of(graph, opts, fill).items():
         statements = statements + repeat_contents(name, inner)
@@ -436,19 +436,19 @@ def dot_source(graph, opts, fill):
             lines += ["  " + s for s in statements]
         else:
             lines += frame(name, label, statements)
-    lines += ["  " + fold_statement(fold) for fold in plan.folds]
-    for node in plan.nodes:
+    lines += ["  " + fold_statement(fold) for fold in layout.folds]
+    for node in layout.nodes:
         drawn_folds = set()                                # one edge from each fold box is enough
         for k, parent in enumerate(node.inputs):
-            fold = plan.fold_of.get(parent)
-            if parent not in plan.inside or fold in drawn_folds:
+            fold = layout.fold_of.get(parent)
+            if parent not in layout.inside or fold in drawn_folds:
                 continue
             lines.append("  " + edge_statement(node, k, opts, fill))
             if fold is not None:
                 drawn_folds.add(fold)
-    lines += ["  " + edge for edge in fold_edges(plan)]
-    if plan.caption:                                       # last: the frames keep their own style
-        lines.append(caption(plan))
+    lines += ["  " + edge for edge in fold_edges(layout)]
+    if layout.caption:                                     # last: the frames keep their own style
+        lines.append(caption(layout))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -496,18 +496,18 @@ def summary(graph, opts):
     When the drawing leaves nodes out, the first line says how many are drawn and the last
     lines are its caption: what was folded or left out.
     """
-    plan, rows = opts["plan"], []
-    for n in plan.nodes:
+    layout, rows = opts["layout"], []
+    for n in layout.nodes:
         what = n.kind if n.op is None else n.op.name
         value = format_value(n.value) if opts["summary_values"] else ""
         g = opts["numbers"].grad(n)
         grad = f"grad {format_value(g)}" if opts["summary_grads"] and g is not None else ""
         rows.append((n.name, what, value, grad))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    drawn = f"{len(rows)} nodes" if plan.complete() else f"{len(rows):,} of {plan.total:,} nodes"
+    drawn = f"{len(rows)} nodes" if layout.complete() else f"{len(rows):,} of {layout.total:,} nodes"
     lines = [f"Drawing of {drawn}" + (", backward view" if opts["backward"] else "")]
     lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths + [0])).rstrip() for r in rows]
-    return "\n".join(lines + plan.caption)
+    return "\n".join(lines + layout.caption)
 
 
 class Drawing:

@@ -3,7 +3,7 @@
 A graph that repeats itself (an RNN unrolled for many steps, a random recurrent cell) is folded
 into its repeats, and only true copies are folded: each unit of a fold has the ops, kinds,
 shapes and wiring of the one before it. A part drawn around a shared weight folds the weight's
-uses. (How the plan is drawn, and how dot's failures are reported, is tested in test_viz_big.py.)
+uses. (How a layout is drawn, and how dot's failures are reported, is tested in test_viz_big.py.)
 """
 
 import numpy as np
@@ -62,7 +62,7 @@ def random_cell(steps, seed):
     return mg.Graph(mg.sum(h))
 
 
-# -- the plan ----------------------------------------------------------------------------------
+# -- the layout --------------------------------------------------------------------------------
 
 def is_copy(order, fold):
     """Every hidden or drawn unit of a fold is a true copy of the one before it.
@@ -87,17 +87,17 @@ def test_only_true_copies_are_folded(seed):
     repeats by construction, may fold only what really is a copy."""
     g = random_cell(steps=12, seed=seed)
     order = layout.drawing_order(g)
-    plan = layout.Plan(g, fold=True)
+    plan = layout.Layout(g, fold=True)
     assert plan.folds and all(is_copy(order, f) for f in plan.folds)
     assert sum(len(f.hidden) for f in plan.folds) >= len(g.nodes) // 3
     tangled = tangle(150, seed=seed)
-    plan = layout.Plan(tangled, fold=True)
+    plan = layout.Layout(tangled, fold=True)
     assert all(is_copy(layout.drawing_order(tangled), f) for f in plan.folds)
 
 
 def test_an_output_at_every_step_is_folded_with_its_step():
     g = rnn(300, outputs=True)
-    plan = mg.draw(g).options["plan"]
+    plan = mg.draw(g).options["layout"]
     assert len(plan.folds) == 1 and len(plan.folds[0].hidden) >= 0.95 * len(g.nodes)
     y_5 = g.node("y_5")
     unit = next(u for u in plan.folds[0].units if y_5 in u)
@@ -106,5 +106,5 @@ def test_an_output_at_every_step_is_folded_with_its_step():
 
 def test_a_part_around_a_shared_weight_folds_its_uses():
     g = rnn(1000)
-    plan = mg.draw(g, around="W_hh", depth=1).options["plan"]
+    plan = mg.draw(g, around="W_hh", depth=1).options["layout"]
     assert plan.boxes() < 10 and [len(f.units) for f in plan.folds] == [1000]

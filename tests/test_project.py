@@ -7,6 +7,7 @@ temporary folder, and stops it again.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -381,3 +382,147 @@ def test_readme_is_short_learner_first_and_its_links_resolve():
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
     assert not broken, broken
     assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+
+
+# -- the package's structure: small modules, no import cycle, the compiler in its own folder ----
+
+MAX_MODULE_LINES = 650
+COMPILER_INSIDES = ("rewrites", "memory", "stepcode")     # the compiler's own modules: only it imports them
+
+
+def package_modules(root: Path) -> dict[str, tuple[Path, bool]]:
+    """Every module under ``root/minigraph``: its dotted name -> (its file, is it a package's
+    ``__init__``)."""
+    modules = {}
+    for path in sorted((root / "minigraph").rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        modules[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return modules
+
+
+def import_graph(root: Path) -> dict[str, dict[str, list[tuple[int, bool]]]]:
+    """module -> {a module of the package it imports -> [(line, inside a function?), ...]}.
+
+    Read from the source (no module is run): every ``import`` and ``from ... import``, at the
+    top or inside a function (a lazy import closes a cycle too, only later), relative ones
+    resolved. ``from pkg import name`` is an edge to ``pkg.name`` if that is a module, else to
+    ``pkg``. Importing ``a.b`` also runs ``a/__init__``; that is how packages work, not a
+    cycle, so it is no edge. Imports by ``importlib`` with a computed name are not seen."""
+    modules = package_modules(root)
+
+    def known(name):                      # the module itself, or the package it is a name of
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph = {}
+    for name, (path, is_package) in modules.items():
+        package = name if is_package else name.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        lazy = {id(node) for function in ast.walk(tree)
+                if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+                for node in ast.walk(function)}
+        imported = graph[name] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [known(alias.name) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1]
+                                    + ([node.module] if node.module else []))
+                submodules = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in modules]
+                targets = submodules + ([known(base)] if len(submodules) < len(node.names) else [])
+            else:
+                continue
+            for target in targets:
+                if target and target != name:
+                    imported.setdefault(target, []).append((node.lineno, id(node) in lazy))
+    return graph
+
+
+def import_cycles(graph: dict) -> list[list[str]]:
+    """The import cycles of ``graph``: each a list of modules that import one another, round
+    (the strongly connected components of more than one module, by Tarjan's algorithm)."""
+    order, low, stack, cycles = {}, {}, [], []
+
+    def visit(module):
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for other in graph.get(module, {}):
+            if other not in order:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], order[other])
+        if low[module] == order[module]:
+            component = stack[stack.index(module):]
+            del stack[stack.index(module):]
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for module in graph:
+        if module not in order:
+            visit(module)
+    return cycles
+
+
+def cycle_text(graph: dict, cycle: list[str]) -> str:
+    """A cycle in words: each import inside it, with its line and whether it is lazy."""
+    def lines(a, b):
+        return ", ".join(f"{n} in a function" if lazy else str(n) for n, lazy in graph[a][b])
+    return "; ".join(f"{a} imports {b} (line {lines(a, b)})" for a in cycle for b in graph[a] if b in cycle)
+
+
+def long_modules(root: Path) -> list[str]:
+    return [f"{name} ({n} lines)" for name, (path, _) in package_modules(root).items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES]
+
+
+def reaching_into_the_compiler(graph: dict) -> list[str]:
+    """Imports of the compiler's own modules (``COMPILER_INSIDES``) from outside
+    ``minigraph.compiler``: the rest of the package uses ``mg.function`` only."""
+    insides = {f"minigraph.compiler.{name}" for name in COMPILER_INSIDES}
+    return [f"{a} imports {b}" for a, imported in graph.items() if not a.startswith("minigraph.compiler")
+            for b in imported if b in insides]
+
+
+def test_no_module_is_longer_than_650_lines():
+    assert not long_modules(ROOT), f"split these modules: {long_modules(ROOT)}"
+
+
+def test_no_import_cycle_among_minigraphs_modules():
+    graph = import_graph(ROOT)
+    assert len(graph) > 100 and sum(map(len, graph.values())) > 300     # the whole package was read
+    assert graph["minigraph.compiler.function"].keys() >= {"minigraph.codegen", "minigraph.graph",
+                                                            "minigraph.compiler.rewrites"}
+    cycles = import_cycles(graph)
+    assert not cycles, "import cycles: " + " | ".join(cycle_text(graph, c) for c in cycles)
+
+
+def test_the_compilers_modules_are_in_its_folder_and_only_it_imports_them():
+    assert not reaching_into_the_compiler(import_graph(ROOT))
+    assert all((ROOT / "minigraph" / "compiler" / f"{name}.py").exists() for name in COMPILER_INSIDES)
+    strays = [p.name for p in (ROOT / "minigraph").rglob("*.py") if p.parent.name != "compiler"
+              and p.stem in COMPILER_INSIDES + ("function", "compiled", "rewrite", "memoryplan")]
+    assert not strays, f"compiler modules outside minigraph/compiler/: {strays}"
+
+
+def test_the_structure_checks_find_what_they_look_for(tmp_path):
+    """Each check can fail: a small package made to break all three rules."""
+    package = tmp_path / "minigraph"
+    (package / "compiler").mkdir(parents=True)
+    files = {"__init__.py": "from .a import f\n",
+             "a.py": "from . import b\n\ndef f():\n    return b.g()\n",
+             "b.py": "def g():\n    from .a import f    # lazy, and still a cycle\n    return f\n",
+             "c.py": "from .compiler.memory import plan\n" + "x = 1\n" * MAX_MODULE_LINES,
+             "compiler/__init__.py": "", "compiler/memory.py": "plan = 1\n"}
+    for name, text in files.items():
+        (package / name).write_text(text, encoding="utf-8")
+    graph = import_graph(tmp_path)
+    assert graph["minigraph.b"] == {"minigraph.a": [(2, True)]}
+    assert import_cycles(graph) == [["minigraph.a", "minigraph.b"]]
+    assert "line 2 in a function" in cycle_text(graph, ["minigraph.a", "minigraph.b"])
+    assert reaching_into_the_compiler(graph) == ["minigraph.c imports minigraph.compiler.memory"]
+    assert long_modules(tmp_path) == [f"minigraph.c ({MAX_MODULE_LINES + 1} lines)"]

@@ -2,7 +2,7 @@
 
 These tests do not time anything: a drawing of thousands of nodes must come back readable
 (few boxes, a bounded size in inches, a caption naming what was folded). The time is
-measured in bench/draw_big.py. Which nodes a plan folds (layout.py) is tested in test_layout.py,
+measured in bench/draw_big.py. Which nodes a layout folds (layout.py) is tested in test_layout.py,
 whose graphs these tests draw too.
 """
 
@@ -55,7 +55,7 @@ def test_big_graphs_come_back_small_with_a_caption(kind, build, n):
     g = build(n)
     assert len(g.nodes) >= 1000
     drawing = mg.draw(g)
-    plan = drawing.options["plan"]
+    plan = drawing.options["layout"]
     assert plan.boxes() <= 60
     hidden = sum(len(f.hidden) for f in plan.folds)
     assert hidden + len(plan.nodes) == len(g.nodes)
@@ -73,7 +73,7 @@ def test_a_chain_shows_its_first_repeats_and_its_last():
     g = chain(5000)
     drawing = mg.draw(g, keep=3)
     tanhs = [n for n in g.nodes if n.op is not None]
-    drawn = [n.name for n in drawing.options["plan"].nodes]
+    drawn = [n.name for n in drawing.options["layout"].nodes]
     assert drawn == ["start"] + [n.name for n in tanhs[:3] + tanhs[-1:]]
     assert repr(drawing).splitlines()[-1] == (
         f"Repeats 4-4999 of 5000 (each 1 node: tanh), from '{tanhs[3].name}' to '{tanhs[-2].name}': "
@@ -86,7 +86,7 @@ def test_an_rnn_draws_steps_in_frames_and_its_weights_at_each_use():
     g = rnn(steps)
     g.backward(rnn_feed(steps))
     drawing = mg.draw(g, backward=True)
-    source, plan = drawing.source, drawing.options["plan"]
+    source, plan = drawing.source, drawing.options["layout"]
     frames = re.findall(r'label="(repeat \d+ of \d+)"', source)
     assert frames == ["repeat 1 of 1000", "repeat 2 of 1000", "repeat 1000 of 1000"]
     assert [n.name for n in plan.refs] == ["W_hh", "W_xh", "b"]
@@ -143,11 +143,11 @@ def test_a_repeat_of_one_layer_is_not_framed_twice():
 def test_fold_can_be_asked_for_or_switched_off():
     g = rnn(8)                                                   # 51 nodes: drawn in full
     assert repr(mg.draw(g)).splitlines()[0] == f"Drawing of {len(g.nodes)} nodes"
-    folded = mg.draw(g, fold=True, keep=1).options["plan"]
+    folded = mg.draw(g, fold=True, keep=1).options["layout"]
     assert [len(f.units) for f in folded.folds] == [8] and len(folded.folds[0].drawn) == 2
     big = rnn(20)
-    assert mg.draw(big).options["plan"].folds
-    assert mg.draw(big, fold=False).options["plan"].complete()
+    assert mg.draw(big).options["layout"].folds
+    assert mg.draw(big, fold=False).options["layout"].complete()
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -161,7 +161,7 @@ def test_every_way_of_drawing_a_random_cell_is_complete(seed):
     for options in (dict(), dict(fold=True, keep=int(rng.integers(0, 4))), dict(backward=True, fold=True),
                     dict(around=g.nodes[int(rng.integers(len(g.nodes)))], depth=int(rng.integers(0, 4)))):
         drawing = mg.draw(g, **options)
-        plan, source = drawing.options["plan"], drawing.source
+        plan, source = drawing.options["layout"], drawing.source
         declared = set(re.findall(r'^\s*("[^"]*") \[', source, re.MULTILINE))
         assert {viz.quote(n.name) for n in plan.nodes} | {viz.quote(f.box) for f in plan.folds} <= declared
         tails = re.findall(r'^\s*("[^"]*")(?::\S+)? -> ("[^"]*")', source, re.MULTILINE)
@@ -176,7 +176,7 @@ def test_a_part_around_a_node():
     g = rnn(1000)
     centre = g.node("h_500")
     drawing = mg.draw(g, around="h_500", depth=2)
-    drawn = set(drawing.options["plan"].nodes)
+    drawn = set(drawing.options["layout"].nodes)
     neighbours = set(centre.inputs) | {n for n in g.nodes if centre in n.inputs}
     assert centre in drawn and neighbours <= drawn and len(drawn) < 20
     distance = {centre: 0}                                      # every drawn node is near
@@ -202,7 +202,7 @@ def test_too_big_to_draw_is_refused_with_a_way_out():
     assert f"mg.draw(g, around='{g.outputs[0].name}', depth=2)" in message
     with pytest.raises(mg.DrawingError, match="5,001 nodes of the graph, more .* fold=True folds repeated"):
         mg.draw(chain(5000), fold=False)
-    assert mg.draw(g, around=g.outputs[0], depth=2).options["plan"].boxes() < viz.MAX_BOXES
+    assert mg.draw(g, around=g.outputs[0], depth=2).options["layout"].boxes() < viz.MAX_BOXES
 
 
 @pytest.mark.parametrize("options, message", [
@@ -257,6 +257,6 @@ def test_a_live_drawing_of_a_folded_rnn_lights_every_use_of_a_weight():
     svg = live.render(highlight={g.node("W_hh")}).replace("&#45;", "-")
     assert "@@" not in svg and "⋯ 197 more repeats ⋯" in svg
     lit = re.findall(r'<g id="(mg-(?:node|ref)-[^"]*)" class="[^"]*mg-hl', svg)
-    uses = [f"mg-ref-{n.name}-0" for n in live.options["plan"].nodes
+    uses = [f"mg-ref-{n.name}-0" for n in live.options["layout"].nodes
             if n.inputs and n.inputs[0].name == "W_hh"]
     assert sorted(lit) == sorted(["mg-node-W_hh"] + uses) and len(uses) == 3

@@ -84,7 +84,7 @@ class Function:
         program = rewrites.program_of(self.graph.nodes, self.graph.outputs)
         self.program = rewrites.run_passes(program, rewrites.AT_CREATION) if optimize else program
         self.parameters = [t.node for t in self.program.terms if t.kind == "parameter"]
-        self.plans = {}                   # shapes and dtypes of a call -> its _Plan
+        self.plans = {}                   # shapes and dtypes of a call -> its CodeForShapes
         self._subtract = functools.partial(subtract_from, bounds={})   # bounds: see subtract_from
         self.written, self.memory = self.program, None    # what the last code written runs
         self.source = self._written(self.program, None, ["not called yet: no shapes known, "
@@ -111,12 +111,12 @@ class Function:
         arrays = [_as_fed(node, value) for node, value in zip(self.inputs, values)]
         key = tuple((a.shape, a.dtype) for a in arrays) + tuple(
             (p._value.shape, p._value.strides) for p in self.parameters)   # (a layout: see _plan)
-        plan = self.plans.get(key)
-        if plan is None:
-            plan, values = self._plan(arrays, key)
+        code = self.plans.get(key)
+        if code is None:
+            code, values = self._plan(arrays, key)
             results = [values[t] for t in self.program.results]     # (some are leaves' arrays)
-            return [v.copy() if type(v) is np.ndarray else v for v in results], plan.in_place
-        return plan.run(arrays), plan.in_place
+            return [v.copy() if type(v) is np.ndarray else v for v in results], code.in_place
+        return code.run(arrays), code.in_place
 
     def _returned(self, results, in_place, single=None):
         """Write the updates, return the outputs."""
@@ -126,10 +126,11 @@ class Function:
 
     def _plan(self, arrays, key):
         """Rewrite the program for the shapes of this call, plan its memory and write its code;
-        returns the plan and the values of this call, computed op by op to learn their shapes.
-        What the plan decides holds for every call with the same ``key``: the shapes and dtypes
-        of the Inputs (fed in C order) and the shapes and layouts of the Parameters (a value's
-        layout decides its ops' results' layouts, and the order in which a sum adds numbers)."""
+        returns its ``CodeForShapes`` and the values of this call, computed op by op to learn
+        their shapes. What it decides holds for every call with the same ``key``: the shapes
+        and dtypes of the Inputs (fed in C order) and the shapes and layouts of the Parameters
+        (a value's layout decides its ops' results' layouts, and the order in which a sum adds
+        numbers)."""
         leaf = dict(zip(self.inputs, arrays))
         values = rewrites.evaluate(self.program,
                                   lambda t: leaf[t.node] if t.kind == "input" else t.node._value)
@@ -147,8 +148,8 @@ class Function:
         self.source, run = self._written(program, memory, [f"for {shapes or 'no inputs'}{again}"])
         self.written, self.memory = program, memory
         in_place = memory.in_place if memory else set()
-        self.plans[key] = plan = _Plan(run, self.source, in_place)
-        return plan, values
+        self.plans[key] = code = CodeForShapes(run, self.source, in_place)
+        return code, values
 
     def rewritten(self):
         """The graph the last code written computes (after the rewrites of its shapes; before
@@ -193,7 +194,7 @@ class Function:
         return results[0] if self.single else results[:n]
 
 
-class _Plan:
+class CodeForShapes:
     """The code written for one set of shapes: ``run(arrays)``, its ``source``, and the
     Parameters its updates write ``in_place``."""
 

@@ -185,8 +185,9 @@ FAIL_ON_SHAPES_ONLY = NEW_ARRAYS - {ops.softmax_cross_entropy.opdef, ops.power.o
     symbolic.is_zero)}
 
 
-class MemoryPlan:
-    """``into``: term -> (its out= form, its buffer's number, its shape, its dtype); ``buffers``:
+class Buffers:
+    """The memory plan of one set of shapes: which buffers there are and which value lives in
+    which. ``into``: term -> (its out= form, its buffer's number, its shape, its dtype); ``buffers``:
     the size in bytes of each buffer (a value is a view of the start of its buffer, so values of
     any shapes may take turns in one); ``copied``: the results returned (or written) as copies;
     ``fresh``: Input terms copied at each call; ``in_place``: the Parameters whose new values are
@@ -215,7 +216,7 @@ class MemoryPlan:
 
 
 def plan_memory(program, values, n_outputs, updated):
-    """The ``MemoryPlan`` of ``program`` (a ``rewrites.Program``) for the ``values`` of one call:
+    """The ``Buffers`` of ``program`` (a ``rewrites.Program``) for the ``values`` of one call:
     its first ``n_outputs`` results are returned, the others are the new values of the
     Parameters ``updated`` (nodes, in order), written into their arrays."""
     terms, end = program.terms, len(program.terms)
@@ -267,7 +268,7 @@ def plan_memory(program, values, n_outputs, updated):
     for k, step in early.items():
         writes.setdefault(step, []).append((parameter[updated[k - n_outputs]], k))
     transposed = {t for t in terms if t.kind == "op" and _written_as_T(t, values)}
-    return MemoryPlan(into, buffers, copied, fresh, {t.node for t in in_place}, writes, transposed,
+    return Buffers(into, buffers, copied, fresh, {t.node for t in in_place}, writes, transposed,
                       subtracted)
 
 

@@ -22,11 +22,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from .. import BadValueError, viz
+from .. import BadValueError
 from ..blas import one_thread
 from ..widgets import WIDE, picture, png, show_png
 
-LINE = viz.KIND_COLOURS["input"][1]
 SHOWN = {" ": "␣", "\n": "⏎"}                      # characters that would not show as a label
 
 

@@ -8,6 +8,8 @@
 * ``values.py``: numbers to JSON and back, and to short text;
 * ``registry.py``: the table of chapters; ``notebook.py``: ``check`` and ``progress``;
   ``report.py``: the tables they show;
+* ``verdict.py``: a judge's decision on one case, and the comparison most judges make;
+* ``public.py``: how the student edition judges an exercise without its reference answer;
 * ``answers.py``: how a chapter's content names its reference answers without holding them.
 
 Nothing here holds an answer: the chapters' content is in ``content/``, their answers in
