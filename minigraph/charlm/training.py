@@ -17,35 +17,19 @@ Everything is decided by the config and its seed: the same config gives the same
 for bit. ``checkpoint.save`` stores all of a run's state (Parameters, Adam's moments, the
 schedule's step, the carried state, the random generator of the samples, the history), so a
 run saved, loaded and continued gives the same numbers as one never stopped.
+
+What every run shares (its settings' round trip, the text it reads, held-out scores, samples,
+the clipping and the update) is ``minigraph.training.run``'s.
 """
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
-from .. import BadValueError, optim
-from ..chapters import recurrent
-from . import text as texts
+from .. import optim
+from ..training import text as texts
+from ..training.run import Run, Settings, clip_and_update
 from .model import CharLSTM, mean_loss
-from .sample import sample
-
-
-class Settings:
-    """What a run's config can do besides holding its values: go to a dict and back (the
-    checkpoint's JSON). Mixed into a frozen dataclass (this chapter's ``Config``, the GPT's)."""
-
-    @classmethod
-    def from_dict(cls, values):
-        """A config from a dict such as ``config.as_dict()``; unknown names are an error."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise BadValueError(f"unknown setting(s) {', '.join(unknown)} for a training run; "
-                                f"the settings are: {', '.join(sorted(known))}.")
-        return cls(**values)
-
-    def as_dict(self):
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -69,36 +53,6 @@ class Config(Settings):
     eval_chars: int = 20_000
     eval_batch: int = 8
     dtype: str = "float32"
-
-
-class Run:
-    """What a training run of a character model does besides its steps (this chapter's
-    ``Training``, the GPT's): read the text, score held-out characters, write samples. A
-    subclass sets ``config`` (with ``eval_chars``), ``model`` and ``rng`` and writes
-    ``score(ids)``, the mean loss of predicting ``ids[1:]`` from what precedes them."""
-
-    def read(self, text):
-        """The text as ids (``vocab``, ``train_ids``, ``held_out_ids``); iteration 0, no history."""
-        self.vocab = texts.Vocabulary(text)
-        ids = self.vocab.encode(text)
-        self.train_ids = texts.split(ids)[0]
-        self.held_out_ids = texts.held_out_ids(ids)
-        self.iteration = 0
-        self.history = {"train": [], "held_out": []}       # [iteration, loss] pairs
-
-    def held_out_loss(self, chars=None):
-        """The loss on the first ``chars`` held-out characters (all of them if None)."""
-        return self.score(self.held_out_ids if chars is None else self.held_out_ids[:chars + 1])
-
-    def evaluate(self):
-        """Score ``config.eval_chars`` held-out characters and record the loss in the history."""
-        loss = self.held_out_loss(self.config.eval_chars)
-        self.history["held_out"].append([self.iteration, loss])
-        return loss
-
-    def sample(self, prime="\n", length=200, temperature=1.0, top_k=None):
-        """Text written by the model now, from the run's own generator."""
-        return sample(self.model, self.vocab, prime, length, self.rng, temperature, top_k)
 
 
 class Training(Run):
@@ -142,18 +96,3 @@ class Training(Run):
     def score(self, ids):
         """The mean loss of predicting ``ids[1:]``: ``eval_batch`` streams, ``steps`` at a time."""
         return mean_loss(self.model, ids, batch=self.config.eval_batch, steps=self.config.steps)
-
-
-def clip_and_update(run, loss):
-    """Steps 3 and 4, once backward has filled the gradients (this chapter's runs, and chapter
-    10's translator): clip the Parameters' gradients to a global norm of at most
-    ``config.clip``, take one step of the optimizer, count the iteration and record its
-    training ``loss`` in the history. Returns ``loss``."""
-    params = run.model.parameters
-    clipped, _ = recurrent.clip_by_global_norm([p.grad for p in params], run.config.clip)
-    for p, g in zip(params, clipped):
-        p.grad = g
-    run.optimizer.step()
-    run.iteration += 1
-    run.history["train"].append([run.iteration, loss])
-    return loss

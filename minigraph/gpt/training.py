@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import optim
-from ..charlm.training import Run, Settings
+from ..training.run import Run, Settings, clip_and_update
 from .model import GPT, mean_loss
 
 
@@ -57,7 +57,7 @@ class Config(Settings):
 
 class Training(Run):
     """A model, its optimizer and the random generator that picks the windows: one run. Its
-    text, held-out scores and samples are chapter 09's (``charlm.training.Run``)."""
+    text, held-out scores and samples are every language model's (``training.run.Run``)."""
 
     def __init__(self, config, text):
         self.config = cfg = config
@@ -93,11 +93,7 @@ class Training(Run):
         """One iteration on a fresh batch; returns its training loss (nats per character)."""
         params = self.model.parameters
         loss = float(self.window.graph.backward(self.window.feed(*self.batch()), wrt=params))
-        optim.clip_grad_norm(params, self.config.clip)
-        self.optimizer.step()
-        self.iteration += 1
-        self.history["train"].append([self.iteration, loss])
-        return loss
+        return clip_and_update(self, loss, eps=1e-6)           # PyTorch's clip_grad_norm_, as nanoGPT
 
     def score(self, ids):
         """The mean loss of predicting ``ids[1:]``, in windows of block_size (``mean_loss``)."""

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import nn, optim
-from ..charlm.training import Settings, clip_and_update
 from ..training import files
+from ..training.run import Settings, clip_and_update
 from . import data
 from .model import Translator
 
