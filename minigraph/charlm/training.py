@@ -8,7 +8,9 @@ One step (one iteration) is truncated BPTT on one chunk of the B streams:
 
 1. feed the chunk's (B, S) characters, their targets and the state carried from the chunk
    before (zeros at the start of an epoch, when the streams start again);
-2. forward and backward, ``wrt=`` the Parameters only (the carried state is an Input);
+2. forward and backward, ``wrt=`` the Parameters only (the carried state is an Input), by
+   the compiled step (``mg.function``) or, with ``run.engine = "interpreter"``, by
+   ``Graph.backward``: the same numbers, bit for bit (``minigraph.training.step``);
 3. clip the gradients to a global norm of at most ``clip``;
 4. one Adam step, at the learning rate of a cosine schedule from ``lr`` down to ``lr_min``;
 5. keep the chunk's final h and c (numbers, no gradient) for the next chunk.
@@ -29,6 +31,7 @@ import numpy as np
 from .. import optim
 from ..training import text as texts
 from ..training.run import Run, Settings, clip_and_update
+from ..training.step import Gradients
 from .model import CharLSTM, mean_loss
 
 
@@ -56,7 +59,10 @@ class Config(Settings):
 
 
 class Training(Run):
-    """A model, its optimizer and the position in the data: one run, one step at a time."""
+    """A model, its optimizer and the position in the data: one run, one step at a time.
+    ``engine`` ("compiled" or "interpreter") computes the steps' gradients."""
+
+    engine = "compiled"
 
     def __init__(self, config, text):
         self.config = config
@@ -70,6 +76,8 @@ class Training(Run):
             t, config.iterations, config.lr, config.lr_min))
         self.rng = np.random.default_rng(config.seed + 1)     # for the samples
         self.state = self.model.initial_state(config.batch)
+        chunk = self.model.chunk(config.steps)
+        self.gradients = Gradients(chunk.graph, self.model.parameters, carried=chunk.end)
 
     @property
     def chars_per_step(self):
@@ -87,10 +95,8 @@ class Training(Run):
         if position == 0:                                   # the streams start again
             self.state = self.model.initial_state(cfg.batch)
         cut = slice(position * cfg.steps, (position + 1) * cfg.steps)
-        chunk, params = self.model.chunk(cfg.steps), self.model.parameters
-        loss = float(chunk.graph.backward(chunk.feed(self.inputs[:, cut], self.targets[:, cut],
-                                                     self.state), wrt=params))
-        self.state = chunk.final_state()
+        feed = self.model.chunk(cfg.steps).feed(self.inputs[:, cut], self.targets[:, cut], self.state)
+        loss, self.state = self.gradients(feed, self.engine)
         return clip_and_update(self, loss)
 
     def score(self, ids):
