@@ -11,8 +11,8 @@ before. Two engines give the same numbers, bit for bit:
   *carried])``, built at the first call. Its first call with a shape of the feed plans that
   shape (rewrites, a memory plan, the step's code: ``compiled.source`` shows it); every later
   call runs that code.
-- ``"interpreter"`` (the reference): ``graph.backward(feed, wrt=params)``, op by op, as chapter
-  03 builds it; the carried nodes' values are read from the graph afterwards.
+- ``"interpreter"`` (the reference): ``graph.backward(feed, wrt=params)``, op by op; the
+  carried nodes' values are read from the graph afterwards.
 
 The training commands choose with ``--engine``; a run's ``engine`` attribute holds the choice.
 ``carried`` are nodes whose values the next step needs as numbers (the LSTM's final h and c).
