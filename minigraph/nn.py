@@ -6,11 +6,15 @@ the graph. Batches are rows: ``x`` has shape (n, features), so a layer computes
 fused, numerically stable ops) and are re-exported here. A layer's ``rng`` is a seed, None or a
 numpy Generator: ``np.random.default_rng(rng)`` makes a Generator of the first two, and gives the
 third back as it is (so layers made with one Generator draw one sequence).
+
+Two functions of plain numbers (arrays, not nodes) serve the models that feed and score
+graphs: ``one_hot`` (the rows a character model is fed) and ``log_probabilities`` (the
+log-softmax of scores, to read a model's predictions; ``mg.log_softmax`` is the op, for graphs).
 """
 
 import numpy as np
 
-from . import ops
+from . import kernels, ops
 from .dtypes import get_default_dtype
 from .errors import BadValueError
 from .graph import Parameter
@@ -99,6 +103,24 @@ class MLP:
     def __repr__(self):
         sizes = [self.layers[0].W.shape[0]] + [layer.W.shape[1] for layer in self.layers]
         return f"MLP({sizes}, {self.activation.__name__})"
+
+
+def one_hot(ids, n, dtype=np.float64):
+    """``one_hot(ids, n)[..., k]`` is 1 where ``ids == k``: rows of the n x n identity, and a row
+    of zeros where the id is -1 (nothing: padding, or before the first output character).
+    A BadValueError names an id outside -1 .. n - 1."""
+    ids = np.asarray(ids)
+    if ids.size and (not np.issubdtype(ids.dtype, np.integer) or ids.min() < -1 or ids.max() >= n):
+        raise BadValueError(f"one_hot takes whole-number ids from 0 to {n - 1} (or -1: a row of "
+                            f"zeros); got {ids.dtype} ids from {ids.min()} to {ids.max()}.")
+    return (ids[..., None] == np.arange(n)).astype(dtype)
+
+
+def log_probabilities(logits, axis=-1):
+    """log(softmax(logits)) along ``axis``, of plain numbers (an array, not a node): each score
+    minus the log of the sum of the exponentials, computed without overflow (the kernel that
+    ``mg.log_softmax`` runs)."""
+    return kernels.log_softmax(np.asarray(logits), axis)
 
 
 def binary_accuracy(logits, labels):

@@ -221,22 +221,39 @@ class AdamW(Adam):
         return super().update(value, grad, state)
 
 
-def clip_grad_norm(params, max_norm):
+def global_norm(grads):
+    """The global L2 norm of a list of arrays: the square root of the sum of the squares of all
+    their numbers together (as if they were one long vector)."""
+    return float(np.sqrt(sum(np.vdot(g, g) for g in grads)))
+
+
+def clip_factor(norm, max_norm, eps=0.0):
+    """The one formula of clipping by the global norm: the factor that scales gradients of
+    global norm ``norm`` down to ``max_norm``, ``max_norm / (norm + eps)``, or 1 when that would
+    not shrink them. ``eps = 0`` caps the norm at exactly ``max_norm`` (chapter 07's
+    ``recurrent.clip_by_global_norm``); PyTorch's ``clip_grad_norm_`` adds ``eps = 1e-6``
+    (``clip_grad_norm``'s default), which keeps a norm of 0 from being divided by."""
+    return max_norm / (norm + eps) if norm + eps > max_norm else 1.0
+
+
+def clip_grad_norm(params, max_norm, eps=1e-6):
     """Scale every Parameter's ``.grad`` in place, by one factor, so that their global L2 norm
     (of all their numbers together) is at most ``max_norm``; return the norm they had before.
-    As ``torch.nn.utils.clip_grad_norm_``: a step along the same direction, never a huge one."""
+    As ``torch.nn.utils.clip_grad_norm_``: a step along the same direction, never a huge one.
+    The factor is ``clip_factor(norm, max_norm, eps)`` (chapter 07's clip on a list of arrays,
+    ``recurrent.clip_by_global_norm``, is the same formula with ``eps = 0``)."""
     if not (_is_number(max_norm) and 0 < max_norm < np.inf):
         raise BadValueError(f"clip_grad_norm's max_norm must be a finite number > 0, e.g. "
                             f"max_norm=1.0; got {type(max_norm).__name__} {max_norm!r}.")
     params = [p for p in _parameters(params, "clip_grad_norm") if p.grad is not None]
-    norm = float(np.sqrt(sum(np.vdot(p.grad, p.grad) for p in params)))
+    norm = global_norm(p.grad for p in params)
     if not np.isfinite(norm):
         bad = next((p for p in params if not np.isfinite(p.grad).all()), params[0])
         raise NonFiniteError(f"clip_grad_norm: the gradient of Parameter '{bad.name}' "
                              f"({shape_text(bad.grad)}) {_finite_text(bad.grad)}, so no direction "
                              f"is left to keep (the global norm is {norm}). Find the node that "
                              f"overflows with mg.detect_anomaly(), or lower the learning rate.")
-    scale = max_norm / (norm + 1e-6)
+    scale = clip_factor(norm, max_norm, eps)
     if scale < 1:
         for p in params:                  # in place when it can (a 0-d gradient is a number: a new one)
             p.grad = _scaled(p.grad, scale)

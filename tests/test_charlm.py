@@ -11,7 +11,7 @@ import minigraph as mg
 from minigraph.charlm import checkpoint, text as texts
 from minigraph.charlm.evaluate import held_out_loss
 from minigraph.charlm.model import CharLSTM, character_losses, mean_loss, one_hot
-from minigraph.charlm.sample import next_character, sample
+from minigraph.training.sample import next_character, sample
 from minigraph.charlm.train import main as train_main, train
 from minigraph.charlm.training import Config, Training
 from minigraph.progress import LogLines, Progress, TerminalLine, duration, progress_line

@@ -6,7 +6,7 @@ import pytest
 
 from minigraph.charlm import by_hand, widgets
 from minigraph.charlm.model import CharLSTM
-from minigraph.charlm.text import Vocabulary
+from minigraph.training.text import Vocabulary
 
 
 def test_the_step_by_hand_gives_the_engines_loss_gradients_and_state():
@@ -92,7 +92,7 @@ def tiny_sampler(**options):
 
 
 def test_the_sampler_shows_the_chart_and_the_sample_of_one_setting_together():
-    from minigraph.charlm.sample import sample
+    from minigraph.training.sample import sample
     box, vocab = tiny_sampler()
     assert box.shown == ("ab\n", 0.8, 40, 0)
     assert box.written == sample(box.model, vocab, "ab\n", 40, 0, 0.8)

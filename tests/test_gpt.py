@@ -8,7 +8,7 @@ import pytest
 
 import minigraph as mg
 from minigraph.charlm import checkpoint as lstm_checkpoint
-from minigraph.charlm.sample import sample
+from minigraph.training.sample import sample
 from minigraph.charlm.training import Config as LSTMConfig, Training as LSTMTraining
 from minigraph.gpt import checkpoint, evaluate
 from minigraph.gpt.model import GPT, mean_loss

@@ -90,7 +90,7 @@ def test_tick_labels_show_spaces_and_newlines(text):
 
 
 def tiny_gpt():
-    from minigraph.charlm.text import Vocabulary
+    from minigraph.training.text import Vocabulary
     from minigraph.gpt.model import GPT
     vocab = Vocabulary(ALPHABET)
     return GPT(len(vocab), n_layer=2, n_head=2, n_embd=8, block_size=6, rng=0, dtype=np.float64), vocab

@@ -117,3 +117,22 @@ def test_clip_grad_norm_scales_all_gradients_together_and_returns_the_norm_befor
     assert np.allclose(a.grad, [0.6, 0.0]) and np.isclose(b.grad, 0.8)
     assert mg.optim.clip_grad_norm([a, b], max_norm=10.0) == pytest.approx(1.0, rel=1e-6)
     assert np.allclose(a.grad, [0.6, 0.0])                          # under max_norm: untouched
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_chapter_07s_clip_and_clip_grad_norm_are_one_formula_with_and_without_eps(seed):
+    """``recurrent.clip_by_global_norm`` (new arrays) is ``clip_grad_norm(..., eps=0)`` (in
+    place), bit for bit, float32 and float64, clipped or not."""
+    from minigraph.chapters import recurrent
+    rng = np.random.default_rng(seed)
+    dtype = (np.float32, np.float64)[seed % 2]
+    grads = [(rng.normal(size=shape) * 10.0 ** rng.uniform(-2, 2)).astype(dtype)
+             for shape in [(3, 4), (5,), (2, 2, 2)]]
+    max_norm = 10.0 ** rng.uniform(-1, 1)
+    params = [mg.Parameter(np.zeros_like(g), name=f"p{k}") for k, g in enumerate(grads)]
+    for p, g in zip(params, grads):
+        p.grad = g.copy()
+    clipped, norm = recurrent.clip_by_global_norm(grads, max_norm)
+    assert mg.optim.clip_grad_norm(params, max_norm, eps=0) == norm
+    for p, c in zip(params, clipped):
+        assert p.grad.dtype == c.dtype == dtype and np.array_equal(p.grad, c)

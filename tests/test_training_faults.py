@@ -34,6 +34,7 @@ from minigraph.charlm import evaluate as lstm_evaluate
 from minigraph.gpt import checkpoint as gpt_files, train as gpt_train, training as gpt_training
 from minigraph.translate import train as dates_train, training as dates_training
 from minigraph.training import command as commands, files
+from minigraph.training.step import Gradients
 
 LM_TAIL = ["--sample-length", "0"]
 COMMANDS = {
@@ -103,8 +104,8 @@ def interrupt_at(phase, monkeypatch, evaluating, training):
     calls = []
     if phase == "step start":
         monkeypatch.setattr(training, "step", once(calls, 2, training.step))
-    elif phase == "backward":
-        monkeypatch.setattr(mg.Graph, "backward", once(calls, 2, mg.Graph.backward))
+    elif phase == "backward":                       # the step's gradients, by either engine
+        monkeypatch.setattr(Gradients, "__call__", once(calls, 2, Gradients.__call__))
     elif phase == "optimizer update":              # in the middle of the list of Parameters
         monkeypatch.setattr(optim.Adam, "update", once(calls, 7, optim.Adam.update))
     elif phase == "evaluation":

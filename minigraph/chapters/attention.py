@@ -30,7 +30,7 @@ from matplotlib.figure import Figure
 
 from ..errors import BadValueError
 from ..graph import Number
-from ..kernels import log_softmax
+from ..nn import log_probabilities
 from ..ops import div, matmul, softmax, transpose
 from ..viz import format_number
 from ..widgets import WIDE, SliderPlot, png
@@ -99,7 +99,7 @@ def saturation(dims, keys=8, trials=400, rng=0):
         k = rng.standard_normal((trials, keys, d))
         products = (q @ np.swapaxes(k, 1, 2))[:, 0]                 # (trials, keys)
         for suffix, scores in (("", products), ("_scaled", products / np.sqrt(d))):
-            p = np.exp(log_softmax(scores))
+            p = np.exp(log_probabilities(scores))
             out["largest" + suffix].append(p.max(axis=1).mean())
             out["slope" + suffix].append(softmax_slope(p).mean())
     return {name: np.array(values) for name, values in out.items()}
@@ -143,8 +143,8 @@ class ScaleView(SliderPlot):
         """Score the keys for the slider's d, both ways; redraw the bars and the readout."""
         d = self.slider.value
         products = self.k[:, :d] @ self.q[:d]
-        self.weights = {"q·k": np.exp(log_softmax(products)),
-                        "q·k / √d": np.exp(log_softmax(products / np.sqrt(d)))}
+        self.weights = {"q·k": np.exp(log_probabilities(products)),
+                        "q·k / √d": np.exp(log_probabilities(products / np.sqrt(d)))}
         parts = [f"{name}: largest weight <b>{format_number(p.max(), 3)}</b>, slope "
                  f"<b>{format_number(softmax_slope(p), 3)}</b>" for name, p in self.weights.items()]
         self.readout.value = (f"d = {d}: the scores q·k spread with standard deviation "

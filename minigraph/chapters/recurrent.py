@@ -123,18 +123,19 @@ def clip_by_global_norm(grads, max_norm):
     """Scale a list of gradients together so that their global norm is at most ``max_norm``.
 
     The global norm is sqrt(sum of every entry squared, over all the arrays). Returns the
-    (possibly scaled) list and the norm before clipping. Scaling all of them by one factor keeps
-    the direction of the step; only its length is capped.
+    (possibly scaled) list, new arrays, and the norm before clipping. Scaling all of them by one
+    factor keeps the direction of the step; only its length is capped.
+
+    The front door for a list of arrays; the formula is ``optim``'s, the one that
+    ``optim.clip_grad_norm`` applies in place to Parameters' gradients (here without its
+    ``eps``: the norm is capped at exactly ``max_norm``).
     """
-    try:
-        norm = float(np.sqrt(sum(np.sum(np.square(g)) for g in grads)))
-    except TypeError:
-        missing = [k for k, g in enumerate(grads) if g is None]
-        if not missing:
-            raise
+    missing = [k for k, g in enumerate(grads) if g is None]
+    if missing:
         raise BadValueError(f"gradient {missing[0]} is None: run graph.backward(feed) on a graph "
-                            f"that contains every parameter before clipping.") from None
-    scale = min(1.0, max_norm / norm) if norm > 0 else 1.0
+                            f"that contains every parameter before clipping.")
+    norm = optim.global_norm(grads)
+    scale = optim.clip_factor(norm, max_norm)
     return [g * scale for g in grads], norm
 
 

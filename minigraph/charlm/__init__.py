@@ -1,13 +1,15 @@
 """Chapter 09: a character-level LSTM language model on Tiny Shakespeare.
 
 Karpathy's "The Unreasonable Effectiveness of Recurrent Neural Networks" on this engine, in
-one module per idea, in reading order:
+one module per idea, in reading order (``text`` and ``sample`` are ``minigraph.training``'s,
+shared with chapters 10 and 11, and read here as this chapter's):
 
     text         characters as ids, the train / held-out split, B streams read S at a time
     model        CharLSTM: one-hot -> LSTM layers (chapter 07's cell) -> softmax; the graph of
                  a chunk, with the carried state as Inputs; the loss over a whole text
     sample       writing text: temperature, top-k, one character at a time
     training     a run: truncated BPTT, clipping, Adam with a cosine schedule, the history
+                 (what every run shares is minigraph.training.run)
     checkpoint   a run in one .npz file (no pickle), bit for bit, resumable
                  (written and checked by minigraph.training.files)
     train        the command:    python -m minigraph.charlm.train --out build/lstm/run.npz
@@ -19,4 +21,5 @@ one module per idea, in reading order:
 first use, with the modules a chapter reads (all but the commands and widgets).
 """
 
-from . import by_hand, checkpoint, model, sample, text, training
+from ..training import sample, text
+from . import by_hand, checkpoint, model, training

@@ -21,9 +21,8 @@ Writing (atomically), reading (checked) and the parts every run's file shares ar
 
 import numpy as np
 
-from ..errors import BadValueError
 from ..training import files
-from .text import Vocabulary
+from ..training.text import Vocabulary, check_vocabulary
 from .model import CharLSTM
 from .training import Config, Training
 
@@ -72,12 +71,3 @@ def load(path, text):
     run.state = [arrays[f"state/{k}"] for k in range(len(run.state))]
     run.rng.bit_generator.state = meta["rng"]
     return run
-
-
-def check_vocabulary(meta, vocab, path):
-    """A BadValueError unless ``vocab`` is the vocabulary the checkpoint was trained with."""
-    if vocab.chars != meta["vocabulary"]:
-        raise BadValueError(
-            f"{path} was trained on a text of {len(meta['vocabulary'])} distinct characters "
-            f"({meta['vocabulary']!r}); this text has {len(vocab)} ({vocab.chars!r}). A model reads "
-            f"only its own vocabulary: use it with the text it was trained on, or train a new one.")

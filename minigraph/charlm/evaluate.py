@@ -14,8 +14,9 @@ import sys
 from threadpoolctl import threadpool_limits
 
 from .. import data
-from ..training.files import provenance
-from . import checkpoint, text as texts
+from ..training import text as texts
+from ..training.scores import summary
+from . import checkpoint
 from .model import mean_loss
 
 
@@ -23,7 +24,7 @@ def held_out_loss(path, batch=16, steps=100):
     """``(loss in nats per character, meta)`` of the checkpoint at ``path`` on the held-out split."""
     model, vocab, meta = checkpoint.load_model(path)
     corpus = data.shakespeare()
-    checkpoint.check_vocabulary(meta, texts.Vocabulary(corpus), path)
+    texts.check_vocabulary(meta, texts.Vocabulary(corpus), path)
     return mean_loss(model, texts.held_out_ids(vocab.encode(corpus)), batch, steps), meta
 
 
@@ -41,14 +42,6 @@ def main(argv=None):
         loss, meta = held_out_loss(args.checkpoint, args.batch, args.steps)
     print(summary(args.checkpoint, loss, meta))
     return 0
-
-
-def summary(path, loss, meta):
-    """Three lines: which checkpoint (iteration, commit), how long it trained on which machine,
-    and its loss in the three usual units."""
-    return (f"{provenance(path, meta)}\n"
-            f"held-out loss {loss:.4f} nats/char = {texts.bits_per_character(loss):.4f} bits/char, "
-            f"perplexity {texts.perplexity(loss):.3f}")
 
 
 if __name__ == "__main__":

@@ -23,8 +23,9 @@ import numpy as np
 from .. import (BadValueError, Graph, Input, Parameter, ShapeError, concatenate, linear, nn,
                recurrent, set_default_dtype, softmax_cross_entropy)
 from ..blas import one_thread
-from ..kernels import log_softmax
-from . import text
+from ..nn import one_hot
+from ..training import text
+from ..training.scores import character_losses
 
 
 class CharLSTM:
@@ -146,16 +147,6 @@ class Chunk:
 
     def __repr__(self):
         return f"Chunk({self.steps} steps of {self.model!r})"
-
-
-def one_hot(ids, n, dtype=np.float64):
-    """Rows of the n x n identity matrix: ``one_hot(ids, n)[..., i]`` is 1 where ``ids == i``."""
-    return np.eye(n, dtype=dtype)[ids]
-
-
-def character_losses(logits, targets):
-    """-log p(target) for each row of ``logits`` (one row per character, in nats)."""
-    return -log_softmax(logits)[np.arange(len(targets)), targets]
 
 
 @one_thread

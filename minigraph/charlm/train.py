@@ -11,14 +11,16 @@ checkpoint's settings, to the same numbers, bit for bit, as a run that never sto
 settings and seed give the same losses, bit for bit. ``--best`` keeps the model alone (a third
 of the checkpoint's size: the file to ship) from the evaluation with the lowest held-out loss;
 it never replaces a shipped model or another run's unless ``--force`` says so
-(``minigraph.training.command`` says what else keeps a run safe).
+(``minigraph.training.command`` says what else keeps a run safe; the language model's
+command, shared with chapter 11's GPT, is ``minigraph.training.language_model``).
 Score the whole held-out split afterwards with ``python -m minigraph.charlm.evaluate``.
 """
 
 import sys
 
-from .. import data
 from ..training import command as commands
+from ..training.language_model import (language_model_command, lowest_held_out, loss_and_epoch,
+                                       report)
 from . import checkpoint
 from .training import Config, Training
 
@@ -40,40 +42,6 @@ def train(run, until=None, out=None, progress=None, command=None, sample_length=
                    until=until, out=out, best=best, save=save, command=command, commit=commit,
                    progress=progress, fields=loss_and_epoch)
     return run
-
-
-def report(run, bar, sample_length):
-    """Score the held-out characters, show the loss and a sample above the bar; return the loss."""
-    held_out = run.evaluate()
-    bar.write(f"iteration {run.iteration}: held-out loss {held_out:.4f} nats/char "
-              f"({run.config.eval_chars:,} characters)")
-    if sample_length:
-        bar.write(run.sample(length=sample_length).strip("\n") + "\n" + "-" * 40)
-    return held_out
-
-
-def lowest_held_out(run):
-    """Is the run's last held-out loss the lowest of its history?"""
-    losses = [loss for _, loss in run.history["held_out"]]
-    return losses[-1] == min(losses)
-
-
-def loss_and_epoch(run, loss):
-    """What the bar shows after a step of a language model: its loss and the epoch."""
-    return {"loss": f"{loss:.3f}", "epoch": f"{run.epoch:.2f}"}
-
-
-def language_model_command(prog, config, make_run, files, describe, description):
-    """The ``Command`` of a language model trained on Tiny Shakespeare (this chapter's, the GPT's):
-    ``make_run(config, text)``, ``files`` its checkpoint module (``save``, ``load``, ``read``),
-    ``describe(run)`` the line printed at the start."""
-    return commands.Command(
-        prog, description, config, lambda cfg: make_run(cfg, data.shakespeare()),
-        lambda path: files.load(path, data.shakespeare()), files, describe,
-        lambda run, bar, args: report(run, bar, args.sample_length), lowest_held_out, loss_and_epoch,
-        ("chars", lambda run: run.chars_per_step),
-        lambda p: p.add_argument("--sample-length", type=int, default=200,
-                                 help="characters per sample (0: none)"))
 
 
 COMMAND = language_model_command(

@@ -8,7 +8,9 @@ One step (one iteration) is truncated BPTT on one chunk of the B streams:
 
 1. feed the chunk's (B, S) characters, their targets and the state carried from the chunk
    before (zeros at the start of an epoch, when the streams start again);
-2. forward and backward, ``wrt=`` the Parameters only (the carried state is an Input);
+2. forward and backward, ``wrt=`` the Parameters only (the carried state is an Input), by
+   the compiled step (``mg.function``) or, with ``run.engine = "interpreter"``, by
+   ``Graph.backward``: the same numbers, bit for bit (``minigraph.training.step``);
 3. clip the gradients to a global norm of at most ``clip``;
 4. one Adam step, at the learning rate of a cosine schedule from ``lr`` down to ``lr_min``;
 5. keep the chunk's final h and c (numbers, no gradient) for the next chunk.
@@ -17,35 +19,20 @@ Everything is decided by the config and its seed: the same config gives the same
 for bit. ``checkpoint.save`` stores all of a run's state (Parameters, Adam's moments, the
 schedule's step, the carried state, the random generator of the samples, the history), so a
 run saved, loaded and continued gives the same numbers as one never stopped.
+
+What every run shares (its settings' round trip, the text it reads, held-out scores, samples,
+the clipping and the update) is ``minigraph.training.run``'s.
 """
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
-from .. import BadValueError, optim
-from ..chapters import recurrent
-from . import text as texts
+from .. import optim
+from ..training import text as texts
+from ..training.run import Run, Settings, clip_and_update
+from ..training.step import Gradients
 from .model import CharLSTM, mean_loss
-from .sample import sample
-
-
-class Settings:
-    """What a run's config can do besides holding its values: go to a dict and back (the
-    checkpoint's JSON). Mixed into a frozen dataclass (this chapter's ``Config``, the GPT's)."""
-
-    @classmethod
-    def from_dict(cls, values):
-        """A config from a dict such as ``config.as_dict()``; unknown names are an error."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise BadValueError(f"unknown setting(s) {', '.join(unknown)} for a training run; "
-                                f"the settings are: {', '.join(sorted(known))}.")
-        return cls(**values)
-
-    def as_dict(self):
-        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -71,38 +58,11 @@ class Config(Settings):
     dtype: str = "float32"
 
 
-class Run:
-    """What a training run of a character model does besides its steps (this chapter's
-    ``Training``, the GPT's): read the text, score held-out characters, write samples. A
-    subclass sets ``config`` (with ``eval_chars``), ``model`` and ``rng`` and writes
-    ``score(ids)``, the mean loss of predicting ``ids[1:]`` from what precedes them."""
-
-    def read(self, text):
-        """The text as ids (``vocab``, ``train_ids``, ``held_out_ids``); iteration 0, no history."""
-        self.vocab = texts.Vocabulary(text)
-        ids = self.vocab.encode(text)
-        self.train_ids = texts.split(ids)[0]
-        self.held_out_ids = texts.held_out_ids(ids)
-        self.iteration = 0
-        self.history = {"train": [], "held_out": []}       # [iteration, loss] pairs
-
-    def held_out_loss(self, chars=None):
-        """The loss on the first ``chars`` held-out characters (all of them if None)."""
-        return self.score(self.held_out_ids if chars is None else self.held_out_ids[:chars + 1])
-
-    def evaluate(self):
-        """Score ``config.eval_chars`` held-out characters and record the loss in the history."""
-        loss = self.held_out_loss(self.config.eval_chars)
-        self.history["held_out"].append([self.iteration, loss])
-        return loss
-
-    def sample(self, prime="\n", length=200, temperature=1.0, top_k=None):
-        """Text written by the model now, from the run's own generator."""
-        return sample(self.model, self.vocab, prime, length, self.rng, temperature, top_k)
-
-
 class Training(Run):
-    """A model, its optimizer and the position in the data: one run, one step at a time."""
+    """A model, its optimizer and the position in the data: one run, one step at a time.
+    ``engine`` ("compiled" or "interpreter") computes the steps' gradients."""
+
+    engine = "compiled"
 
     def __init__(self, config, text):
         self.config = config
@@ -116,6 +76,8 @@ class Training(Run):
             t, config.iterations, config.lr, config.lr_min))
         self.rng = np.random.default_rng(config.seed + 1)     # for the samples
         self.state = self.model.initial_state(config.batch)
+        chunk = self.model.chunk(config.steps)
+        self.gradients = Gradients(chunk.graph, self.model.parameters, carried=chunk.end)
 
     @property
     def chars_per_step(self):
@@ -133,27 +95,10 @@ class Training(Run):
         if position == 0:                                   # the streams start again
             self.state = self.model.initial_state(cfg.batch)
         cut = slice(position * cfg.steps, (position + 1) * cfg.steps)
-        chunk, params = self.model.chunk(cfg.steps), self.model.parameters
-        loss = float(chunk.graph.backward(chunk.feed(self.inputs[:, cut], self.targets[:, cut],
-                                                     self.state), wrt=params))
-        self.state = chunk.final_state()
+        feed = self.model.chunk(cfg.steps).feed(self.inputs[:, cut], self.targets[:, cut], self.state)
+        loss, self.state = self.gradients(feed, self.engine)
         return clip_and_update(self, loss)
 
     def score(self, ids):
         """The mean loss of predicting ``ids[1:]``: ``eval_batch`` streams, ``steps`` at a time."""
         return mean_loss(self.model, ids, batch=self.config.eval_batch, steps=self.config.steps)
-
-
-def clip_and_update(run, loss):
-    """Steps 3 and 4, once backward has filled the gradients (this chapter's runs, and chapter
-    10's translator): clip the Parameters' gradients to a global norm of at most
-    ``config.clip``, take one step of the optimizer, count the iteration and record its
-    training ``loss`` in the history. Returns ``loss``."""
-    params = run.model.parameters
-    clipped, _ = recurrent.clip_by_global_norm([p.grad for p in params], run.config.clip)
-    for p, g in zip(params, clipped):
-        p.grad = g
-    run.optimizer.step()
-    run.iteration += 1
-    run.history["train"].append([run.iteration, loss])
-    return loss

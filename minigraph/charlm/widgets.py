@@ -25,7 +25,7 @@ from matplotlib.figure import Figure
 from .. import BadValueError, viz
 from ..blas import one_thread
 from ..widgets import WIDE
-from .sample import probabilities, sample
+from ..training.sample import probabilities, sample
 
 STATE, CUT = viz.KIND_COLOURS["input"][1], viz.GRADIENT
 

@@ -1,7 +1,7 @@
 """Chapter 11: a tiny GPT on Tiny Shakespeare, nanoGPT's CPU run on this engine.
 
-One module per idea, in reading order (the text, the splits, sampling, the progress bar and
-the checkpoint file come from chapter 09's ``charlm``):
+One module per idea, in reading order (the text, the splits, sampling, the run's loop, its
+command line and the checkpoint file are every language model's, ``minigraph.training``):
 
     model        GPT: embeddings -> pre-norm transformer blocks -> the tied LM head; the graph
                  of a window of positions, built once

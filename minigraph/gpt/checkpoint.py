@@ -17,9 +17,8 @@ continues exactly where it stopped; ``load_model`` reads the model alone.
 
 import numpy as np
 
-from ..charlm.checkpoint import check_vocabulary
-from ..charlm.text import Vocabulary
 from ..training import files
+from ..training.text import Vocabulary, check_vocabulary
 from .model import GPT
 from .training import Config, Training
 

@@ -16,8 +16,8 @@ import sys
 from threadpoolctl import threadpool_limits
 
 from .. import data
-from ..charlm import checkpoint as files, text as texts
-from ..charlm.evaluate import summary
+from ..training import text as texts
+from ..training.scores import summary
 from . import checkpoint
 from .model import mean_loss
 
@@ -26,7 +26,7 @@ def held_out_loss(path):
     """``(loss in nats per character, meta)`` of the checkpoint at ``path`` on the held-out split."""
     model, vocab, meta = checkpoint.load_model(path)
     corpus = data.shakespeare()
-    files.check_vocabulary(meta, texts.Vocabulary(corpus), path)
+    texts.check_vocabulary(meta, texts.Vocabulary(corpus), path)
     return mean_loss(model, texts.held_out_ids(vocab.encode(corpus))), meta
 
 

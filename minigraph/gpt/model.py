@@ -39,8 +39,8 @@ from .. import (BadValueError, Graph, Input, Parameter, ShapeError, add, causal_
                gelu, getitem, layer_norm, matmul, mul, nn, reshape, softmax, softmax_cross_entropy,
                split, transpose)
 from ..blas import one_thread
-from ..charlm import text
-from ..charlm.model import character_losses
+from ..training import text
+from ..training.scores import character_losses
 
 
 class GPT:
@@ -89,7 +89,7 @@ class GPT:
 
     def reader(self):
         """A function ``read(id)`` that reads one more character and returns the scores of the
-        next one: what ``charlm.sample`` drives. It keeps the last ``block_size`` characters and
+        next one: what ``training.sample`` drives. It keeps the last ``block_size`` characters and
         runs them through the window of ``block_size`` positions, padded on the right; the
         padding changes nothing before it (the model is causal), so one graph serves every
         length of context."""
@@ -198,7 +198,7 @@ def mean_loss(model, ids, batch=64):
     (and in nanoGPT's ``estimate_loss``, whose windows start at random places). ``batch``
     windows are read at once; the last window is padded at its end (the padding is not scored).
     To score a whole held-out split, pass it with the character before it in front
-    (``charlm.text.held_out_ids(ids)``).
+    (``training.text.held_out_ids(ids)``).
     """
     if len(ids) < 2:
         raise BadValueError(f"mean_loss scores every character after the first; it was given "

@@ -3,8 +3,9 @@
     python -m minigraph.gpt.train --out build/gpt/run.npz --best build/gpt/best.npz
     python -m minigraph.gpt.train --out build/gpt/run.npz --best build/gpt/best.npz --resume   # after a stop
 
-With no settings it is nanoGPT's published CPU run (``training.Config``). Chapter 09's
-command does the work (``charlm.train``, on ``minigraph.training.command``): a progress bar
+With no settings it is nanoGPT's published CPU run (``training.Config``). The language
+models' command does the work (``minigraph.training.language_model``, on
+``minigraph.training.command``), as for chapter 09's LSTM: a progress bar
 with the time left, every ``--eval-every`` iterations a held-out estimate, a sample and a
 checkpoint that records the command, the commit, the config, the wall clock and the machine;
 Ctrl-C stops at the end of a step, saved, and ``--resume`` continues to the same numbers as a
@@ -13,8 +14,8 @@ run never stopped. Score the whole held-out split with ``python -m minigraph.gpt
 
 import sys
 
-from ..charlm.train import language_model_command
 from ..training.command import run_command
+from ..training.language_model import language_model_command
 from . import checkpoint
 from .training import Config, Training
 

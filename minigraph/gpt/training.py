@@ -9,7 +9,9 @@ One step (one iteration), as nanoGPT's:
 1. draw ``batch`` windows of ``block_size + 1`` characters at random places of the training
    split (``get_batch``): the first ``block_size`` are the input, the last ``block_size`` the
    targets, so every position of every window is a prediction;
-2. forward and backward through the window's graph (built once);
+2. forward and backward through the window's graph (built once), by the compiled step
+   (``mg.function``) or, with ``run.engine = "interpreter"``, by ``Graph.backward``: the same
+   numbers, bit for bit (``minigraph.training.step``);
 3. clip the gradients to a global norm of at most ``clip``;
 4. one AdamW step (weight decay on the 2-D weights only) at the rate of ``warmup_cosine``:
    ``warmup`` iterations up to ``lr``, then a cosine down to ``lr_min`` at ``iterations``.
@@ -24,7 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import optim
-from ..charlm.training import Run, Settings
+from ..training.run import Run, Settings, clip_and_update
+from ..training.step import Gradients
 from .model import GPT, mean_loss
 
 
@@ -57,7 +60,10 @@ class Config(Settings):
 
 class Training(Run):
     """A model, its optimizer and the random generator that picks the windows: one run. Its
-    text, held-out scores and samples are chapter 09's (``charlm.training.Run``)."""
+    text, held-out scores and samples are every language model's (``training.run.Run``).
+    ``engine`` ("compiled" or "interpreter") computes the steps' gradients."""
+
+    engine = "compiled"
 
     def __init__(self, config, text):
         self.config = cfg = config
@@ -65,6 +71,7 @@ class Training(Run):
         self.model = GPT(len(self.vocab), cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.block_size,
                          rng=cfg.seed, dtype=np.dtype(cfg.dtype))
         self.window = self.model.window()
+        self.gradients = Gradients(self.window.graph, self.model.parameters)
         adamw = optim.AdamW(self.model.parameters, lr=cfg.lr, beta1=cfg.beta1, beta2=cfg.beta2,
                             weight_decay=cfg.weight_decay)
         self.optimizer = optim.Scheduled(adamw, lambda t: optim.warmup_cosine(
@@ -91,13 +98,8 @@ class Training(Run):
 
     def step(self):
         """One iteration on a fresh batch; returns its training loss (nats per character)."""
-        params = self.model.parameters
-        loss = float(self.window.graph.backward(self.window.feed(*self.batch()), wrt=params))
-        optim.clip_grad_norm(params, self.config.clip)
-        self.optimizer.step()
-        self.iteration += 1
-        self.history["train"].append([self.iteration, loss])
-        return loss
+        loss, _ = self.gradients(self.window.feed(*self.batch()), self.engine)
+        return clip_and_update(self, loss, eps=1e-6)           # PyTorch's clip_grad_norm_, as nanoGPT
 
     def score(self, ids):
         """The mean loss of predicting ``ids[1:]``, in windows of block_size (``mean_loss``)."""

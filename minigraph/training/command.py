@@ -21,6 +21,10 @@ What each promise rests on:
   and the machine (cores, BLAS threads); ``evaluate`` shows them. In a log (no terminal) the
   progress bar writes one line per update instead of rewriting one line.
 
+**The engine.** ``--engine compiled`` (the default) computes each step's gradients with the
+compiled step (``mg.function``), ``--engine interpreter`` with ``Graph.backward``: the same
+numbers, bit for bit (``minigraph.training.step``), so a run may be resumed with either.
+
 A command is described by a ``Command`` (its name, config, how to make, save and load a run,
 how to report an evaluation); ``run_command`` does the rest.
 """
@@ -42,6 +46,7 @@ from threadpoolctl import threadpool_limits
 from ..errors import BadValueError, CheckpointError
 from ..progress import Progress
 from . import files
+from .step import ENGINES
 
 SHIPPED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "checkpoints")
 
@@ -147,6 +152,9 @@ def run_command(argv, spec):
                                   "whenever its held-out score is the best so far")
     p.add_argument("--force", action="store_true",
                    help="replace an existing --out (starting over) or --best (even a shipped model)")
+    p.add_argument("--engine", choices=ENGINES, default=ENGINES[0],
+                   help="what computes each step's gradients: the compiled step (mg.function, the "
+                        "default) or the interpreter (Graph.backward); the same numbers either way")
     spec.arguments(p)
     args = p.parse_args(argv)
     given = settings(args, spec.config)
@@ -164,6 +172,7 @@ def run_command(argv, spec):
         check_best(args.best, run, args.force, spec.files)
         prepare_folder(args.best)
     run.machine = {"cores": os.cpu_count(), "blas_threads": args.threads}
+    run.engine = args.engine
     print(f"{run.model!r}\n{run.config}\n{spec.describe(run)}; from iteration {run.iteration}", flush=True)
     command = f"{spec.prog} {shlex.join(argv)}"
     commit = git_commit()                       # before this run writes any file of the tree

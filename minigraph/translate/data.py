@@ -22,7 +22,7 @@ import datetime
 import numpy as np
 
 from .. import BadValueError, nn
-from ..charlm.text import Vocabulary
+from ..training.text import Vocabulary
 
 FIRST, LAST = datetime.date(1950, 1, 1), datetime.date(2049, 12, 31)
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",

@@ -34,7 +34,6 @@ import numpy as np
 from .. import (BadValueError, Graph, Input, Parameter, ShapeError, concatenate, linear, matmul, mul, nn,
                 ops, recurrent, reshape, set_default_dtype, softmax, softmax_cross_entropy, tanh)
 from ..blas import one_thread
-from ..kernels import log_softmax
 from . import data
 
 MASKED = -1e9          # the score given to padding: exp(-1e9) is 0, in float32 as in float64
@@ -168,10 +167,10 @@ class Translator:
         outputs, alignments, log_probability = [], [], 0.0
         for _ in range(self.target_length):
             logits, alpha, *state = step.graph.forward(
-                {step.y: one_hot(y, self.target_size, self.dtype), step.s: state[0],
+                {step.y: nn.one_hot(y, self.target_size, self.dtype), step.s: state[0],
                  step.c: state[1], step.memory: memory, step.keys: keys, step.mask: mask})
             y = np.argmax(logits, axis=1)
-            log_probability = log_probability + np.max(log_softmax(np.asarray(logits, np.float64)), axis=1)
+            log_probability = log_probability + np.max(nn.log_probabilities(np.asarray(logits, np.float64)), axis=1)
             outputs.append(y)
             alignments.append(alpha)
         return np.stack(outputs, axis=1), np.stack(alignments, axis=1), np.exp(log_probability)
@@ -248,7 +247,7 @@ class TeacherForced:
                              f"characters: ids of shape (batch, {model.source_length}); got shape "
                              f"{source_ids.shape}. Make them with data.encode_sources(texts).")
         check_ids(source_ids, model.source_size, "source", -1)
-        feed = dict(zip(self.xs, one_hot(source_ids.T, model.source_size, model.dtype)))
+        feed = dict(zip(self.xs, nn.one_hot(source_ids.T, model.source_size, model.dtype)))
         if target_ids is None:
             return feed
         target_ids = np.asarray(target_ids)
@@ -258,7 +257,7 @@ class TeacherForced:
                              f"{target_ids.shape}. Make them with data.encode_targets(texts).")
         check_ids(target_ids, model.target_size, "target", 0)
         previous = np.concatenate([np.full((len(target_ids), 1), -1), target_ids[:, :-1]], axis=1)
-        feed.update(zip(self.ys, one_hot(previous.T, model.target_size, model.dtype)))
+        feed.update(zip(self.ys, nn.one_hot(previous.T, model.target_size, model.dtype)))
         feed[self.mask] = source_mask(source_ids, model.dtype)
         feed[self.targets] = target_ids.T.reshape(-1)                    # step-major, as the logits
         return feed
@@ -295,13 +294,6 @@ def check_ids(ids, size, side, lowest):
                             f"vocabulary has {size} characters{', -1 is padding' * (lowest < 0)}); got "
                             f"{ids.dtype} ids from {ids.min()} to {ids.max()}. Make them with "
                             f"data.encode_{side}s(texts).")
-
-
-def one_hot(ids, n, dtype=np.float64):
-    """``one_hot(ids, n)[..., k]`` is 1 where ``ids == k``: rows of the identity, and a row of
-    zeros where the id is -1 (no character: padding, or before the first output)."""
-    ids = np.asarray(ids)
-    return (ids[..., None] == np.arange(n)).astype(dtype)
 
 
 def source_mask(source_ids, dtype=np.float64):

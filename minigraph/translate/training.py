@@ -7,7 +7,9 @@
     model, meta = load_model("dates.npz")
 
 One step reads ``batch`` training examples (the examples shuffled once per epoch), runs the
-teacher-forced graph forward and backward (``wrt=`` the Parameters), clips the gradients to a
+teacher-forced graph forward and backward (``wrt=`` the Parameters; by the compiled step,
+``mg.function``, or with ``run.engine = "interpreter"`` by ``Graph.backward``: the same
+numbers, bit for bit, ``minigraph.training.step``), clips the gradients to a
 global norm of ``clip`` and takes one Adam step at the learning rate of a cosine schedule from
 ``lr`` to ``lr_min``. The config and its seed decide everything: the same config gives the
 same losses, bit for bit.
@@ -27,8 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import nn, optim
-from ..charlm.training import Settings, clip_and_update
 from ..training import files
+from ..training.run import Settings, clip_and_update
+from ..training.step import Gradients
 from . import data
 from .model import Translator
 
@@ -67,7 +70,10 @@ class Config(Settings):
 
 
 class Training:
-    """A model, its optimizer and the position in the data: one run, one step at a time."""
+    """A model, its optimizer and the position in the data: one run, one step at a time.
+    ``engine`` ("compiled" or "interpreter") computes the steps' gradients."""
+
+    engine = "compiled"
 
     def __init__(self, config):
         self.config = config
@@ -76,6 +82,7 @@ class Training:
         self.source_ids, _ = data.encode_sources(sources)
         self.target_ids = data.encode_targets(targets)
         self.model = config.model()
+        self.gradients = Gradients(self.model.teacher_forced().graph, self.model.parameters)
         self.adam = optim.Adam(self.model.parameters, lr=config.lr)
         self.optimizer = optim.Scheduled(self.adam, lambda t: optim.cosine_decay(
             t, config.iterations, config.lr, config.lr_min))
@@ -86,12 +93,11 @@ class Training:
 
     def step(self):
         """One iteration on the next batch; returns its training loss (nats per character)."""
-        cfg, net, params = self.config, self.model.teacher_forced(), self.model.parameters
+        cfg, net = self.config, self.model.teacher_forced()
         if len(self.order) < cfg.batch:                     # a new epoch: a new order
             self.order = self.rng.permutation(len(self.source_ids))
         rows, self.order = self.order[:cfg.batch], self.order[cfg.batch:]
-        loss = float(net.graph.backward(net.feed(self.source_ids[rows], self.target_ids[rows]),
-                                        wrt=params))
+        loss, _ = self.gradients(net.feed(self.source_ids[rows], self.target_ids[rows]), self.engine)
         return clip_and_update(self, loss)
 
     def evaluate(self):

@@ -118,7 +118,7 @@ def streams_last_id_counted(ids, batch, steps):
 
 
 def streams_by_chunks(ids, batch, steps):
-    from minigraph.charlm.text import chunks          # another way to reach the engine's own
+    from minigraph.training.text import chunks          # another way to reach the engine's own
     pieces = list(chunks(np.asarray(ids), batch, steps))
     return (np.concatenate([x for x, _ in pieces], axis=1), np.concatenate([y for _, y in pieces], axis=1))
 

@@ -8,12 +8,16 @@ input, with the state the model reached, through the graph of a single step.
 (safer, more repetitive text), above 1 it flattens it (more surprising, more misspelt).
 ``top_k`` keeps only the k best-scored characters (and any tied with the k-th). A seeded
 ``np.random.Generator`` makes a sample repeat exactly.
+
+Any language model with a ``reader()`` samples this way: chapter 09's LSTM (for which
+``mg.charlm.sample`` is this module) and chapter 11's GPT.
 """
 
 import numpy as np
 
-from .. import BadValueError, nn
+from .. import nn
 from ..blas import one_thread
+from ..errors import BadValueError
 
 
 def probabilities(logits, temperature=1.0, top_k=None):

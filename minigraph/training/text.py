@@ -18,12 +18,16 @@ ended, which is why the model may carry its state from one chunk to the next.
         ...
 
 Losses are in nats per character (natural log); ``bits_per_character`` and ``perplexity``
-give the same number in the other two units people quote.
+give the same number in the other two units people quote. ``check_vocabulary`` refuses to
+use a saved model with a text of other characters.
+
+Chapter 09 teaches this module (``mg.charlm.text`` is this module); chapter 10's translator
+and chapter 11's GPT read their text through it too.
 """
 
 import numpy as np
 
-from .. import BadValueError, ShapeError
+from ..errors import BadValueError, ShapeError
 
 HELD_OUT_FRACTION = 0.1
 
@@ -57,6 +61,16 @@ class Vocabulary:
 
     def __repr__(self):
         return f"Vocabulary({len(self)} characters)"
+
+
+def check_vocabulary(meta, vocab, path):
+    """A BadValueError unless ``vocab`` is the vocabulary the checkpoint at ``path`` (its record
+    ``meta``) was trained with."""
+    if vocab.chars != meta["vocabulary"]:
+        raise BadValueError(
+            f"{path} was trained on a text of {len(meta['vocabulary'])} distinct characters "
+            f"({meta['vocabulary']!r}); this text has {len(vocab)} ({vocab.chars!r}). A model reads "
+            f"only its own vocabulary: use it with the text it was trained on, or train a new one.")
 
 
 def split_point(n, held_out=HELD_OUT_FRACTION):
