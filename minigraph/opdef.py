@@ -35,7 +35,6 @@ from .errors import BadValueError
 from .graph import Constant, Graph, Node, Op, Parameter, as_node
 
 GRAPH_VJPS = {}          # op (its OpDef) or op name -> one function per input: (g, ans, *inputs, **attrs) -> node
-ROWS = []                # every OpDef made, in order
 
 
 class OpDef:
@@ -47,7 +46,6 @@ class OpDef:
         self.name, self.forward, self.vjps = name, forward, tuple(vjps)
         self.symbol, self.n_outputs = symbol or name, n_outputs
         self.out, self.expansion, self.fusions = out, expansion, dict(fusions or {})
-        ROWS.append(self)
 
     def __repr__(self):
         return f"OpDef('{self.name}')"

@@ -51,12 +51,13 @@ import numpy as np
 
 from .. import gradops, ops
 from ..dtypes import row_of
-from ..opdef import ROWS
 from .rewrites import own_op
 
-# op of the table -> the same computation writing into ``out=``: each row's own ``out`` (a
-# row made later, such as a concatenation of a new number of inputs, is read from its row)
-OUT_FORMS = {row: row.out for row in ROWS if row.out is not None}
+# op of the table -> the same computation writing into ``out=``: each row's own ``out`` (the
+# plan reads it from the row, so also for a row made later, as a concatenation of a new number
+# of inputs)
+OUT_FORMS = {f.opdef: f.opdef.out for module in (ops, gradops) for f in vars(module).values()
+             if getattr(getattr(f, "opdef", None), "out", None) is not None}
 # ops whose out= form may write into the array of an input of the same shape and dtype: each
 # number of the result depends on the numbers at its own place only, read before it is written
 # (not sigmoid's, gelu's: they read x again after writing out)
