@@ -6,9 +6,10 @@ more live here: the shape bookkeeping every gradient needs (``unbroadcast``, ``s
 matrices, the numerically stable sigmoid, log-softmax and softmax (with attention's mask), max's
 VJP, and the pieces of a transformer: layer norm, GELU, embedding. Where a kernel is written for
 speed (the GPT of chapter 11 runs these thousands of times), its docstring says how and why.
-They work on numpy arrays only (no nodes);
-``symbolic.py`` reuses the bookkeeping for the gradient ops it builds. The fused losses' kernels
-are in ``losses.py``.
+At the end, the rows' ``out=`` forms that are not a numpy function or a kernel above taking
+``out=`` itself (softmax and GELU do): the forward writing into an array it is given, for
+``mg.function``'s memory plan. They work on numpy arrays only (no nodes); ``gradops.py``
+reuses the bookkeeping for the gradient ops. The fused losses' kernels are in ``losses.py``.
 
 Broadcasting (``x + b`` with ``x`` of shape (n, 3) and ``b`` of shape (3,)) copies ``b`` along
 an axis in the forward pass, so its gradient must be *summed* along that axis in the backward

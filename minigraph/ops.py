@@ -9,11 +9,14 @@ Reading down this file is reading the local derivatives of deep learning, one or
 Each row holds the rest of its op's maths too (``opdef.py`` says what a row may declare):
 ``graph=``, the same VJPs written with ops, for ``mg.grad`` (a node ``g`` in, a node out; the
 ops they use beside the table's, ``sum_to``, ``step``, ..., are in ``gradops.py``); ``out=``, the
-forward writing into an array it is given, for ``mg.function``'s memory plan. Where a gradient
-takes several ops, the graph VJP is one *fused gradient* op (``tanh_grad``, ``gelu_grad``,
-``layer_norm_grad_x``, ...), defined just above its row: its forward calls the row's own VJP, so
-the gradient graph has the interpreter's numbers bit for bit, and its ``expansion``, the same
-maths written with ops, is what ``mg.grad`` differentiates to go through it again.
+forward writing into an array it is given, for ``mg.function``'s memory plan. A gradient that
+takes several ops has a *fused gradient* op, defined just above its row, whose forward calls
+the row's own VJP (the interpreter's numbers, bit for bit) and whose ``expansion`` is the same
+maths written with ops (what ``mg.grad`` differentiates to go through it). For GELU, softmax
+and layer norm the graph VJP is the fused op itself (``gelu_grad``, ...); tanh's, sigmoid's,
+relu's and cross-entropy's graph VJPs are small formulas you can draw and read, and their rows
+declare the fused op that may replace them (``fusions=``: ``mg.function`` does, see
+``compiler/rewrites.py``).
 
 Broadcasting (``x + b`` with ``x`` of shape (n, 3) and ``b`` of shape (3,)) copies ``b`` along
 an axis, so its gradient is summed back along it: ``unbroadcast`` (``sum_to`` in a graph). A
@@ -112,18 +115,37 @@ matmul = defop("matmul", kernels.matmul, [kernels.matmul_vjp_x, kernels.matmul_v
 
 exp = defop("exp", np.exp, [lambda g, ans, x: g * ans], "exp", graph=[lambda g, ans, x: g * ans], out=np.exp)
 log = defop("log", np.log, [lambda g, ans, x: g / x], "log", graph=[lambda g, ans, x: g / x], out=np.log)
+
+
+def _tanh_grad_ops(g, t):
+    return g * (1 - t * t)
+
+
+def _sigmoid_grad_ops(g, s):
+    return g * s * (1 - s)
+
+
+def _relu_grad_ops(g, x):
+    return g * gradops.step(x)
+
+
+# tanh's, sigmoid's and relu's gradients, each one op (mg.function puts it in place of the
+# graph their rows' graph VJPs build, and its forward is the row's VJP)
 tanh_grad = defop("tanh_grad", lambda g, t: tanh.opdef.vjps[0](g, t, None), None, "g·(1−t²)",
-                  out=kernels.tanh_gradient_into, expansion=lambda g, t: g * (1 - t * t))
-tanh = defop("tanh", np.tanh, [lambda g, ans, x: g * (1 - ans ** 2)], "tanh",
-             graph=[lambda g, ans, x: tanh_grad(g, ans)], out=np.tanh)
+                  out=kernels.tanh_gradient_into, expansion=_tanh_grad_ops)
 sigmoid_grad = defop("sigmoid_grad", lambda g, s: sigmoid.opdef.vjps[0](g, s, None), None, "g·s·(1−s)",
-                     out=kernels.sigmoid_gradient_into, expansion=lambda g, s: g * s * (1 - s))
-sigmoid = defop("sigmoid", kernels.sigmoid, [lambda g, ans, x: g * ans * (1 - ans)], "σ",
-                graph=[lambda g, ans, x: sigmoid_grad(g, ans)], out=kernels.sigmoid_into)
+                     out=kernels.sigmoid_gradient_into, expansion=_sigmoid_grad_ops)
 relu_grad = defop("relu_grad", lambda g, x: relu.opdef.vjps[0](g, None, x), None, "g·[x>0]",
-                  out=kernels.relu_gradient_into, expansion=lambda g, x: g * gradops.step(x))
+                  out=kernels.relu_gradient_into, expansion=_relu_grad_ops)
+tanh = defop("tanh", np.tanh, [lambda g, ans, x: g * (1 - ans ** 2)], "tanh",
+             graph=[lambda g, ans, x: _tanh_grad_ops(g, ans)], out=np.tanh,
+             fusions={0: Fusion(tanh_grad, ("g", "ans"))})
+sigmoid = defop("sigmoid", kernels.sigmoid, [lambda g, ans, x: g * ans * (1 - ans)], "σ",
+                graph=[lambda g, ans, x: _sigmoid_grad_ops(g, ans)], out=kernels.sigmoid_into,
+                fusions={0: Fusion(sigmoid_grad, ("g", "ans"))})
 relu = defop("relu", lambda x: np.maximum(x, 0), [lambda g, ans, x: g * (x > 0)], "relu",
-             graph=[lambda g, ans, x: relu_grad(g, x)], out=kernels.relu_into)
+             graph=[lambda g, ans, x: _relu_grad_ops(g, x)], out=kernels.relu_into,
+             fusions={0: Fusion(relu_grad, ("g", 0))})
 leaky_relu = defop("leaky_relu", lambda x, slope=0.01: np.where(x > 0, x, slope * x),
                    [lambda g, ans, x, slope=0.01: np.where(x > 0, g, slope * g)], "lrelu",
                    graph=[lambda g, ans, x, slope=0.01: g * gradops.leaky_slope(x, slope=slope)])

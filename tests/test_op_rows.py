@@ -4,16 +4,14 @@ pieces of a row disagree: a fused gradient that is not, bit for bit, the VJP it 
 out= form that is not the forward; an expansion that drifted from the fused op it expands."""
 
 import ast
-import functools
 import inspect
 import pathlib
-import types
 
 import numpy as np
 import pytest
 
 import minigraph as mg
-from minigraph import gradops, ops
+from minigraph import gradops, kernels, ops
 from minigraph.dtypes import row_of
 from minigraph.opdef import GRAPH_VJPS, OUTPUT, OpDef
 from test_random_graphs import same
@@ -212,35 +210,68 @@ def test_each_fused_graph_vjp_is_the_vjp_it_replaces_bit_for_bit(dtype):
                 assert np.allclose(expanded, got, rtol=1e-4 if dtype == np.float32 else 1e-10,
                                    atol=1e-5 if dtype == np.float32 else 1e-12), op.name
                 fused.add(op.name)
-    assert fused == {"relu_grad", "tanh_grad", "sigmoid_grad", "softmax_grad", "gelu_grad",
-                     "layer_norm_grad_x", "layer_norm_grad_gamma", "layer_norm_grad_beta"}
+    assert fused == {"softmax_grad", "gelu_grad", "layer_norm_grad_x", "layer_norm_grad_gamma",
+                     "layer_norm_grad_beta"}
+
+
+def declared_fusions(row, args, attrs, ans, g):
+    """For each input k whose row declares a fused gradient: (k, the fused op's value, the value
+    of the graph its graph VJP builds, the row's VJP), where the fusion says it applies."""
+    vjps = GRAPH_VJPS.get(row) or GRAPH_VJPS.get(row.name)
+    for k, fusion in row.fusions.items():
+        if not isinstance(k, int):
+            continue
+        g = np.ones_like(g) if fusion.unit_gradient else g
+        read = [{"g": g, "ans": ans}[r] if isinstance(r, str) else args[r] for r in fusion.reads]
+        if fusion.when is not None and not fusion.when(*read):
+            continue
+        node = vjps[k](mg.Constant(g), mg.Constant(ans), *[mg.Constant(a) for a in args], **attrs)
+        yield (k, fusion.op.opdef.forward(*read), mg.Graph(node).forward(),
+               row.vjps[k](g, ans, *args, **attrs))
 
 
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_each_declared_fusion_is_the_graph_it_replaces_bit_for_bit(dtype):
-    """Cross-entropy's fused gradient (class labels) and matmul's a + x @ y: the fused op's value
-    is that of the graph mg.grad (or the formula) builds, and the numeric VJP's."""
-    rng = np.random.default_rng(2)
-    (z, y), _ = SAMPLES["softmax_cross_entropy"](rng, dtype)
-    fusion = ops.softmax_cross_entropy.opdef.fusions[0]
-    zin, yin = mg.Input("z"), mg.Input("y", dtype=int)
-    graph = mg.grad(mg.softmax_cross_entropy(zin, yin), zin)
-    assert graph.fusable[0] is fusion and fusion.when(z, y)
-    fused = fusion.op.opdef.forward(z, y)
-    assert same(fused, mg.Graph(graph).forward({zin: z, yin: y}))
-    assert same(fused, ops.softmax_cross_entropy.opdef.vjps[0](dtype(1), None, z, y))
+    """tanh's, sigmoid's, relu's and cross-entropy's (class labels) fused gradients: their value
+    is that of the graph mg.grad builds, which they replace in mg.function, and the row's VJP;
+    and matmul's a + x @ y is the graph of add and matmul."""
+    rng, fused = np.random.default_rng(2), set()
+    for row in rows():
+        if row.name not in SAMPLES or not row.fusions:
+            continue
+        for _ in range(3):
+            args, attrs = sample(row, rng, dtype)
+            ans = row.forward(*args, **attrs)
+            for k, got, graph, numeric in declared_fusions(row, args, attrs, ans,
+                                                           floats(rng, dtype, *np.shape(ans))):
+                assert same(got, graph) and same(got, numeric), (row.name, k)
+                fused.add(row.fusions[k].op.opdef.name)
+    assert fused == {"tanh_grad", "sigmoid_grad", "relu_grad", "softmax_ce_grad"}
     (a, x, w), _ = SAMPLES["matmul_add"](rng, dtype)
     accumulate = ops.matmul.opdef.fusions["accumulate"].opdef
     assert same(accumulate.forward(a, x, w), mg.Graph(mg.Constant(a) + mg.Constant(x) @ mg.Constant(w)).forward())
 
 
+def test_mg_grad_notes_the_declared_fusion_on_the_node_it_returns():
+    z, y = mg.Input("z"), mg.Input("y", dtype=int)
+    loss = mg.softmax_cross_entropy(mg.tanh(z), y)
+    (dz,) = mg.grad(loss, [z])
+    fusion, g, reads = dz.fusable
+    assert fusion is ops.tanh.opdef.fusions[0] and reads[1] is loss.inputs[0]
+    fusion, g, reads = g.fusable
+    assert fusion is ops.softmax_cross_entropy.opdef.fusions[0] and reads == list(loss.inputs)
+
+
 def test_a_fused_gradient_that_differs_is_caught(monkeypatch):
-    """The check above fails for a fused gradient that rounds otherwise (g·s·(1-s) as g·(s - s²))."""
-    row = ops.sigmoid_grad.opdef
-    monkeypatch.setattr(row, "forward", lambda g, s: g * (s - s * s))
+    """The checks above fail for a fused gradient that rounds otherwise: g·s·(1-s) as
+    g·(s - s²), gelu's g·gelu'(x) as gelu'(x)·g·1.0001."""
     rng = np.random.default_rng(3)
     args, attrs = SAMPLES["sigmoid"](rng, np.float32)
     ans = ops.sigmoid.opdef.forward(*args)
     g = floats(rng, np.float32, *ans.shape)
+    monkeypatch.setattr(ops.sigmoid_grad.opdef, "forward", lambda g, s: g * (s - s * s))
+    assert not all(same(got, graph) for _, got, graph, _ in
+                   declared_fusions(ops.sigmoid.opdef, args, attrs, ans, g))
+    monkeypatch.setattr(ops.gelu_grad.opdef, "forward", lambda g, x: g * kernels.gelu_slope(x) * 1.0001)
     assert not all(same(got, expected) for _, _, got, expected in
-                   fused_gradients_of(ops.sigmoid.opdef, args, attrs, ans, g))
+                   fused_gradients_of(ops.gelu.opdef, args, attrs, ans, g))

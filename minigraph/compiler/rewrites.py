@@ -329,9 +329,10 @@ def _all_ones(t):
 def fuse_declared(program, values):
     """gradients replaced by the fused gradient their op's row declares (the same numbers)
 
-    Where a row declares that one op computes the graph its VJP builds (``fusions``: cross-
-    entropy's gradient for class labels, seven ops, one of them the log-softmax the loss has
-    computed already), ``mg.grad`` notes it on the node it returns (``node.fusable``: the
+    Where a row declares that one op computes the graph its VJP builds (``fusions``: tanh's
+    g * (1 - t * t) as ``tanh_grad``, three ops and three arrays of the layer's size as one;
+    cross-entropy's gradient for class labels, seven ops, one of them the log-softmax the loss
+    has computed already), ``mg.grad`` notes it on the node it returns (``node.fusable``: the
     fusion and the nodes it reads). The term of that node becomes the fused op, if the terms of
     what it reads are still in the program and the values of this call are those the row
     says it gives the same numbers for (``Fusion.when``, and g the constant 1 for a fused
@@ -367,10 +368,11 @@ def _fused_term(t, op, args):
 
 
 def fuse_sigmoid_gradient(program, values):
-    """sigmoid's gradient g * s * (1 - s) written by hand computed by one op, ``sigmoid_grad``
+    """sigmoid's gradient written as a formula, g * s * (1 - s), computed by one op, sigmoid_grad
 
-    ``mg.grad`` builds sigmoid's gradient as that one op already; a formula written with three
-    ops, ``mul(mul(g, s), sub(1, s))``, writes three arrays of the layer's size. The fused op
+    (``mg.grad``'s own graph of it is fused by declaration, ``fuse_declared``; this finds the
+    formula wherever it is written.) ``mul(mul(g, s), sub(1, s))`` writes three arrays of the
+    layer's size (an LSTM has three sigmoid gates per step). The fused op
     makes the same three roundings in the same order, g·s, 1 - s and their product (whose two
     factors may come in either order: a product of two numbers does not depend on it), with
     one buffer instead of three. Only where g·s and 1 - s are read by nothing else (else they
@@ -389,13 +391,13 @@ def fuse_sigmoid_gradient(program, values):
 
 
 def fuse_tanh_gradient(program, values):
-    """tanh's gradient g * (1 - t * t) written by hand computed by one op, ``tanh_grad``
+    """tanh's gradient written as a formula, g * (1 - t * t), computed by one op, tanh_grad
 
-    ``mg.grad`` builds tanh's gradient as that one op already; ``mul(g, sub(1, mul(t, t)))``
-    is three ops, three arrays of the layer's size. The fused op makes the same three roundings
-    in the same order, t·t, 1 minus that, times g (or that times g: the same number), in one
-    buffer. Only where t·t and 1 - t·t are read by nothing else and g, t and the result have
-    one shape and dtype."""
+    (``mg.grad``'s own graph of it is fused by declaration, ``fuse_declared``.)
+    ``mul(g, sub(1, mul(t, t)))`` is three ops, three arrays of the layer's size. The fused op
+    makes the same three roundings in the same order, t·t, 1 minus that, times g (or that times
+    g: the same number), in one buffer. Only where t·t and 1 - t·t are read by nothing else and
+    g, t and the result have one shape and dtype."""
     def match(t, old, alone):
         for k in (0, 1) if _factors(t, ops.mul) else ():
             g, one_minus = t.args[k], t.args[1 - k]
@@ -410,7 +412,7 @@ def fuse_tanh_gradient(program, values):
 
 
 def fuse_matmul_accumulate(program, values):
-    """a sum a + x @ y computed by one op, matmul's ``"accumulate"`` (``matmul_add``)
+    """a sum a + x @ y computed by one op, matmul_add (matmul's row declares it)
 
     A weight used at every step of a recurrent network (an LSTM's W_h) gets one gradient per
     step, and ``mg.grad`` adds them up one by one: ``add(sum so far, matmul(h_t.T, dz_t))``, the
