@@ -75,7 +75,7 @@ def defop(name, forward, vjps, symbol=None, n_outputs=1, graph=None, out=None, e
     """
     if vjps is None and expansion is not None:
         vjps = [_numeric_through(expansion, k) for k in range(_n_inputs(expansion))]
-    if not callable(forward) or callable(vjps) or not all(callable(v) for v in vjps):
+    if not callable(forward) or vjps is None or callable(vjps) or not all(callable(v) for v in vjps):
         raise BadValueError(f"defop('{name}', forward, vjps): forward is a function and vjps a list "
                             f"of functions, one per input (even for one input: [vjp]).")
     opdef = OpDef(name, forward, vjps, symbol, n_outputs, out, expansion, fusions)
