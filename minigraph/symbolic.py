@@ -22,8 +22,6 @@ Where a row declares that a fused gradient may replace the graph its VJP builds 
 to do so (``compiler/rewrites.py``).
 """
 
-import numpy as np
-
 from . import ops
 from .dtypes import row_of
 from .errors import OpError
@@ -52,12 +50,20 @@ def _through_expansion(expansion, k, g, inputs, attrs):
     expansion built on stand-ins for the op's inputs, the stand-ins then replaced by them
     (the gradient of the op's output with respect to its input ``k`` alone, not through the
     other inputs, which may themselves depend on it). None if the expansion does not read it."""
-    stand_ins = [Input(f"_{i}") for i in range(len(inputs))]
+    stand_ins = [Input(f"_{i}", dtype=_known_dtype(x)) for i, x in enumerate(inputs)]
     seed = Input("_seed")
     out = expansion(*stand_ins, **attrs)
     if stand_ins[k] not in topological_order([out]):
         return None
     return _replaced(grad(out, stand_ins[k], seed=seed), {seed: g, **dict(zip(stand_ins, inputs))})
+
+
+def _known_dtype(node):
+    """The dtype of ``node``'s value if known now (a leaf's), else None: a stand-in for integer
+    labels stays integer."""
+    dtype = getattr(node.value, "dtype", None) if node.value is not None else (
+        node.dtype if node.kind == "input" else None)
+    return dtype if dtype is not None and dtype.kind in "biuf" else None
 
 
 def _replaced(output, new):
