@@ -17,9 +17,9 @@ A node that feeds several consumers receives one gradient from each, added up wi
 A *fused gradient* (``gelu_grad``, ``layer_norm_grad_x``, ...: one op computing an op's VJP)
 declares its ``expansion``, the same maths written with ops; ``grad`` goes through the fused op
 by going through its expansion, built on stand-ins for the op's inputs (``_through_expansion``).
-Where a row declares that a fused gradient may replace the graph its VJP builds (cross-entropy's,
-``fusions``), ``grad`` notes it on the node it returns (``node.fusable``), for ``mg.function``
-to do so (``compiler/rewrites.py``).
+Where a row declares that a fused gradient may replace the small graph its VJP builds (tanh's,
+sigmoid's, relu's, cross-entropy's: ``fusions``), ``grad`` notes it on the node it returns
+(``node.fusable``), for ``mg.function`` to do so (``compiler/rewrites.py``).
 """
 
 from . import ops
