@@ -32,9 +32,9 @@ An update ``W - change`` whose new value nothing else reads (``change``, e.g. ``
 buffer, of ``W``'s shape and dtype) is written as ``W -= change``, ``np.subtract(W, change,
 out=W)`` (``_subtractions``): the same numbers, with no buffer for ``W - change``. A refused
 update must leave ``W`` as it was, so it goes in place only when the new numbers are sure to
-be finite (``compiled.subtract_from`` says how it knows, from one more pass over ``change``);
+be finite (``function.subtract_from`` says how it knows, from one more pass over ``change``);
 else it is computed apart, checked and copied in, as every other update is
-(``compiled.write_into``). Three passes over the weights, where a hand-written
+(``function.write_into``). Three passes over the weights, where a hand-written
 ``W -= lr * dW`` makes two and a checked copy four. Taking the new array instead of copying
 it (the Parameter's old array becoming the next call's buffer) would break a promise: an
 array taken from ``W.value`` would stop following ``W`` and show numbers the next call is
