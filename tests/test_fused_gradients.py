@@ -53,3 +53,18 @@ def test_a_gpt_block_compiled_is_the_interpreter_bit_for_bit(dtype):
     for fused in ("layer_norm_grad_x", "layer_norm_grad_gamma", "layer_norm_grad_beta", "gelu_grad",
                   "softmax_grad"):                  # each gradient one op of the step
         assert f"= {fused}(" in train.source
+
+
+def test_a_fused_step_is_named_by_what_it_computes():
+    """The generated code names a fused step after its op (tanh_grad_7), not after the node it
+    replaced (mul_4 = tanh_grad(...))."""
+    import re
+    x, t = mg.Input("x"), mg.Input("t", dtype=np.int64)
+    W = mg.Parameter(np.full((3, 4), 0.1), name="W")
+    loss = mg.softmax_cross_entropy(mg.tanh(x @ W), t)
+    (dW,) = mg.grad(loss, [W])
+    step = mg.function([x, t], loss, updates={W: W - 0.1 * dW})
+    step(np.ones((2, 3)), np.array([0, 1]))
+    calls = re.findall(r"^\s+(\w+)_ = \w+\(.*# \S+ = (\w+)\(", step.source, re.MULTILINE)
+    fused = [(name, op) for name, op in calls if op in ("tanh_grad", "softmax_ce_grad")]
+    assert len(fused) == 2 and all(re.fullmatch(rf"{op}_\d+", name) for name, op in fused), calls

@@ -13,7 +13,7 @@ from ..codegen import arguments, identifiers
 
 def step_source(program, inputs, value_of, memory=None, header=(), write=None, subtract=None):
     """The source of ``_run(arrays)`` for ``mg.function`` and the names it uses: one line per op
-    term of ``program`` (a ``rewrite.Program``), named as in the backward's code (``x_`` is the
+    term of ``program`` (a ``rewrites.Program``), named as in the backward's code (``x_`` is the
     value of ``x``, ``f_h`` the forward of op ``h``); ``arrays`` are the values of the Input
     nodes ``inputs``, in order; Parameters are read with ``value_of``, constants are names of
     the code. With a ``memory`` plan (``memory.py``), an op that has a buffer writes into it
