@@ -9,6 +9,8 @@
              generated code). The update matters to the timing: Graph.backward recomputes only
              what is stale, so repeated on unchanged weights it skips the whole forward pass
              (on T4, 0.27 s a step instead of 0.45)
+  torch      on T1-T3, the same MLP and GD step in PyTorch (bench/engine_speed.py's
+             torch_contender), when it is installed; its loss is not asserted (other kernels)
 
 on the tasks of bench/engine_speed.py, T1 2-4-4-1 tanh MLP + BCE on the 4 XOR points, T2
 64-128-10 ReLU MLP + softmax-CE on a batch of 256, T3 784-512-512-10 ReLU MLP + softmax-CE on a
@@ -25,6 +27,11 @@ gradient one product over all steps), which must only be close. The last lines g
 memory of one T3 step (tracemalloc, traced from before the contender is built, so its buffers
 and copies count), compiled's next to numpy's.
 
+Planning: the first call of an ``mg.function`` with new shapes computes the program op by op,
+rewrites it for those shapes, plans its memory and writes its code (minigraph/compiler/). The
+column ``plan`` is the median over five fresh compiled steps (one on T4) of that first call's
+time, minus one planned call's (so it is what planning adds); its target is 5 ms on T1-T3.
+
     python bench/compiled_step.py [--quick] [--tasks T4 ...]   # --quick: 3 repeats, T4 at 128
                                                                # units, 16 x 16
 
@@ -33,6 +40,7 @@ second core (every contender calls the same BLAS).
 """
 
 import argparse
+import os
 import time
 import tracemalloc
 
@@ -40,7 +48,7 @@ import numpy as np
 
 import minigraph as mg
 from char_lstm_step import LOSS_TOLERANCE, setup
-from engine_speed import LR, MinigraphNet, init_params, numpy_step
+from engine_speed import LR, MinigraphNet, init_params, numpy_step, torch_contender
 from minigraph.charlm import by_hand
 
 TASKS = {"T1": ([2, 4, 4, 1], "tanh", "bce", 200, 30),          # sizes, activation, loss,
@@ -49,6 +57,8 @@ TASKS = {"T1": ([2, 4, 4, 1], "tanh", "bce", 200, 30),          # sizes, activat
 LSTM = {"T4": (512, 64, 64)}         # hidden units, streams, characters per stream (one chunk)
 LSTM_QUICK, LSTM_REPEATS = (128, 16, 16), 7
 TARGET = 1.00                                                    # compiled / numpy, at most
+PLAN_TARGET = 5e-3                                               # seconds to plan T1-T3, at most
+PLANS = 5                                                        # fresh plans timed per task
 
 
 def batch(task, dtype):
@@ -81,8 +91,21 @@ def contenders(task, dtype, quick=False, only=None):
     make = {"numpy": lambda: (lambda X, y, P=[p.copy() for p in params]: numpy_step(P, X, y, activation, loss)),
             "compiled": lambda: compiled_step(params, activation, loss),
             "plain": lambda: compiled_step(params, activation, loss, optimize=False),
-            "backward": lambda: MinigraphNet(params, activation, loss).step}
-    return {who: (lambda step=build(): step(X, y)) for who, build in make.items() if only is None or who in only}
+            "backward": lambda: MinigraphNet(params, activation, loss).step,
+            "torch": lambda: torch_step(params, activation, loss, sizes[-1])}
+    made = {who: build() for who, build in make.items() if only is None or who in only}
+    return {who: (lambda step=step: step(X, y)) for who, step in made.items() if step is not None}
+
+
+def torch_step(params, activation, loss, classes):
+    """engine_speed.py's PyTorch step, fed 0/1 targets (T1) or integer classes (T2, T3); None
+    without PyTorch. One thread, as every contender here."""
+    step = torch_contender(params, activation, loss)
+    if step is None:
+        return None
+    import torch
+    torch.set_num_threads(1)
+    return lambda X, y: step(X, y if loss == "bce" else np.eye(classes, dtype=X.dtype)[y])
 
 
 def lstm_contenders(sizes, dtype, only=None):
@@ -137,13 +160,29 @@ def run(task, dtype, quick):
             for _ in range(steps):
                 last[who] = step()
             times[who].append(time.perf_counter() - start)
-    losses = {who: float(value) for who, value in last.items()}
+    losses = {who: float(value) for who, value in last.items() if who != "torch"}
     exact = {who: loss for who, loss in losses.items() if who != "numpy" or task in TASKS}
     assert len(set(exact.values())) == 1, (task, losses)          # same math, same numbers
     assert abs(losses["numpy"] - losses["backward"]) <= LOSS_TOLERANCE * abs(losses["backward"]), (task, losses)
     numpy_times = np.array(times["numpy"])
     ratios = {who: float(np.median(np.array(t) / numpy_times)) for who, t in times.items() if who != "numpy"}
     return losses["numpy"], float(np.median(numpy_times)) / steps, ratios
+
+
+def planning(task, dtype, quick):
+    """Median seconds that planning adds to a compiled step's first call: the first call of
+    ``PLANS`` fresh compiled steps (of one on T4, whose model takes long to build), each less a
+    second call of the same step."""
+    added = []
+    for _ in range(PLANS if task in TASKS else 1):
+        step = contenders(task, dtype, quick, only=["compiled"])["compiled"]
+        start = time.perf_counter()
+        step()
+        first = time.perf_counter() - start
+        start = time.perf_counter()
+        step()
+        added.append(first - (time.perf_counter() - start))
+    return float(np.median(added))
 
 
 def peak_memory(task, dtype):
@@ -167,17 +206,22 @@ def main():
     parser.add_argument("--tasks", nargs="+", choices=[*TASKS, *LSTM], default=[*TASKS, *LSTM],
                         help="the tasks to run (all by default)")
     args = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.2f} at the start")
     print(f"{'task':<5}{'dtype':>8}{'final loss':>12}{'numpy/step':>12}{'compiled':>10}{'plain':>8}"
-          f"{'backward':>10}   (x numpy, median; target: compiled <= {TARGET:.2f}x)")
+          f"{'backward':>10}{'torch':>8}{'plan':>9}   (x numpy, median; target: compiled <= "
+          f"{TARGET:.2f}x; plan: ms, target <= {PLAN_TARGET * 1e3:.0f} on T1-T3)")
     for task in args.tasks:
         for dtype in (np.float32, np.float64):
             loss, seconds, r = run(task, dtype, args.quick)
+            torch_ratio = f"{r['torch']:>7.2f}x" if "torch" in r else f"{'-':>8}"
             print(f"{task:<5}{np.dtype(dtype).name:>8}{loss:>12.6f}{seconds * 1e6:>10.0f}µs"
-                  f"{r['compiled']:>9.2f}x{r['plain']:>7.2f}x{r['backward']:>9.2f}x", flush=True)
+                  f"{r['compiled']:>9.2f}x{r['plain']:>7.2f}x{r['backward']:>9.2f}x{torch_ratio}"
+                  f"{planning(task, dtype, args.quick) * 1e3:>9.1f}", flush=True)
     for dtype in (np.float32, np.float64) if "T3" in args.tasks else ():
         peaks = peak_memory("T3", dtype)
         print(f"T3 {np.dtype(dtype).name} peak memory of a step: compiled {peaks['compiled'] / 2**20:.3g} MB, "
               f"numpy {peaks['numpy'] / 2**20:.3g} MB ({peaks['compiled'] / peaks['numpy']:.2f}x)")
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
 
 
 if __name__ == "__main__":
