@@ -60,7 +60,7 @@ def _relu_into(x, out):
 
 
 def _linear_into(x, W, b, out):
-    return np.add(np.matmul(x, W, out=out), b, out=out)   # kernels.linear: x @ W, then += b
+    return np.add(kernels.matmul_into(x, W, out), b, out=out)   # kernels.linear: x @ W, then += b
 
 
 def _sum_into(x, axis=None, keepdims=False, out=None):
@@ -125,7 +125,7 @@ def _tanh_gradient_into(g, t, one, out):
 def _matmul_accumulate_into(a, x, y, out):
     """a + x @ y: the product into ``out``, then a added to it there; ``out`` must not be a's
     array."""
-    np.matmul(x, y, out=out)
+    kernels.matmul_into(x, y, out)
     return np.add(out, a, out=out)
 
 
@@ -155,7 +155,7 @@ OUT_FORMS = {
     ops.div.opdef: np.divide, ops.power.opdef: np.power, ops.neg.opdef: np.negative,
     ops.exp.opdef: np.exp, ops.log.opdef: np.log, ops.tanh.opdef: np.tanh,
     ops.relu.opdef: _relu_into, ops.sigmoid.opdef: _sigmoid_into,
-    ops.matmul.opdef: np.matmul, ops.linear.opdef: _linear_into,        # (matmul: stacks too)
+    ops.matmul.opdef: kernels.matmul_into, ops.linear.opdef: _linear_into,        # (matmul: stacks too)
     ops.softmax.opdef: _softmax_into, ops.gelu.opdef: _gelu_into, ops.embedding.opdef: _embedding_into,
     ops.sum_.opdef: _sum_into, symbolic.broadcast_like.opdef: _broadcast_into,
     symbolic.sum_to.opdef: _sum_to_into, symbolic.step.opdef: _step_into,
