@@ -360,18 +360,39 @@ def reads_only_during_call(term):
 
 def _out_form(t, values):
     """The out= form of ``t``'s op, if it gives exactly the value the op computed, in the same
-    layout."""
+    layout: the same bits, tried on the call's values, unless the form is sure to make the op's
+    own calls (``_same_calls``), where a trial would compute the step's largest products a
+    second time."""
     form = OUT_FORMS.get(t.op) or (OUT_FORMS.get(t.op.name) if own_op(t.op) else None)
     value = values[t]
     if form is None or type(value) is not np.ndarray or not value.flags.c_contiguous:
         return None                   # (a buffer is in C order: a sum of it adds in that order)
+    args = [values[a] for a in t.args]
+    if _same_calls(form, args, value):
+        return form
     trial = np.empty(value.shape, value.dtype)
     try:
-        got = form(*[values[a] for a in t.args], **t.attrs, out=trial)
+        got = form(*args, **t.attrs, out=trial)
     except Exception:
         return None
-    same = got is trial and np.array_equal(trial, value, equal_nan=True)
-    return form if same else None
+    return form if got is trial and _same_bits(trial, value) else None
+
+
+def _same_calls(form, args, value):
+    """Does ``form`` make its op's own calls, into ``out``, on these arrays? matmul's
+    (``kernels.matmul_into``) and linear's (its product, then ``+= b``, as ``kernels.linear``
+    when b does not stretch the product) do, when every array has the value's dtype."""
+    if not all(type(a) is np.ndarray and a.dtype == value.dtype for a in args):
+        return False
+    return form is kernels.matmul_into or (
+        form is _linear_into and value.shape == args[0].shape[:-1] + args[1].shape[1:])
+
+
+def _same_bits(a, b):
+    """Do two C-ordered arrays of one shape and dtype hold the same bits (NaNs, and the sign of
+    a zero, included)? One pass, where ``np.array_equal(..., equal_nan=True)`` makes five."""
+    kind = np.dtype(f"u{a.itemsize}") if a.itemsize in (1, 2, 4, 8) else np.uint8
+    return np.array_equal(a.reshape(-1).view(kind), b.reshape(-1).view(kind))
 
 
 def _written_as_T(t, values):
