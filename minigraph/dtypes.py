@@ -97,6 +97,12 @@ def number_dtype(values):
     return dtype
 
 
+def row_of(op):
+    """The op of the table (its ``OpDef``) behind ``op``: ``op`` itself, or the op a
+    ``WithNumbers`` wraps."""
+    return getattr(op, "plain", op)
+
+
 class WithNumbers:
     """An op of the table (``mul``, ``sub``, ...) used with weak numbers among its inputs, at the
     positions ``numbers``: ``2 * x`` is ``mul`` with a number at position 0.

@@ -27,13 +27,14 @@ default), so the gradients of a float32 graph stay float32 however often ``grad`
 """
 
 import functools
+import inspect
 
 import numpy as np
 
 from . import kernels, ops
-from .dtypes import float_dtype
+from .dtypes import float_dtype, row_of
 from .errors import OpError
-from .graph import Graph, Node, Op, auto_name
+from .graph import Constant, Graph, Input, Node, Op, auto_name, topological_order
 from .opdef import OUTPUT
 
 GRAPH_VJPS = {}          # op (its OpDef) or op name -> one function per input: (g, ans, *inputs, **attrs) -> node
@@ -286,6 +287,74 @@ def _gelu_slope(x):
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * kernels.GELU_C * (1 + 3 * 0.044715 * x * x)
 
 
+def _softmax_x(g, ans, axis=-1):
+    return ans * (g - ops.sum(g * ans, axis=axis, keepdims=True))
+
+
+# -- fused gradients: the VJP of a row as one op --------------------------------------------------
+
+def _fused_gradient(name, forward, expansion, symbol):
+    """An op whose value is an op's VJP for one input, computed in one step by ``forward`` (a
+    call of the row's own numeric VJP, so the numbers are the interpreter's, bit for bit), and
+    whose own derivatives are those of ``expansion``, the same maths written with ops: ``mg.grad``
+    and ``Graph.backward`` go through it again by going through its expansion."""
+    n_inputs = sum(p.default is p.empty for p in inspect.signature(expansion).parameters.values())
+    op = ops.defop(name, forward, [_numeric_through(expansion, k) for k in range(n_inputs)], symbol)
+    defvjp(op, *[_graph_through(expansion, k) for k in range(n_inputs)])
+    op.opdef.expansion = expansion
+    return op
+
+
+def _graph_through(expansion, k):
+    """The graph VJP for input ``k`` of an op that computes ``expansion``: ``grad`` of the
+    expansion built on stand-ins for the op's inputs, the stand-ins then replaced by them."""
+    def vjp(h, ans, *inputs, **attrs):
+        stand_ins = [Input(f"_{i}") for i in range(len(inputs))]
+        seed = Input("_seed")
+        out = expansion(*stand_ins, **attrs)
+        if stand_ins[k] not in topological_order([out]):
+            return None
+        return _replaced(grad(out, stand_ins[k], seed=seed), {seed: h, **dict(zip(stand_ins, inputs))})
+    return vjp
+
+
+def _numeric_through(expansion, k):
+    """The numeric VJP for input ``k`` of an op that computes ``expansion``: its graph VJP, run."""
+    graph_vjp = _graph_through(expansion, k)
+
+    def vjp(h, ans, *inputs, **attrs):
+        node = graph_vjp(Constant(h), None, *[Constant(x) for x in inputs], **attrs)
+        return np.zeros(np.shape(inputs[k]), float_dtype(h)) if node is None else Graph(node).forward()
+    return vjp
+
+
+def _replaced(output, new):
+    """``output`` built again with the nodes ``new`` maps put in place of the keys."""
+    for node in topological_order([output]):
+        if node not in new and node.op is not None:
+            inputs = [new.get(p, p) for p in node.inputs]
+            if any(a is not b for a, b in zip(inputs, node.inputs)):
+                new[node] = Op(row_of(node.op), inputs, node.attrs)
+    return new.get(output, output)
+
+
+layer_norm_grad_x = _fused_gradient(
+    "layer_norm_grad_x", lambda g, x, gamma, eps=1e-5: kernels.layer_norm_vjp_x(g, None, x, gamma, None, eps),
+    lambda g, x, gamma, eps=1e-5: _layer_norm_x(g, None, x, gamma, eps=eps), "dLN/dx")
+layer_norm_grad_gamma = _fused_gradient(
+    "layer_norm_grad_gamma",
+    lambda g, x, gamma, eps=1e-5: kernels.layer_norm_vjp_gamma(g, None, x, gamma, None, eps),
+    lambda g, x, gamma, eps=1e-5: _layer_norm_gamma(g, None, x, gamma, eps=eps), "dLN/dγ")
+layer_norm_grad_beta = _fused_gradient(
+    "layer_norm_grad_beta", lambda g, x, beta: kernels.layer_norm_vjp_beta(g, None, x, None, beta),
+    lambda g, x, beta: sum_to(g, beta), "dLN/dβ")
+gelu_grad = _fused_gradient("gelu_grad", lambda g, x: ops.gelu.opdef.vjps[0](g, None, x),
+                            lambda g, x: g * _gelu_slope(x), "dgelu")
+softmax_grad = _fused_gradient(
+    "softmax_grad", lambda g, ans, axis=-1: ops.softmax.opdef.vjps[0](g, ans, None, axis=axis),
+    _softmax_x, "dsoftmax")
+
+
 def _split(g, ans, x, n, axis=-1):
     """Join the parts' gradients again; a part nobody used contributes zeros."""
     return ops.concatenate([gi if gi is not None else zeros_like(Op(OUTPUT, [ans], {"index": i}))
@@ -313,7 +382,7 @@ defvjp(ops.max, lambda g, ans, x, axis=None, keepdims=False:
 defvjp(ops.reshape, lambda g, ans, x, shape: reshape_like(g, x))
 defvjp(ops.transpose, _transpose)
 defvjp(ops.getitem, lambda g, ans, x, index: _scatter(g, x, index=index))
-defvjp(ops.softmax, lambda g, ans, x, axis=-1, mask=None: ans * (g - ops.sum(g * ans, axis=axis, keepdims=True)))
+defvjp(ops.softmax, lambda g, ans, x, axis=-1, mask=None: softmax_grad(g, ans, axis=axis))
 defvjp(ops.log_softmax, lambda g, ans, x, axis=-1: g - ops.exp(ans) * ops.sum(g, axis=axis, keepdims=True))
 defvjp(ops.linear, lambda g, ans, x, W, b: _matmul_x(sum_to_product(g, x, W), None, x, W),
        lambda g, ans, x, W, b: _matmul_y(sum_to_product(g, x, W), None, x, W),
@@ -323,11 +392,13 @@ defvjp(ops.mse, lambda g, ans, p, t: g * 2 * (p - t) / size(p),
 defvjp(ops.bce_with_logits, lambda g, ans, z, y: g * (ops.sigmoid(z) - y) / size(z),
        lambda g, ans, z, y: -g * z / size(z))
 defvjp(ops.softmax_cross_entropy, _cross_entropy_logits, _cross_entropy_labels)
-defvjp(ops.gelu, lambda g, ans, x: g * _gelu_slope(x))
+defvjp(ops.gelu, lambda g, ans, x: gelu_grad(g, x))
 defvjp(ops.embedding, lambda g, ans, table, ids: _embedding_table(g, table, ids), None)
-defvjp(ops.layer_norm_shifted, _layer_norm_x, _layer_norm_gamma,
-       lambda g, ans, x, gamma, beta, eps=1e-5: sum_to(g, beta))
-defvjp(ops.layer_norm_scaled, _layer_norm_x, _layer_norm_gamma)
+defvjp(ops.layer_norm_shifted, lambda g, ans, x, gamma, beta, eps=1e-5: layer_norm_grad_x(g, x, gamma, eps=eps),
+       lambda g, ans, x, gamma, beta, eps=1e-5: layer_norm_grad_gamma(g, x, gamma, eps=eps),
+       lambda g, ans, x, gamma, beta, eps=1e-5: layer_norm_grad_beta(g, x, beta))
+defvjp(ops.layer_norm_scaled, lambda g, ans, x, gamma, eps=1e-5: layer_norm_grad_x(g, x, gamma, eps=eps),
+       lambda g, ans, x, gamma, eps=1e-5: layer_norm_grad_gamma(g, x, gamma, eps=eps))
 defvjp("split", _split)
 defvjp(OUTPUT, lambda g, ans, t, index: tuple(g if i == index else None
                                               for i in range(t.op.n_outputs)))
