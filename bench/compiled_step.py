@@ -30,7 +30,9 @@ and copies count), compiled's next to numpy's.
 Planning: the first call of an ``mg.function`` with new shapes computes the program op by op,
 rewrites it for those shapes, plans its memory and writes its code (minigraph/compiler/). The
 column ``plan`` is the median over five fresh compiled steps (one on T4) of that first call's
-time, minus one planned call's (so it is what planning adds); its target is 5 ms on T1-T3.
+time, minus one planned call's (so it is what planning adds), in wall-clock ms and in ms of the
+process's CPU time (``cpu``: on a shared machine, the wall clock also counts the time others
+ran); its target is 5 ms on T1-T3.
 
     python bench/compiled_step.py [--quick] [--tasks T4 ...]   # --quick: 3 repeats, T4 at 128
                                                                # units, 16 x 16
@@ -170,19 +172,20 @@ def run(task, dtype, quick):
 
 
 def planning(task, dtype, quick):
-    """Median seconds that planning adds to a compiled step's first call: the first call of
-    ``PLANS`` fresh compiled steps (of one on T4, whose model takes long to build), each less a
-    second call of the same step."""
-    added = []
+    """Median seconds that planning adds to a compiled step's first call, by the wall clock and
+    by the process's CPU time: the first call of ``PLANS`` fresh compiled steps (of one on T4,
+    whose model takes long to build), each less a second call of the same step."""
+    added = {clock: [] for clock in (time.perf_counter, time.process_time)}
     for _ in range(PLANS if task in TASKS else 1):
         step = contenders(task, dtype, quick, only=["compiled"])["compiled"]
-        start = time.perf_counter()
+        before = {clock: clock() for clock in added}
         step()
-        first = time.perf_counter() - start
-        start = time.perf_counter()
+        first = {clock: clock() - before[clock] for clock in added}
+        before = {clock: clock() for clock in added}
         step()
-        added.append(first - (time.perf_counter() - start))
-    return float(np.median(added))
+        for clock, seconds in added.items():
+            seconds.append(first[clock] - (clock() - before[clock]))
+    return [float(np.median(seconds)) for seconds in added.values()]
 
 
 def peak_memory(task, dtype):
@@ -208,15 +211,16 @@ def main():
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f} at the start")
     print(f"{'task':<5}{'dtype':>8}{'final loss':>12}{'numpy/step':>12}{'compiled':>10}{'plain':>8}"
-          f"{'backward':>10}{'torch':>8}{'plan':>9}   (x numpy, median; target: compiled <= "
+          f"{'backward':>10}{'torch':>8}{'plan':>9}{'cpu':>7}   (x numpy, median; target: compiled <= "
           f"{TARGET:.2f}x; plan: ms, target <= {PLAN_TARGET * 1e3:.0f} on T1-T3)")
     for task in args.tasks:
         for dtype in (np.float32, np.float64):
             loss, seconds, r = run(task, dtype, args.quick)
             torch_ratio = f"{r['torch']:>7.2f}x" if "torch" in r else f"{'-':>8}"
+            wall, cpu = planning(task, dtype, args.quick)
             print(f"{task:<5}{np.dtype(dtype).name:>8}{loss:>12.6f}{seconds * 1e6:>10.0f}µs"
                   f"{r['compiled']:>9.2f}x{r['plain']:>7.2f}x{r['backward']:>9.2f}x{torch_ratio}"
-                  f"{planning(task, dtype, args.quick) * 1e3:>9.1f}", flush=True)
+                  f"{wall * 1e3:>9.1f}{cpu * 1e3:>7.1f}", flush=True)
     for dtype in (np.float32, np.float64) if "T3" in args.tasks else ():
         peaks = peak_memory("T3", dtype)
         print(f"T3 {np.dtype(dtype).name} peak memory of a step: compiled {peaks['compiled'] / 2**20:.3g} MB, "
