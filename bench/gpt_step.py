@@ -218,7 +218,8 @@ def main():
     print(f"{'':<13}{'ms/iteration':>13}{'x PyTorch':>11}{'peak MB':>9}")
     for name in steps:
         print(f"{name:<13}{np.median(seconds[name]) * 1e3:>13.1f}{ratio[name]:>10.2f}x{peaks[name]:>9.3g}")
-    print(f"compiled per-repeat ratios: {', '.join(f'{r:.2f}' for r in sorted(np.array(seconds['compiled']) / torch_seconds))}"
+    per_repeat = sorted(np.array(seconds["compiled"]) / torch_seconds)
+    print(f"compiled per-repeat ratios: {', '.join(f'{r:.2f}' for r in per_repeat)}"
           f"  (target <= {TARGET:.2f}x: {'met' if ratio['compiled'] <= TARGET else 'missed'})")
     print(f"planning (the compiled step's first call): {planning[0] * 1e3:.0f} ms; its memory plan's "
           f"buffers, allocated once: {planning[1] / 2**20:.1f} MB")

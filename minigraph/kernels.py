@@ -51,12 +51,12 @@ def matmul(x, y):
     if x.ndim == 0 or y.ndim == 0:
         raise ValueError(f"matmul takes vectors, matrices or stacks of them; got shapes {x.shape} "
                          f"and {y.shape} (a number times an array is mg.mul)")
-    if _stacked_rows(x, y):
+    if stacked_rows(x, y):
         return one_product(x, y)
     return x @ y
 
 
-def _stacked_rows(x, y):
+def stacked_rows(x, y):
     """Is x @ y a stack of rows times one matrix, (..., T, C) @ (C, D), with matching C?"""
     return y.ndim == 2 and x.ndim > 2 and x.shape[-1] == y.shape[0]
 
@@ -73,9 +73,10 @@ def one_product(x, y, out=None):
 
 
 def matmul_into(x, y, out):
-    """``matmul(x, y)`` written into ``out`` (the compiled step's form of the op): the same
-    products, so the same numbers."""
-    if _stacked_rows(x, y) and out.flags.c_contiguous:
+    """``matmul(x, y)`` written into ``out`` (the compiled step's form of the op for a stack of
+    rows times a matrix; otherwise it is ``np.matmul``'s own): the same products, so the same
+    numbers."""
+    if stacked_rows(x, y) and out.flags.c_contiguous:
         return one_product(x, y, out)
     return np.matmul(x, y, out=out)
 
@@ -112,7 +113,7 @@ def matmul_vjp_y(g, ans, x, y):
 
 def linear(x, W, b):
     """x @ W + b, with b added in place into the fresh product (one temporary array fewer)."""
-    out = matmul(x, W)
+    out = x @ W if x.ndim <= 2 else matmul(x, W)       # (a batch of rows: no call in between)
     if getattr(out, "dtype", None) is not b.dtype:   # another dtype: numpy's promotion decides
         return out + b
     try:

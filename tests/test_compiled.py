@@ -409,7 +409,7 @@ def test_the_transformer_ops_write_into_buffers_bit_for_bit():
         assert np.array_equal(train.run_compiled(feed)[0], want_loss)
         assert np.array_equal(table.value, want_table)
     forms = {form.__name__ for form, *_ in train.memory.into.values()}
-    assert {"_embedding_into", "matmul_into", "_softmax_into", "_gelu_into"} <= forms
+    assert {"_embedding_into", "matmul", "_softmax_into", "_gelu_into"} <= forms
     before = np.array(table.value)
     with pytest.raises(mg.BadValueError, match="range over"):
         train(np.array([[1, 2, 9], [4, 5, 6]]))

@@ -60,7 +60,8 @@ def _relu_into(x, out):
 
 
 def _linear_into(x, W, b, out):
-    return np.add(kernels.matmul_into(x, W, out), b, out=out)   # kernels.linear: x @ W, then += b
+    product = np.matmul(x, W, out=out) if x.ndim <= 2 else kernels.matmul_into(x, W, out)
+    return np.add(product, b, out=out)                          # kernels.linear: x @ W, then += b
 
 
 def _sum_into(x, axis=None, keepdims=False, out=None):
@@ -368,6 +369,8 @@ def _out_form(t, values):
     if form is None or type(value) is not np.ndarray or not value.flags.c_contiguous:
         return None                   # (a buffer is in C order: a sum of it adds in that order)
     args = [values[a] for a in t.args]
+    if form is kernels.matmul_into and not kernels.stacked_rows(*args):
+        form = np.matmul                        # (its product, with no call in between)
     if _same_calls(form, args, value):
         return form
     trial = np.empty(value.shape, value.dtype)
@@ -380,11 +383,12 @@ def _out_form(t, values):
 
 def _same_calls(form, args, value):
     """Does ``form`` make its op's own calls, into ``out``, on these arrays? matmul's
-    (``kernels.matmul_into``) and linear's (its product, then ``+= b``, as ``kernels.linear``
-    when b does not stretch the product) do, when every array has the value's dtype."""
+    (``np.matmul``, or ``kernels.matmul_into`` for a stack of rows) and linear's (its product,
+    then ``+= b``, as ``kernels.linear`` when b does not stretch the product) do, when every
+    array has the value's dtype."""
     if not all(type(a) is np.ndarray and a.dtype == value.dtype for a in args):
         return False
-    return form is kernels.matmul_into or (
+    return form in (np.matmul, kernels.matmul_into) or (
         form is _linear_into and value.shape == args[0].shape[:-1] + args[1].shape[1:])
 
 
