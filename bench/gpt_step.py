@@ -23,7 +23,9 @@ first call of the compiled step plans it (rewrites, memory plan, code): its time
 before the iterations whose resident size is measured, so they are not in ``peak MB``).
 
 Repeats are interleaved (compiled, interpreter, torch, compiled, ...) so that a slow moment of the
-machine hits all three; the printed ratios are the medians of the per-repeat ratios to PyTorch.
+machine hits all three; the printed ratios are the medians of the per-repeat ratios to PyTorch,
+by the wall clock and by the process's CPU time (on a shared machine the wall clock also counts
+the time others ran; all three run on one thread).
 Peak memory: how far the process's resident size rises above its size between iterations during
 three of them (sampled every millisecond), each contender in a fresh process (tracemalloc
 cannot see PyTorch's allocations). All use one thread. Run:
@@ -201,23 +203,27 @@ def main():
         for step in steps.values():
             step()                                                 # each warms up once
         seconds = {name: [] for name in steps}
+        cpu = {name: [] for name in steps}
         for _ in range(args.repeats):
             for name, step in steps.items():
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 step()
                 seconds[name].append(time.perf_counter() - start)
+                cpu[name].append(time.process_time() - start_cpu)
         if args.profile:
             profile = cProfile.Profile()
             profile.runcall(lambda: [steps["compiled"]() for _ in range(5)])
             pstats.Stats(profile).sort_stats("tottime").print_stats(12)
-    torch_seconds = np.array(seconds["torch"])
+    torch_seconds, torch_cpu = np.array(seconds["torch"]), np.array(cpu["torch"])
     ratio = {name: float(np.median(np.array(s) / torch_seconds)) for name, s in seconds.items()}
+    cpu_ratio = {name: float(np.median(np.array(s) / torch_cpu)) for name, s in cpu.items()}
     peaks = {name: peak_rise(name) for name in steps}
     print(f"T5 GPT 4x128, 4 heads, 12x64, float32, one iteration; loss {loss:.4f}; "
           f"load average {os.getloadavg()[0]:.2f}")
-    print(f"{'':<13}{'ms/iteration':>13}{'x PyTorch':>11}{'peak MB':>9}")
+    print(f"{'':<13}{'ms/iteration':>13}{'x PyTorch':>11}{'CPU ms':>8}{'x PyTorch':>11}{'peak MB':>9}")
     for name in steps:
-        print(f"{name:<13}{np.median(seconds[name]) * 1e3:>13.1f}{ratio[name]:>10.2f}x{peaks[name]:>9.3g}")
+        print(f"{name:<13}{np.median(seconds[name]) * 1e3:>13.1f}{ratio[name]:>10.2f}x"
+              f"{np.median(cpu[name]) * 1e3:>8.1f}{cpu_ratio[name]:>10.2f}x{peaks[name]:>9.3g}")
     per_repeat = sorted(np.array(seconds["compiled"]) / torch_seconds)
     print(f"compiled per-repeat ratios: {', '.join(f'{r:.2f}' for r in per_repeat)}"
           f"  (target <= {TARGET:.2f}x: {'met' if ratio['compiled'] <= TARGET else 'missed'})")
