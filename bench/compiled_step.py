@@ -22,10 +22,10 @@ the updates ``W -= lr * dW``. Each contender takes one step first (the compiled 
 code then); the repeats are interleaved (numpy, compiled, plain, backward, numpy, ...) so that a
 slow moment of the machine hits every contender; the figures are medians of the per-repeat
 ratios to numpy (``(cpu)``: the compiled step's, by the process's CPU time rather than the wall
-clock, which on a shared machine also counts the time others ran). The final losses must be identical (same math, same numbers: asserted), but
-T4's numpy step's, whose math differs (its sigmoid is 0.5 (1 + tanh(z / 2)), each weight's
-gradient one product over all steps), which must only be close. The last lines give the peak
-memory of one T3 step (tracemalloc, traced from before the contender is built, so its buffers
+clock, which on a shared machine also counts the time others ran). The final losses must be
+identical (same math, same numbers: asserted), but T4's numpy step's, whose math differs (its
+sigmoid is 0.5 (1 + tanh(z / 2)), each weight's gradient one product over all steps), which
+must only be close. The last lines give the peak memory of one T3 step (tracemalloc, traced from before the contender is built, so its buffers
 and copies count), compiled's next to numpy's.
 
 Planning: the first call of an ``mg.function`` with new shapes computes the program op by op,
