@@ -25,8 +25,9 @@ ratios to numpy (``(cpu)``: the compiled step's, by the process's CPU time rathe
 clock, which on a shared machine also counts the time others ran). The final losses must be
 identical (same math, same numbers: asserted), but T4's numpy step's, whose math differs (its
 sigmoid is 0.5 (1 + tanh(z / 2)), each weight's gradient one product over all steps), which
-must only be close. The last lines give the peak memory of one T3 step (tracemalloc, traced from before the contender is built, so its buffers
-and copies count), compiled's next to numpy's.
+must only be close. The last lines give the peak memory of one T3 step (tracemalloc, traced
+from before the contender is built, so its buffers and copies count), compiled's next to
+numpy's.
 
 Planning: the first call of an ``mg.function`` with new shapes computes the program op by op,
 rewrites it for those shapes, plans its memory and writes its code (minigraph/compiler/). The
