@@ -13,8 +13,9 @@ Modules, in reading order (docs/ENGINE.md draws the same map):
 
 * the engine: ``graph`` (nodes, Graph, forward/backward, hooks), ``values`` (what the engine
   accepts as numbers; read-only values), ``explain`` (its error messages), ``opdef`` (how a
-  row of the op table is made: ``defop``), ``ops`` (the op table; its longer rules in
-  ``kernels`` and ``losses``), ``dtypes`` (float64 or float32, and the default), ``nn``
+  row of the op table is made: ``defop``), ``ops`` (the op table, each row with all of its
+  op's maths; its longer rules in ``kernels`` and ``losses``; the ops gradients are made of
+  in ``gradops``), ``dtypes`` (float64 or float32, and the default), ``nn``
   (layers, losses), ``optim`` (optimizers), ``gradcheck`` (is a backward right?), ``data``
   (small datasets);
 * seeing it: ``viz`` (``mg.draw``, its layout in ``layout``), ``widgets`` (``explore``,

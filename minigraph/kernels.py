@@ -6,9 +6,10 @@ more live here: the shape bookkeeping every gradient needs (``unbroadcast``, ``s
 matrices, the numerically stable sigmoid, log-softmax and softmax (with attention's mask), max's
 VJP, and the pieces of a transformer: layer norm, GELU, embedding. Where a kernel is written for
 speed (the GPT of chapter 11 runs these thousands of times), its docstring says how and why.
-They work on numpy arrays only (no nodes);
-``symbolic.py`` reuses the bookkeeping for the gradient ops it builds. The fused losses' kernels
-are in ``losses.py``.
+At the end, the rows' ``out=`` forms that are not a numpy function or a kernel above taking
+``out=`` itself (softmax and GELU do): the forward writing into an array it is given, for
+``mg.function``'s memory plan. They work on numpy arrays only (no nodes); ``gradops.py``
+reuses the bookkeeping for the gradient ops. The fused losses' kernels are in ``losses.py``.
 
 Broadcasting (``x + b`` with ``x`` of shape (n, 3) and ``b`` of shape (3,)) copies ``b`` along
 an axis in the forward pass, so its gradient must be *summed* along that axis in the backward
@@ -160,10 +161,10 @@ def sigmoid(x):
 
 def row_max(x, axis=-1):
     """``x.max(axis=axis, keepdims=True)``, the same numbers (a maximum does not round), faster
-    for short rows: numpy reduces along a last axis of a few numbers slowly (for (256, 10)
-    logits, 15 µs, more than the rest of a log-softmax), while comparing whole columns, one
-    ``np.maximum`` per column, takes 5 µs. (With fewer than 16 rows per column, the calls
-    cost more than they save.) A speed trick, kept in this one place."""
+    for short rows: numpy reduces along a last axis of a few numbers slowly, while comparing
+    whole columns, one ``np.maximum`` per column, is quick (``bench/`` measures both). With
+    fewer than 16 rows per column, the calls cost more than they save. A speed trick, kept in
+    this one place."""
     columns = x.shape[-1] if x.ndim else 0
     if not (1 < columns <= 16 and x.size >= 16 * columns * columns and axis in (-1, x.ndim - 1)):
         return x.max(axis=axis, keepdims=True)
@@ -179,15 +180,15 @@ def log_softmax(x, axis=-1):
     return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 
 
-def softmax(x, axis=-1, mask=None):
+def softmax(x, axis=-1, mask=None, out=None):
     """exp(x) / sum(exp(x)) along ``axis``, shifted by the row maximum so that no exp overflows.
     With a boolean ``mask`` (broadcastable to x; True = may attend), the places it forbids are
     set to -inf first, so their probability is exactly 0 (and so is their gradient: it is
-    ``ans`` times something)."""
+    ``ans`` times something). Written into ``out`` if given (the op's out= form)."""
     if mask is not None:
         x = np.where(_checked_mask(mask, x, axis), x, -np.inf)
-    e = np.exp(x - row_max(x, axis))
-    e /= e.sum(axis=axis, keepdims=True)                 # a fresh array: divided in place
+    e = np.exp(np.subtract(x, row_max(x, axis), out=out), out=out)
+    e /= e.sum(axis=axis, keepdims=True)                 # a fresh array (or out): divided in place
     return e
 
 
@@ -306,9 +307,10 @@ def layer_norm_vjp_beta(g, ans, x, gamma, beta, eps=1e-5):
 GELU_C = math.sqrt(2 / math.pi)           # a Python number: float32 stays float32
 
 
-def gelu(x):
-    """GELU, the tanh approximation: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³)))."""
-    out = _gelu_tanh(x)
+def gelu(x, out=None):
+    """GELU, the tanh approximation: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))); written into
+    ``out`` if given (the op's out= form)."""
+    out = _gelu_tanh(x, out)
     out += 1
     out *= x
     out *= 0.5
@@ -330,11 +332,14 @@ def gelu_slope(x):
     return slope
 
 
-def _gelu_tanh(x):
-    """tanh(√(2/π) x (1 + 0.044715 x²)), the inner part of GELU: one fresh array, every step
-    computed in place in it (a new big array costs about as much as a pass over it), with x · x
-    for x² (x ** 3 on float32 is fifty times slower)."""
-    inner = np.asarray(np.multiply(x, x, dtype=float_dtype(x)))   # an array even for a 0-d x
+def _gelu_tanh(x, out=None):
+    """tanh(√(2/π) x (1 + 0.044715 x²)), the inner part of GELU: one fresh array (or ``out``),
+    every step computed in place in it (a new big array costs about as much as a pass over it),
+    with x · x for x² (x ** 3 on float32 is much slower)."""
+    if out is None:
+        inner = np.asarray(np.multiply(x, x, dtype=float_dtype(x)))   # an array even for a 0-d x
+    else:
+        inner = np.multiply(x, x, out=out)
     inner *= 0.044715
     inner += 1
     inner *= x
@@ -399,3 +404,82 @@ def concat_slice(g, xs, i, axis):
     """The gradient of ``xs[i]`` in ``concatenate(xs, axis)``: its slice of ``g`` along ``axis``."""
     start = sum(np.shape(x)[axis] for x in xs[:i])
     return np.take(g, range(start, start + np.shape(xs[i])[axis]), axis=axis)
+
+
+# -- out= forms: an op's forward writing into an array it is given --------------------------------
+# (the memory plan of mg.function uses them, compiler/memory.py; each gives the forward's numbers)
+
+def relu_into(x, out):
+    return np.maximum(x, 0, out=out)
+
+
+def linear_into(x, W, b, out):
+    product = np.matmul(x, W, out=out) if x.ndim <= 2 else matmul_into(x, W, out)
+    return np.add(product, b, out=out)                    # linear: x @ W, then += b
+
+
+def sum_into(x, axis=None, keepdims=False, out=None):
+    return np.add.reduce(x, axis=axis, keepdims=keepdims, out=out)   # np.sum, without its wrappers
+
+
+def sigmoid_into(x, out):
+    """sigmoid's numbers in 7 calls instead of 8, one array allocated instead of seven:
+    where(x >= 0, 1, e) / (1 + e), e = exp(-|x|), with where(x >= 0, 1, e) = exp(min(x, 0)) (x
+    for x < 0 is -|x|, exp(0) is 1), divided once."""
+    np.exp(np.negative(np.abs(x, out=out), out=out), out=out)      # e
+    denominator = np.add(out, 1)                                   # 1 + e
+    np.exp(np.minimum(x, 0, out=out), out=out)                     # 1, or e where x < 0
+    return np.divide(out, denominator, out=out)
+
+
+def embedding_into(table, ids, out):
+    return np.take(table, checked_ids(ids, table), axis=0, out=out)   # table[ids]
+
+
+def concatenate_into(*xs, axis=0, out=None):
+    return np.concatenate(xs, axis=axis, out=out)
+
+
+def step_into(x, out):
+    return np.greater(x, 0, out=out)                      # step: (x > 0) as 1.0 and 0.0
+
+
+def sum_to_into(g, x, out):
+    """sum_to (``unbroadcast``) in its usual case, leading axes summed away; others refused."""
+    added = g.ndim - np.ndim(x)
+    if added < 1 or g.shape[added:] != np.shape(x):
+        raise ValueError("not the usual case of sum_to")
+    return np.add.reduce(g, axis=0 if added == 1 else tuple(range(added)), out=out)
+
+
+def broadcast_into(g, x, out):
+    np.copyto(out, g)                                     # broadcast_like: g copied to x's shape
+    return out
+
+
+def relu_gradient_into(g, x, out):
+    return np.multiply(g, np.greater(x, 0), out=out)     # g * (x > 0): g times True or False
+
+
+def sigmoid_gradient_into(g, s, out):
+    """g * s * (1 - s): g·s into ``out``, then times 1 - s (one array of its own). It reads s
+    after writing ``out``: ``out`` must not be s's array."""
+    np.multiply(g, s, out=out)
+    return np.multiply(out, np.subtract(1, s), out=out)
+
+
+def tanh_gradient_into(g, t, out):
+    """g * (1 - t * t), all three in ``out`` (so only where t has out's dtype: t * t is rounded in
+    t's); it reads g after writing ``out``: ``out`` must not be g's array."""
+    if t.dtype != out.dtype:
+        raise ValueError("t * t would be rounded in out's dtype, not t's")
+    np.multiply(t, t, out=out)
+    np.subtract(1, out, out=out)
+    return np.multiply(g, out, out=out)
+
+
+def matmul_accumulate_into(a, x, y, out):
+    """a + x @ y: the product into ``out``, then a added to it there; ``out`` must not be a's
+    array."""
+    matmul_into(x, y, out)
+    return np.add(out, a, out=out)

@@ -40,6 +40,7 @@ from html import escape
 import numpy as np
 
 from . import optim
+from .dtypes import row_of
 from .errors import BadValueError, GraphError, OpError, ShapeError, shape_text
 from .graph import Graph, Op
 from .opdef import OpDef
@@ -218,7 +219,7 @@ class Mirror:
         self.leaves = [n for n in self.order if n.op is None]
 
     def _twin(self, node, inputs):
-        plain, made = getattr(node.op, "plain", node.op), []
+        plain, made = row_of(node.op), []
 
         def forward(*args, **attrs):
             self.values[made[0]] = out = plain.forward(*args, **attrs)

@@ -22,9 +22,10 @@ import numpy as np
 import pytest
 
 import minigraph as mg
-from minigraph import ops, symbolic
+from minigraph import gradops, ops
 from minigraph.gradcheck import numerical_grad
-from minigraph.symbolic import GRAPH_VJPS, is_zero
+from minigraph.gradops import is_zero
+from minigraph.opdef import GRAPH_VJPS
 
 inf, nan = np.inf, np.nan
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")   # poles: numpy warns of 1/0
@@ -53,9 +54,9 @@ def sq(node):
 
 
 def helper(name):
-    """A helper op of symbolic.py, built by name (some are made per arity)."""
-    return {"concat_part": symbolic._concat_part(2), "scatter": symbolic._scatter}.get(name) \
-        or getattr(symbolic, name)
+    """A helper op of mg.grad (gradops.py, or a fused gradient of ops.py), built by name (some
+    are made per arity)."""
+    return {"concat_part": ops.concat_part(2)}.get(name) or getattr(gradops, name, None) or getattr(ops, name)
 
 
 M = [[0.0, 1.0, -1.0], [0.0, 0.0, 0.0]]               # 0 and ±1 in a (2, 3) matrix
@@ -176,7 +177,7 @@ EDGES = [
     smooth("softmax_cross_entropy", "one-hot labels at the class bounds, as Parameters",
            lambda z, t: mg.softmax_cross_entropy(z, t), [[0.0, 0.0, 0.0], [40.0, 0.0, -40.0]],
            [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]),
-    # -- the helper ops of mg.grad (symbolic.py) -----------------------------------------------
+    # -- the helper ops of mg.grad (gradops.py) ------------------------------------------------
     smooth("ones_like", "at 0", lambda x: x * helper("ones_like")(x), [0.0, 1.0]),
     smooth("zeros_like", "at 0", lambda x: sq(x) + helper("zeros_like")(x), [0.0, 1.0]),
     smooth("size", "at 0", lambda x: x * helper("size")(x), [0.0, 1.0]),
@@ -207,10 +208,31 @@ EDGES = [
     smooth("transpose", "mg.grad's matrix transpose of a stack", lambda x: sq(helper("matrix_transpose")(x)), [M, M]),
     smooth("to_operand", "a (2, 2, 3) stack summed to a (3,) vector viewed as a row",
            lambda a, x: sq(helper("to_operand")(a, x, side="left")), [M, M], [0.0, 0.0, 0.0]),
-    smooth("embedding_grad", "repeated ids", lambda g, t: sq(helper("_embedding_table")(g, t, mg.Constant([2, 0, 2]))),
+    smooth("embedding_grad", "repeated ids", lambda g, t: sq(helper("embedding_grad")(g, t, mg.Constant([2, 0, 2]))),
            [[0.0, 1.0], [-1.0, 0.0], [1.0, 1.0]], np.zeros((3, 2))),
     smooth("scatter", "a repeated and a negative index",
            lambda g, x: sq(helper("scatter")(g, x, index=([0, -1, 0],))), [0.0, 1.0, -1.0], [0.0, 0.0, 0.0]),
+    # -- the fused gradients of ops.py: their derivatives are their expansions' -----------------
+    smooth("tanh_grad", "g and t at 0 and ±1", lambda g, t: helper("tanh_grad")(g, t), [0.0, 1.0, -1.0], [0.0, 1.0, -0.5]),
+    smooth("sigmoid_grad", "g and s at 0 and 1", lambda g, s: helper("sigmoid_grad")(g, s),
+           [0.0, 1.0, -1.0], [0.0, 1.0, 0.5]),
+    smooth("relu_grad", "away from 0", lambda g, x: helper("relu_grad")(g, x), [0.0, 1.0, -1.0], [0.5, 2.0, -1.0]),
+    kink("relu_grad", "at 0, the mask's jump", lambda g, x: helper("relu_grad")(g, x), 1.0, 0.0,
+         convention="the mask x > 0 has gradient 0, also at its jump", grad=[0.0, 0.0], hessian=np.zeros((2, 2))),
+    smooth("gelu_grad", "at 0 and ±1", lambda g, x: helper("gelu_grad")(g, x), [0.0, 1.0, -1.0], [0.0, 1.0, -1.0]),
+    smooth("softmax_grad", "of a row's softmax", lambda g, x: helper("softmax_grad")(g, mg.softmax(x)),
+           [[0.0, 1.0, -1.0]], [[0.0, 1.0, -1.0]]),
+    smooth("layer_norm_grad_x", "rows of three", lambda g, x, gamma: helper("layer_norm_grad_x")(g, x, gamma),
+           M, [[0.0, 1.0, -1.0], [2.0, 0.5, -1.0]], [1.0, 0.5, 2.0]),
+    smooth("layer_norm_grad_gamma", "rows of three",
+           lambda g, x, gamma: sq(helper("layer_norm_grad_gamma")(g, x, gamma)),
+           M, [[0.0, 1.0, -1.0], [2.0, 0.5, -1.0]], [1.0, 0.5, 2.0]),
+    smooth("layer_norm_grad_beta", "rows of three", lambda g, x, b: sq(helper("layer_norm_grad_beta")(g, x, b)),
+           M, [[0.0, 1.0, -1.0], [2.0, 0.5, -1.0]], [0.0, 0.0, 0.0]),
+    smooth("softmax_ce_grad", "labels 0 and C-1", lambda z: helper("softmax_ce_grad")(z, mg.Constant([0, 2])),
+           [[0.0, 1.0, -1.0], [0.5, 0.0, 0.0]]),
+    smooth("matmul_add", "a + x @ y at 0", lambda a, x, y: sq(helper("matmul_add")(a, x, y)),
+           np.zeros((2, 2)), M, [[0.0, 1.0], [-1.0, 0.0], [1.0, 1.0]]),
 ]
 
 
@@ -332,7 +354,7 @@ def test_each_op_at_its_edge_points(row):
 def test_the_table_covers_every_op():
     """Every op of the table, every multi-output piece and every helper op of mg.grad has a row,
     and each row's graph contains the op it names."""
-    every_op = {value.opdef.name for module in (ops, symbolic) for value in vars(module).values()
+    every_op = {value.opdef.name for module in (ops, gradops) for value in vars(module).values()
                 if hasattr(value, "opdef")} | {"split", "output", "concatenate", "concat_part"}
     for row in EDGES:
         params, loss = build(row)
@@ -348,17 +370,17 @@ def test_the_mixed_derivative_of_x_to_the_y_at_y_0_is_1_over_x():
 
 
 def _old_power_x(g, ans, x, y):
-    return symbolic.sum_to(g * y * x ** (y - 1 + 2 * is_zero(y)), x)
+    return gradops.sum_to(g * y * x ** (y - 1 + 2 * is_zero(y)), x)
 
 
 def _relu_slope_1_at_0(g, ans, x):
-    return g * (1 - symbolic.step(-x))
+    return g * (1 - gradops.step(-x))
 
 
 @pytest.mark.parametrize("op, vjp, point", [
     (ops.power, [_old_power_x, GRAPH_VJPS[ops.power.opdef][1]], "x^y at y = 0, x = 1.5"),
     (ops.relu, [_relu_slope_1_at_0], "at 0"),
-    (ops.max, [lambda g, ans, x, axis=None, keepdims=False: symbolic.broadcast_like(g, x) * symbolic.step(x)],
+    (ops.max, [lambda g, ans, x, axis=None, keepdims=False: gradops.broadcast_like(g, x) * gradops.step(x)],
      "a tie of two"),
 ], ids=["pow as before issue 29 (smooth)", "relu'(0) = 1 (a convention)", "max: ties not shared"])
 def test_a_wrong_graph_vjp_fails_its_row(monkeypatch, op, vjp, point):

@@ -139,7 +139,8 @@ class Function:
                 raise ShapeError(f"the update of {describe(parameter)} computes {np.shape(values[t])}")
         program, memory = self.program, None
         if self.optimize:
-            program = rewrites.run_passes(rewrites.Program(program.terms, program.results, program.notes),
+            program = rewrites.run_passes(rewrites.Program(program.terms, program.results, program.notes,
+                                                          program.stands_for),
                                          rewrites.FOR_SHAPES, values)
             memory = plan_memory(program, values, n, self.updated)
         shapes = ", ".join(f"{node.name} {a.shape} {a.dtype}" for node, a in zip(self.inputs, arrays))

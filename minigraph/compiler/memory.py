@@ -6,11 +6,10 @@ faults of touching new memory) costs as much as the arithmetic. Most numpy funct
 into an array they are given instead: ``np.tanh(z, out=buffer)``. ``mg.function`` knows its
 whole step, so it can plan, once for each set of shapes:
 
-* which ops write into a buffer: those of ``OUT_FORMS`` (the one table of speed tricks: an
-  op of minigraph's table and the same computation in an ``out=`` form; a new op of the
-  table gets a line here if it has one), when the form gives exactly the value, in the same
-  layout, that the op computed at the call the plan was made from. Every other op allocates
-  its result, as before;
+* which ops write into a buffer: those whose row declares an ``out=`` form (``OUT_FORMS``: the
+  same computation writing into an array it is given, written beside the op in ``ops.py`` and
+  ``kernels.py``), when the form gives exactly the value, in the same layout, that the op
+  computed at the call the plan was made from. Every other op allocates its result, as before;
 * which buffer each one gets: a value *lives* from the op that computes it to its last reader
   (in the straight-line order of the program), and two values whose lives do not overlap may
   share a buffer, whatever their shapes (a value is a view of the start of its buffer). An
@@ -50,140 +49,36 @@ gradient's fused op.
 
 import numpy as np
 
-from .. import kernels, ops, symbolic
-from .rewrites import (CROSS_ENTROPY_GRADIENT, MATMUL_ACCUMULATE, RELU_GRADIENT, SIGMOID_GRADIENT,
-                      TANH_GRADIENT, own_op)
+from .. import gradops, kernels, ops
+from ..dtypes import row_of
+from .rewrites import own_op
 
-
-def _relu_into(x, out):
-    return np.maximum(x, 0, out=out)
-
-
-def _linear_into(x, W, b, out):
-    product = np.matmul(x, W, out=out) if x.ndim <= 2 else kernels.matmul_into(x, W, out)
-    return np.add(product, b, out=out)                          # kernels.linear: x @ W, then += b
-
-
-def _sum_into(x, axis=None, keepdims=False, out=None):
-    return np.add.reduce(x, axis=axis, keepdims=keepdims, out=out)   # np.sum, without its wrappers
-
-
-def _sigmoid_into(x, out):
-    """kernels.sigmoid's numbers in 7 calls instead of 8, one array allocated instead of seven:
-    where(x >= 0, 1, e) / (1 + e), e = exp(-|x|), with where(x >= 0, 1, e) = exp(min(x, 0)) (x
-    for x < 0 is -|x|, exp(0) is 1), divided once."""
-    np.exp(np.negative(np.abs(x, out=out), out=out), out=out)      # e
-    denominator = np.add(out, 1)                                   # 1 + e
-    np.exp(np.minimum(x, 0, out=out), out=out)                     # 1, or e where x < 0
-    return np.divide(out, denominator, out=out)
-
-
-def _softmax_into(x, axis=-1, mask=None, out=None):
-    """kernels.softmax (its mask checked when the op ran at the planning call) into ``out``."""
-    if mask is not None:
-        x = np.where(mask, x, -np.inf)
-    np.exp(np.subtract(x, kernels.row_max(x, axis), out=out), out=out)
-    return np.divide(out, out.sum(axis=axis, keepdims=True), out=out)
-
-
-def _gelu_into(x, out):
-    """kernels.gelu's steps, in place in ``out`` instead of a fresh array."""
-    np.multiply(x, x, out=out)
-    out *= 0.044715
-    out += 1
-    out *= x
-    out *= kernels.GELU_C
-    np.tanh(out, out=out)
-    out += 1
-    out *= x
-    out *= 0.5
-    return out
-
-
-def _embedding_into(table, ids, out):
-    return np.take(table, kernels.checked_ids(ids, table), axis=0, out=out)   # table[ids]
-
-
-def _relu_gradient_into(g, x, out):
-    return np.multiply(g, np.greater(x, 0), out=out)     # g * (x > 0): g times True or False
-
-
-def _sigmoid_gradient_into(g, s, one, out):
-    """g * s * (1 - s): g·s into ``out``, then times 1 - s (one array of its own). It reads s
-    after writing ``out``: ``out`` must not be s's array."""
-    np.multiply(g, s, out=out)
-    return np.multiply(out, np.subtract(one, s), out=out)
-
-
-def _tanh_gradient_into(g, t, one, out):
-    """g * (1 - t * t), all three in ``out``; it reads g after writing ``out``: ``out`` must not
-    be g's array."""
-    np.multiply(t, t, out=out)
-    np.subtract(one, out, out=out)
-    return np.multiply(g, out, out=out)
-
-
-def _matmul_accumulate_into(a, x, y, out):
-    """a + x @ y: the product into ``out``, then a added to it there; ``out`` must not be a's
-    array."""
-    kernels.matmul_into(x, y, out)
-    return np.add(out, a, out=out)
-
-
-def _concatenate_into(*xs, axis=0, out=None):
-    return np.concatenate(xs, axis=axis, out=out)
-
-
-def _step_into(x, out):
-    return np.greater(x, 0, out=out)                      # step: (x > 0) as 1.0 and 0.0
-
-
-def _sum_to_into(g, x, out):
-    added = g.ndim - np.ndim(x)                           # sum_to (kernels.unbroadcast): its
-    if added < 1 or g.shape[added:] != np.shape(x):       # usual case, leading axes summed away
-        raise ValueError("not the usual case of sum_to")
-    return np.add.reduce(g, axis=0 if added == 1 else tuple(range(added)), out=out)
-
-
-def _broadcast_into(g, x, out):
-    np.copyto(out, g)                                     # broadcast_like: g copied to x's shape
-    return out
-
-
-# op of the table -> the same computation writing into ``out=``
-OUT_FORMS = {
-    ops.add.opdef: np.add, ops.sub.opdef: np.subtract, ops.mul.opdef: np.multiply,
-    ops.div.opdef: np.divide, ops.power.opdef: np.power, ops.neg.opdef: np.negative,
-    ops.exp.opdef: np.exp, ops.log.opdef: np.log, ops.tanh.opdef: np.tanh,
-    ops.relu.opdef: _relu_into, ops.sigmoid.opdef: _sigmoid_into,
-    ops.matmul.opdef: kernels.matmul_into, ops.linear.opdef: _linear_into,        # (matmul: stacks too)
-    ops.softmax.opdef: _softmax_into, ops.gelu.opdef: _gelu_into, ops.embedding.opdef: _embedding_into,
-    ops.sum_.opdef: _sum_into, symbolic.broadcast_like.opdef: _broadcast_into,
-    symbolic.sum_to.opdef: _sum_to_into, symbolic.step.opdef: _step_into,
-    RELU_GRADIENT: _relu_gradient_into, SIGMOID_GRADIENT: _sigmoid_gradient_into,
-    TANH_GRADIENT: _tanh_gradient_into, MATMUL_ACCUMULATE: _matmul_accumulate_into,
-    symbolic.CONCATENATE: _concatenate_into,       # (by name: the table has one op per number of inputs)
-}
+# op of the table -> the same computation writing into ``out=``: each row's own ``out`` (the
+# plan reads it from the row, so also for a row made later, as a concatenation of a new number
+# of inputs)
+OUT_FORMS = {f.opdef: f.opdef.out for module in (ops, gradops) for f in vars(module).values()
+             if getattr(getattr(f, "opdef", None), "out", None) is not None}
 # ops whose out= form may write into the array of an input of the same shape and dtype: each
 # number of the result depends on the numbers at its own place only, read before it is written
-# (not _sigmoid_into, _gelu_into: they read x again after writing out)
+# (not sigmoid's, gelu's: they read x again after writing out)
 ELEMENTWISE = {op.opdef for op in (ops.add, ops.sub, ops.mul, ops.div, ops.power, ops.neg, ops.exp,
-                                   ops.log, ops.tanh, ops.relu)} | {symbolic.step.opdef, RELU_GRADIENT}
+                                   ops.log, ops.tanh, ops.relu, gradops.step, ops.relu_grad)}
 # ops whose result is ``x.T`` (a view: an attribute, no call) when ``written_as_T(x, **attrs)``
 AS_ATTRIBUTE_T = {ops.transpose.opdef: lambda x, axes=None: axes is None,
-                  symbolic.matrix_transpose.opdef: lambda x: x.ndim == 2}
-REMEMBERS_INPUTS = {ops.softmax_cross_entropy.opdef, CROSS_ENTROPY_GRADIENT}   # (and its VJP)
+                  gradops.matrix_transpose.opdef: lambda x: x.ndim == 2}
+REMEMBERS_INPUTS = {ops.softmax_cross_entropy.opdef, ops.softmax_ce_grad.opdef}   # (and its VJP)
 # ops whose result is always a new array (never a view of an input), with or without out=
-NEW_ARRAYS = set(OUT_FORMS) - {symbolic.sum_to.opdef} | {op.opdef for op in (
+NEW_ARRAYS = set(OUT_FORMS) - {gradops.sum_to.opdef} | {op.opdef for op in (
     ops.sigmoid, ops.leaky_relu, ops.mean, ops.max, ops.softmax, ops.log_softmax, ops.mse,
-    ops.bce_with_logits, ops.softmax_cross_entropy)}
+    ops.bce_with_logits, ops.softmax_cross_entropy, ops.softmax_grad, ops.gelu_grad,
+    ops.layer_norm_grad_x, ops.layer_norm_grad_gamma, ops.layer_norm_grad_beta, ops.embedding_grad)}
 # ops that raise on wrong shapes only, never on the numbers (unlike class labels out of range,
 # or integers to a negative integer power):
 # with the shapes of a plan, they do not fail
 FAIL_ON_SHAPES_ONLY = NEW_ARRAYS - {ops.softmax_cross_entropy.opdef, ops.power.opdef, ops.embedding.opdef} | {op.opdef for op in (
-    ops.reshape, ops.transpose, symbolic.sum_to, symbolic.sum_to_product, symbolic.reshape_like,
-    symbolic.as_matrix, symbolic.product_matrix, symbolic.expand_dims, symbolic.step,
-    symbolic.is_zero)}
+    ops.reshape, ops.transpose, gradops.sum_to, gradops.sum_to_product, gradops.reshape_like,
+    gradops.as_matrix, gradops.product_matrix, gradops.expand_dims, gradops.step,
+    gradops.is_zero)}
 
 
 class MemoryPlan:
@@ -277,7 +172,7 @@ def _overwritten(t, i, into, dying, values):
     elementwise (``ELEMENTWISE``), the input has ``t``'s shape and dtype (the same bytes, element
     for element) and its life ends at ``t``. Taken from the buffers that die at step ``i``.
     An op that writes where it reads touches half the memory of one writing elsewhere."""
-    if getattr(t.op, "plain", t.op) not in ELEMENTWISE:
+    if row_of(t.op) not in ELEMENTWISE:
         return None
     for a in t.args:
         if a in into and into[a][1] in dying.get(i, ()) and into[a][2:] == (values[t].shape, values[t].dtype):
@@ -308,7 +203,7 @@ def _early_writes(program, n_outputs, updated, in_place, forms, roots, last):
     terms, end = program.terms, len(program.terms)
     parameter = {t.node: t for t in in_place}
     may_fail = max((i for i, t in enumerate(terms) if t.kind == "op" and t not in forms and
-                    getattr(t.op, "plain", t.op) not in FAIL_ON_SHAPES_ONLY), default=-1)
+                    row_of(t.op) not in FAIL_ON_SHAPES_ONLY), default=-1)
     early = {}
     for k, new in enumerate(program.results[n_outputs:], n_outputs):
         old = parameter.get(updated[k - n_outputs])
@@ -329,7 +224,7 @@ def _subtractions(program, early, forms, readers, values):
     subtracted = {}
     for k in early:
         new = program.results[k]
-        if not (new.kind == "op" and getattr(new.op, "plain", new.op) is ops.sub.opdef and not new.attrs):
+        if not (new.kind == "op" and row_of(new.op) is ops.sub.opdef and not new.attrs):
             continue
         old, change = new.args
         if (old.kind == "parameter" and change in forms and not readers[new]
@@ -346,7 +241,7 @@ def _roots(terms, forms):
     for t in terms:
         if t in forms or t.kind in ("input", "parameter"):
             roots[t] = {t}
-        elif t.kind == "constant" or getattr(t.op, "plain", t.op) in NEW_ARRAYS:
+        elif t.kind == "constant" or row_of(t.op) in NEW_ARRAYS:
             roots[t] = set()
         else:
             roots[t] = set().union(*(roots[a] for a in t.args))
@@ -356,15 +251,13 @@ def _roots(terms, forms):
 def reads_only_during_call(term):
     """Does this op read its inputs only while it runs (minigraph's or numpy's own op, and not
     one that remembers them)?"""
-    return own_op(term.op) and getattr(term.op, "plain", term.op) not in REMEMBERS_INPUTS
+    return own_op(term.op) and row_of(term.op) not in REMEMBERS_INPUTS
 
 
 def _out_form(t, values):
     """The out= form of ``t``'s op, if it gives exactly the value the op computed, in the same
-    layout: the same bits, tried on the call's values, unless the form is sure to make the op's
-    own calls (``_same_calls``), where a trial would compute the step's largest products a
-    second time."""
-    form = OUT_FORMS.get(t.op) or (OUT_FORMS.get(t.op.name) if own_op(t.op) else None)
+    layout."""
+    form = getattr(t.op, "out", None) if own_op(t.op) else None     # (a WithNumbers op: none)
     value = values[t]
     if form is None or type(value) is not np.ndarray or not value.flags.c_contiguous:
         return None                   # (a buffer is in C order: a sum of it adds in that order)
@@ -389,7 +282,7 @@ def _same_calls(form, args, value):
     if not all(type(a) is np.ndarray and a.dtype == value.dtype for a in args):
         return False
     return form in (np.matmul, kernels.matmul_into) or (
-        form is _linear_into and value.shape == args[0].shape[:-1] + args[1].shape[1:])
+        form is kernels.linear_into and value.shape == args[0].shape[:-1] + args[1].shape[1:])
 
 
 def _same_bits(a, b):
@@ -401,5 +294,5 @@ def _same_bits(a, b):
 
 def _written_as_T(t, values):
     """Is ``t`` a transpose whose value is its input's ``.T`` (an ndarray's attribute: no call)?"""
-    test, x = AS_ATTRIBUTE_T.get(getattr(t.op, "plain", t.op)), values[t.args[0]] if t.args else None
+    test, x = AS_ATTRIBUTE_T.get(row_of(t.op)), values[t.args[0]] if t.args else None
     return test is not None and type(x) is np.ndarray and test(x, **t.attrs)

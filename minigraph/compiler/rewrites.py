@@ -19,12 +19,17 @@ notes how many ops each one removed (``f.source`` prints the notes):
 * when ``mg.function`` is made (no value known yet): ``merge_common``, ``fold_constants``,
   ``drop_dead``;
 * at the first call with new shapes (the values of that call known, see ``evaluate``):
-  ``settle_numbers``, ``fold_shapes``, ``drop_identities``, ``fuse_cross_entropy_gradient``,
-  ``fuse_relu_gradient``, ``fuse_sigmoid_gradient``, ``fuse_tanh_gradient``,
-  ``fuse_matmul_accumulate``, ``view_concat_parts``, then ``merge_common`` and ``drop_dead``
-  again. What these decide from shapes holds for
-  every call with the same shapes and dtypes of Inputs and Parameters; a call with others
-  writes the program again.
+  ``settle_numbers``, ``fold_shapes``, ``drop_identities``, ``fuse_declared``,
+  ``fuse_sigmoid_gradient``, ``fuse_tanh_gradient``, ``fuse_matmul_accumulate``,
+  ``view_concat_parts``, then ``merge_common`` and ``drop_dead`` again. What these decide from
+  shapes holds for every call with the same shapes and dtypes of Inputs and Parameters; a call
+  with others writes the program again.
+
+The fused ops are the op modules' own (this module defines no op and no formula): a fusion is
+found by what an op's row declares (``fusions``, noted by ``mg.grad`` on the nodes it builds),
+or, for a formula written by hand, by the formula the fused op computes (``fuse_sigmoid_gradient``,
+``fuse_tanh_gradient``, matmul's ``"accumulate"``). A fused step is named by what it computes
+(``tanh_grad_4``), not by the node it replaces.
 
 Shapes decide the value of a term only if every op above it computes shapes from shapes
 (``shapes_follow``): the ops of minigraph's table do; a learner's own op (``mg.defop``) might
@@ -33,10 +38,9 @@ return, say, ``x[x > 0]``, so nothing below one is rewritten by shape.
 
 import numpy as np
 
-from .. import kernels, losses, ops, symbolic
-from ..dtypes import number_dtype
-from ..graph import Constant, Graph, Op
-from ..opdef import OpDef
+from .. import gradops, ops
+from ..dtypes import number_dtype, row_of
+from ..graph import Constant, Graph, Op, auto_name
 from ..values import freeze
 
 
@@ -66,10 +70,14 @@ class Term:
 
 
 class Program:
-    """Terms in topological order, the ``results`` a call returns, and the passes' ``notes``."""
+    """Terms in topological order, the ``results`` a call returns, and the passes' ``notes``;
+    ``stands_for``: the user's node -> the term whose value is its value now (after a pass
+    replaced its own term by an equal one, that one)."""
 
-    def __init__(self, terms, results, notes=()):
+    def __init__(self, terms, results, notes=(), stands_for=None):
         self.terms, self.results, self.notes = list(terms), list(results), list(notes)
+        self.stands_for = dict(stands_for if stands_for is not None else
+                               ((t.node, t) for t in self.terms if t.node is not None))
 
     @property
     def n_ops(self):
@@ -85,7 +93,7 @@ def program_of(nodes, results):
             term[node] = Term(node.name, node.kind, node, value=value)
         else:
             term[node] = Term(node.name, "op", node, node.op, [term[p] for p in node.inputs], node.attrs)
-    return Program(term.values(), [term[n] for n in results])
+    return Program(term.values(), [term[n] for n in results], stands_for=term)
 
 
 def graph_of(program):
@@ -138,7 +146,8 @@ def _rewrite(program, values, visit):
         if values is not None and replaced not in values:
             values[replaced] = values[t]
         new[t] = terms[replaced] = replaced
-    return Program(terms, [new[t] for t in program.results], program.notes)
+    stands_for = {n: new[t] for n, t in program.stands_for.items() if t in new}
+    return Program(terms, [new[t] for t in program.results], program.notes, stands_for)
 
 
 # -- passes when the function is made ----------------------------------------------------------
@@ -166,8 +175,7 @@ def _key(t):
         return ("constant", v.dtype.str, v.shape, v.strides, v.tobytes()) if hasattr(v, "tobytes") else None
     if t.kind != "op":
         return None
-    op = t.op
-    return (getattr(op, "plain", op), getattr(op, "numbers", None), t.args, _frozen(t.attrs))
+    return (row_of(t.op), getattr(t.op, "numbers", None), t.args, _frozen(t.attrs))
 
 
 def _frozen(v):
@@ -214,7 +222,8 @@ def drop_dead(program, values=None):
     for t in reversed(program.terms):
         if t in needed:
             needed.update(t.args)
-    return Program([t for t in program.terms if t in needed], program.results, program.notes)
+    return Program([t for t in program.terms if t in needed], program.results, program.notes,
+                   {n: t for n, t in program.stands_for.items() if t in needed})
 
 
 AT_CREATION = [merge_common, fold_constants, drop_dead]
@@ -234,7 +243,7 @@ def shapes_follow(program):
 
 def own_op(op):
     """Is this op minigraph's or numpy's own (not a learner's ``mg.defop``)?"""
-    forward = getattr(op, "plain", op).forward
+    forward = row_of(op).forward
     return isinstance(forward, np.ufunc) or getattr(forward, "__module__", "").split(".")[0] in (
         "minigraph", "numpy")
 
@@ -261,8 +270,8 @@ def settle_numbers(program, values):
     return _rewrite(program, values, visit)
 
 
-SHAPE_DECIDED = {symbolic.ones_like.opdef, symbolic.zeros_like.opdef, symbolic.size.opdef,
-                 symbolic.size_ratio.opdef, symbolic.examples.opdef}
+SHAPE_DECIDED = {gradops.ones_like.opdef, gradops.zeros_like.opdef, gradops.size.opdef,
+                 gradops.size_ratio.opdef, gradops.examples.opdef}
 
 
 def fold_shapes(program, values):
@@ -280,10 +289,10 @@ def fold_shapes(program, values):
 
 
 # ops whose value is their first input's when it has the value's shape and dtype
-IDENTITY_WHEN_SAME_SHAPE = {symbolic.sum_to.opdef, symbolic.sum_to_product.opdef,
-                            symbolic.broadcast_like.opdef, symbolic.reshape_like.opdef,
-                            symbolic.as_matrix.opdef, symbolic.product_matrix.opdef,
-                            symbolic.to_operand.opdef, ops.reshape.opdef}
+IDENTITY_WHEN_SAME_SHAPE = {gradops.sum_to.opdef, gradops.sum_to_product.opdef,
+                            gradops.broadcast_like.opdef, gradops.reshape_like.opdef,
+                            gradops.as_matrix.opdef, gradops.product_matrix.opdef,
+                            gradops.to_operand.opdef, ops.reshape.opdef}
 
 
 def drop_identities(program, values):
@@ -314,79 +323,60 @@ def drop_identities(program, values):
 
 
 def _all_ones(t):
-    return t.kind == "constant" and isinstance(t.value, np.ndarray) and bool(np.all(t.value == 1))
+    return t is not None and t.kind == "constant" and isinstance(t.value, np.ndarray) and bool(np.all(t.value == 1))
 
 
-def fuse_cross_entropy_gradient(program, values):
-    """softmax cross-entropy's gradient graph replaced by its fused VJP (the same numbers)
+def fuse_declared(program, values):
+    """gradients replaced by the fused gradient their op's row declares (the same numbers)
 
-    For class labels ``y``, ``mg.grad`` builds the gradient of ``softmax_cross_entropy(z, y)``
-    as ``(exp(log_softmax(z)) * sum(one_hot(y, z)) - one_hot(y, z)) / examples(z)``: seven
-    ops, one of them the log-softmax the loss has computed already. The op table's VJP computes
-    it in one: exp(log-softmax), 1 taken off at each label, divided by n; each number is rounded
-    as in the graph (times 1, and minus 0 off the labels, change nothing)."""
-    return _fused(program, values, lambda t, old, alone: _cross_entropy_gradient(t, values),
-                  CROSS_ENTROPY_GRADIENT)
-
-
-def _cross_entropy_gradient(t, values):
-    """(logits, labels) if ``t`` is the end of that gradient graph, else None."""
-    def op(term, table_op, **attrs):
-        return term.kind == "op" and term.op is table_op.opdef and term.attrs == attrs
-    if not (op(t, ops.div) and op(t.args[0], ops.sub) and t.args[1].kind == "constant"):
-        return None
-    (scaled, one_hot), n = t.args[0].args, t.args[1].value
-    if not (op(one_hot, symbolic.targets) and op(scaled, ops.mul)):
-        return None
-    (soft, mass), (labels, logits) = scaled.args, one_hot.args
-    log_soft = soft.args[0] if op(soft, ops.exp) else None
-    if not (log_soft and op(log_soft, ops.log_softmax, axis=-1) and log_soft.args[0] is logits
-            and op(mass, ops.sum_, axis=-1, keepdims=True) and mass.args[0] is one_hot):
-        return None
-    z, y = values[logits], values[labels]
-    fits = (z.ndim == 2 and y.dtype.kind in "iu" and y.shape == z.shape[:1] and np.shape(n) == ()
-            and getattr(n, "dtype", None) == z.dtype and n == len(z))
-    return (logits, labels) if fits else None
-
-
-CROSS_ENTROPY_GRADIENT = OpDef("softmax_ce_grad", lambda z, y: losses.softmax_ce_vjp_logits(
-    1, None, z, y), [], "dCE")
-
-
-def fuse_relu_gradient(program, values):
-    """relu's gradient g * step(x) computed as g * (x > 0): no array of 1.0s and 0.0s
-
-    ``step(x)`` is (x > 0) as numbers, 1.0 or 0.0, and g times them is g or ±0 (NaN for an
-    infinite or NaN g); numpy multiplies g by True and False as by 1.0 and 0.0: the same
-    numbers, one pass over the layer fewer. Only where the product has g's dtype and shape."""
-    fixed = shapes_follow(program)
+    Where a row declares that one op computes the graph its VJP builds (``fusions``: tanh's
+    g * (1 - t * t) as ``tanh_grad``, three ops and three arrays of the layer's size as one;
+    cross-entropy's gradient for class labels, seven ops, one of them the log-softmax the loss
+    has computed already), ``mg.grad`` notes it on the node it returns (``node.fusable``: the
+    fusion and the nodes it reads). The term of that node becomes the fused op, if the terms of
+    what it reads are still in the program and the values of this call are those the row
+    says it gives the same numbers for (``Fusion.when``, and g the constant 1 for a fused
+    gradient of g = 1), with the same dtype and shape; its old graph is then dropped. (The
+    term of the node: the one that stands for it now, ``Program.stands_for``; the seed 1 times
+    the gradient, say, was dropped as an identity.)"""
+    fixed, now, stands_for = shapes_follow(program), {}, program.stands_for
+    noted = {t: node.fusable for node, t in stands_for.items() if hasattr(node, "fusable")}
 
     def visit(t, old):
-        if t.kind != "op" or t.op is not ops.mul.opdef or old not in fixed:
-            return t
-        steps = [k for k, a in enumerate(t.args) if a.kind == "op" and a.op is symbolic.step.opdef]
-        if not steps:
-            return t
-        g, x = t.args[1 - steps[0]], t.args[steps[0]].args[0]
-        product, before = values[t], values[g]
-        fits = type(product) is type(before) is np.ndarray and (
-            product.shape, product.dtype) == (before.shape, before.dtype)
-        return Term(t.name, "op", t.node, RELU_GRADIENT, (g, x)) if fits else t
+        if old in noted and t.kind == "op" and old in fixed:
+            fusion, g, reads = noted[old]
+            args = [_now(stands_for.get(n), now) for n in reads]
+            unit = not fusion.unit_gradient or _all_ones(_now(stands_for.get(g), now))
+            if None not in args and unit and (fusion.when is None or fusion.when(*[values[a] for a in args])):
+                fused = _fused_term(t, fusion.op.opdef, args)
+                values[fused] = fused.op.forward(*[values[a] for a in args])
+                t = fused if _alike(values, t, fused) else t
+        now[old] = t
+        return t
     return _rewrite(program, values, visit)
 
 
-RELU_GRADIENT = OpDef("relu_grad", lambda g, x: g * (x > 0), [], "g·[x>0]")
+def _now(term, now):
+    """What ``term`` became in this pass, if it came already (a constant may come later: it is
+    then moved before the op that reads it); None if it is not in the program."""
+    return now.get(term, term if term is not None and term.kind == "constant" else None)
+
+
+def _fused_term(t, op, args):
+    """The term ``t`` computed by the fused ``op`` of ``args``, named by what it computes."""
+    return Term(auto_name(op.name), "op", t.node, op, args)
 
 
 def fuse_sigmoid_gradient(program, values):
-    """sigmoid's gradient g * s * (1 - s) computed by one op: the same three operations, one line
+    """sigmoid's gradient written as a formula, g * s * (1 - s), computed by one op, sigmoid_grad
 
-    ``mg.grad`` builds it as three ops, ``mul(mul(g, s), sub(1, s))``, each writing an array of
-    the layer's size (an LSTM has three sigmoid gates per step). One op makes the same three
-    roundings in the same order, g·s, 1 - s and their product (whose two factors may come in
-    either order: a product of two numbers does not depend on it), with one buffer instead of
-    three. Only where g·s and 1 - s are read by nothing else (else they are computed anyway)
-    and g, s and the result have one shape and dtype (no broadcasting)."""
+    (``mg.grad``'s own graph of it is fused by declaration, ``fuse_declared``; this finds the
+    formula wherever it is written.) ``mul(mul(g, s), sub(1, s))`` writes three arrays of the
+    layer's size (an LSTM has three sigmoid gates per step). The fused op
+    makes the same three roundings in the same order, g·s, 1 - s and their product (whose two
+    factors may come in either order: a product of two numbers does not depend on it), with
+    one buffer instead of three. Only where g·s and 1 - s are read by nothing else (else they
+    are computed anyway) and g, s and the result have one shape and dtype (no broadcasting)."""
     def match(t, old, alone):
         for k in (0, 1) if _factors(t, ops.mul) else ():
             scaled, one_minus = t.args[k], t.args[1 - k]
@@ -395,21 +385,19 @@ def fuse_sigmoid_gradient(program, values):
                     and alone(old.args[k]) and alone(old.args[1 - k])):
                 s = one_minus.args[1]
                 g = scaled.args[1] if scaled.args[0] is s else scaled.args[0]
-                return (g, s, one_minus.args[0]) if _alike(values, t, g, s) else None
+                return (g, s) if _alike(values, t, g, s) else None
         return None
-    return _fused(program, values, match, SIGMOID_GRADIENT)
-
-
-SIGMOID_GRADIENT = OpDef("sigmoid_grad", lambda g, s, one: g * s * (one - s), [], "g·s·(1−s)")
+    return _fused(program, values, match, ops.sigmoid_grad.opdef)
 
 
 def fuse_tanh_gradient(program, values):
-    """tanh's gradient g * (1 - t * t) computed by one op: the same three operations, one line
+    """tanh's gradient written as a formula, g * (1 - t * t), computed by one op, tanh_grad
 
-    ``mg.grad`` builds ``mul(g, sub(1, mul(t, t)))``: three ops, three arrays of the layer's
-    size. One op makes the same three roundings in the same order, t·t, 1 minus that, times g
-    (or that times g: the same number), in one buffer. Only where t·t and 1 - t·t are read by
-    nothing else and g, t and the result have one shape and dtype."""
+    (``mg.grad``'s own graph of it is fused by declaration, ``fuse_declared``.)
+    ``mul(g, sub(1, mul(t, t)))`` is three ops, three arrays of the layer's size. The fused op
+    makes the same three roundings in the same order, t·t, 1 minus that, times g (or that times
+    g: the same number), in one buffer. Only where t·t and 1 - t·t are read by nothing else and
+    g, t and the result have one shape and dtype."""
     def match(t, old, alone):
         for k in (0, 1) if _factors(t, ops.mul) else ():
             g, one_minus = t.args[k], t.args[1 - k]
@@ -418,16 +406,13 @@ def fuse_tanh_gradient(program, values):
                     and one_minus.args[1].args[0] is one_minus.args[1].args[1]
                     and alone(old.args[1 - k]) and alone(old.args[1 - k].args[1])):
                 s = one_minus.args[1].args[0]
-                return (g, s, one_minus.args[0]) if _alike(values, t, g, s) else None
+                return (g, s) if _alike(values, t, g, s) else None
         return None
-    return _fused(program, values, match, TANH_GRADIENT)
-
-
-TANH_GRADIENT = OpDef("tanh_grad", lambda g, s, one: g * (one - s * s), [], "g·(1−t²)")
+    return _fused(program, values, match, ops.tanh_grad.opdef)
 
 
 def fuse_matmul_accumulate(program, values):
-    """a sum a + x @ y computed by one op, the product written where the sum goes
+    """a sum a + x @ y computed by one op, matmul_add (matmul's row declares it)
 
     A weight used at every step of a recurrent network (an LSTM's W_h) gets one gradient per
     step, and ``mg.grad`` adds them up one by one: ``add(sum so far, matmul(h_t.T, dz_t))``, the
@@ -444,10 +429,7 @@ def fuse_matmul_accumulate(program, values):
             if _factors(product, ops.matmul) and alone(old.args[k]) and _alike(values, t, a, product):
                 return (a, *product.args)
         return None
-    return _fused(program, values, match, MATMUL_ACCUMULATE)
-
-
-MATMUL_ACCUMULATE = OpDef("matmul_add", lambda a, x, y: a + kernels.matmul(x, y), [], "a+x@y")
+    return _fused(program, values, match, ops.matmul.opdef.fusions["accumulate"].opdef)
 
 
 def view_concat_parts(program, values):
@@ -491,7 +473,7 @@ def _fused(program, values, match, op):
 
     def visit(t, old):
         args = match(t, old, lambda term: readers[term] == 1) if old in fixed else None
-        return t if args is None else Term(t.name, "op", t.node, op, args)
+        return t if args is None else _fused_term(t, op, args)
     return _rewrite(program, values, visit)
 
 
@@ -507,6 +489,5 @@ def _alike(values, *terms):
                for a in arrays)
 
 
-FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, fuse_cross_entropy_gradient,
-              fuse_relu_gradient, fuse_sigmoid_gradient, fuse_tanh_gradient, fuse_matmul_accumulate,
-              view_concat_parts, merge_common, drop_dead]
+FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, fuse_declared, fuse_sigmoid_gradient,
+              fuse_tanh_gradient, fuse_matmul_accumulate, view_concat_parts, merge_common, drop_dead]
