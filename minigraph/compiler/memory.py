@@ -9,7 +9,9 @@ whole step, so it can plan, once for each set of shapes:
 * which ops write into a buffer: those whose row declares an ``out=`` form (``OUT_FORMS``: the
   same computation writing into an array it is given, written beside the op in ``ops.py`` and
   ``kernels.py``), when the form gives exactly the value, in the same layout, that the op
-  computed at the call the plan was made from. Every other op allocates its result, as before;
+  computed at the call the plan was made from (tried on that call's values, but for matmul's
+  and linear's forms, which make the op's own product into the array: ``_same_calls``). Every
+  other op allocates its result, as before;
 * which buffer each one gets: a value *lives* from the op that computes it to its last reader
   (in the straight-line order of the program), and two values whose lives do not overlap may
   share a buffer, whatever their shapes (a value is a view of the start of its buffer). An
