@@ -1,23 +1,37 @@
-"""T5: one training iteration of chapter 11's GPT (nanoGPT's CPU configuration), minigraph next
-to the same model in PyTorch.
+"""T5: one training iteration of chapter 11's GPT (nanoGPT's CPU configuration), three ways, side
+by side: minigraph's compiled step, minigraph's interpreter and the same model in PyTorch.
 
 One iteration is what ``minigraph.gpt.training.Training.step`` does: forward through a batch
 of 12 windows of 64 characters, the mean cross-entropy, backward, gradient clipping to norm 1
-and one AdamW step (nanoGPT's ``train.py`` in PyTorch: ``F.scaled_dot_product_attention``,
-``clip_grad_norm_``, ``torch.optim.AdamW``). Both start from the same weights and the same
-batch, in float32; their losses and gradients must agree within float32 rounding (asserted)
-before anything is timed (AdamW itself is checked against PyTorch's in tests/test_optim.py).
-Each then steps on its own copy of the weights.
+and one AdamW step. The contenders:
 
-Repeats are interleaved (minigraph, torch, minigraph, ...) so that a slow moment of the machine
-hits both; the printed ratio is the median of the per-repeat ratios minigraph / PyTorch. Peak
-memory: how far the process's resident size rises above its size between iterations during
+  compiled     ``mg.function([ids, targets], [loss, *mg.grad(loss, parameters)])`` (rewritten,
+               given a memory plan, written out as straight-line code: minigraph/compiler/),
+               its gradients handed to the Parameters, then ``optim.clip_grad_norm`` and AdamW
+  interpreter  ``Graph.backward`` (the engine's usual path: the interpreter, then its
+               generated backward code), then the same clipping and AdamW
+  torch        nanoGPT's ``train.py`` in PyTorch: ``F.scaled_dot_product_attention``,
+               ``clip_grad_norm_``, ``torch.optim.AdamW``
+
+All three start from the same weights and the same batch, in float32. Before anything is timed,
+the compiled step's loss and gradients are asserted equal to the interpreter's, bit for bit (the
+graph gradients of layer norm, GELU and softmax are one op each, computing the interpreter's
+numbers), and the interpreter's to PyTorch's within float32 rounding (AdamW itself is checked
+against PyTorch's in tests/test_optim.py). Each then steps on its own copy of the weights. The
+first call of the compiled step plans it (rewrites, memory plan, code): its time is printed as
+``planning``, with the size of the buffers its memory plan allocates once (they are in place
+before the iterations whose resident size is measured, so they are not in ``peak MB``).
+
+Repeats are interleaved (compiled, interpreter, torch, compiled, ...) so that a slow moment of the
+machine hits all three; the printed ratios are the medians of the per-repeat ratios to PyTorch,
+by the wall clock and by the process's CPU time (on a shared machine the wall clock also counts
+the time others ran; all three run on one thread).
+Peak memory: how far the process's resident size rises above its size between iterations during
 three of them (sampled every millisecond), each contender in a fresh process (tracemalloc
-cannot see PyTorch's allocations). Both use one
-thread. Run:
+cannot see PyTorch's allocations). All use one thread. Run:
 
     python bench/gpt_step.py
-    python bench/gpt_step.py --repeats 21 --profile       # and where minigraph's time goes
+    python bench/gpt_step.py --repeats 21 --profile       # and where the compiled step's time goes
 """
 
 import argparse
@@ -36,15 +50,45 @@ import minigraph as mg
 from minigraph.gpt.reference import torch_adamw, torch_loss, torch_weights
 from minigraph.gpt.training import Config, Training
 
+TARGET = 1.20                                     # compiled / PyTorch, at most
+
 
 def setup():
-    """The run (nanoGPT's configuration) and one batch of it."""
+    """A run (nanoGPT's configuration) and one batch of it (the same batch for every run made)."""
     run = Training(Config(), mg.data.shakespeare())
     return run, run.batch()
 
 
-def contenders(run, batch):
-    """name -> a function running one iteration on ``batch`` and returning its loss."""
+def compiled(run):
+    """The compiled step of ``run``'s window: ``step(ids, targets)`` -> [loss, *the gradients of
+    run.model.parameters] (the window's targets are fed flat, one per position)."""
+    window, params = run.window, run.model.parameters
+    step = mg.function([window.ids, window.targets], [window.loss, *mg.grad(window.loss, params)])
+    return step
+
+
+def iterations(run, batch, step=None):
+    """A function running one iteration of ``run`` on ``batch`` and returning its loss: through
+    the compiled ``step`` if given, else through ``Graph.backward``."""
+    params, clip = run.model.parameters, run.config.clip
+    ids, targets = batch[0], batch[1].reshape(-1)
+    feed = run.window.feed(*batch)
+
+    def iteration():
+        if step is None:
+            loss = run.window.graph.backward(feed, wrt=params)
+        else:
+            loss, *grads = step(ids, targets)
+            for p, grad in zip(params, grads):
+                p.grad = grad
+        mg.optim.clip_grad_norm(params, clip)
+        run.optimizer.step()
+        return float(loss)
+    return iteration
+
+
+def pytorch_iteration(run, batch):
+    """One iteration of the same model in PyTorch, from ``run``'s weights, on ``batch``."""
     import torch
     torch.set_num_threads(1)
     cfg = run.config
@@ -53,14 +97,7 @@ def contenders(run, batch):
     ids, targets = (torch.as_tensor(a) for a in batch)
     step_count = [0]
 
-    def engine():
-        params = run.model.parameters
-        loss = run.window.graph.backward(run.window.feed(*batch), wrt=params)
-        mg.optim.clip_grad_norm(params, cfg.clip)
-        run.optimizer.step()
-        return float(loss)
-
-    def pytorch():
+    def iteration():
         for group in adamw.param_groups:
             group["lr"] = mg.optim.warmup_cosine(step_count[0], cfg.lr, cfg.warmup, cfg.iterations, cfg.lr_min)
         step_count[0] += 1
@@ -70,14 +107,41 @@ def contenders(run, batch):
         torch.nn.utils.clip_grad_norm_(list(weights.values()), cfg.clip)
         adamw.step()
         return loss.item()
+    return iteration
 
-    return {"minigraph": engine, "torch": pytorch}
+
+def contenders(only=None):
+    """name -> a function running one iteration and returning its loss, each on a run of its own
+    from the same weights and batch; and the compiled step's planning time in seconds and its
+    buffers' bytes."""
+    made, planning = {}, None
+    for name in ("compiled", "interpreter", "torch"):
+        if only is not None and name not in only:
+            continue
+        run, batch = setup()
+        if name == "torch":
+            made[name] = pytorch_iteration(run, batch)
+        elif name == "interpreter":
+            made[name] = iterations(run, batch)
+        else:
+            step = compiled(run)
+            made[name] = iterations(run, batch, step)
+            start = time.perf_counter()
+            step(batch[0], batch[1].reshape(-1))                # planned here
+            planning = time.perf_counter() - start, step.memory.nbytes
+    return made, planning
 
 
-def agree(run, batch):
-    """Assert minigraph's loss and gradients on ``batch`` equal PyTorch's (float32 tolerances)."""
+def agree():
+    """Assert the compiled step's loss and gradients equal the interpreter's, bit for bit, and
+    the interpreter's PyTorch's (float32 tolerances); return the loss."""
+    run, batch = setup()
     cfg, params = run.config, run.model.parameters
     loss = float(run.window.graph.backward(run.window.feed(*batch), wrt=params))
+    same_loss, *grads = compiled(run)(batch[0], batch[1].reshape(-1))
+    for p, grad in zip(params, grads):
+        assert np.array_equal(grad, p.grad), f"the compiled gradient of {p.name} differs from the interpreter's"
+    assert same_loss == loss, f"the compiled step's loss {same_loss} != the interpreter's {loss}"
     weights = torch_weights(run.model, "float32")
     other = torch_loss(weights, *batch, cfg.n_layer, cfg.n_head)
     other.backward()
@@ -107,8 +171,7 @@ def measure_peak(name):
     """Print the highest resident size during three iterations minus the size before them,
     sampled every millisecond by a second thread."""
     with threadpool_limits(1, user_api="blas"):
-        run, batch = setup()
-        step = contenders(run, batch)[name]
+        step = contenders([name])[0][name]
         step()                                         # warm-up: the arrays kept between steps
         before, highest, done = resident_mb(), [0.0], threading.Event()
 
@@ -129,33 +192,43 @@ def measure_peak(name):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=11)
-    parser.add_argument("--profile", action="store_true", help="print where minigraph's iteration spends its time")
+    parser.add_argument("--profile", action="store_true", help="print where the compiled step spends its time")
     parser.add_argument("--peak", help=argparse.SUPPRESS)          # the child process of peak_rise
     args = parser.parse_args()
     if args.peak:
         return measure_peak(args.peak)
     with threadpool_limits(1, user_api="blas"):
-        run, batch = setup()
-        loss = agree(run, batch)
-        steps = contenders(run, batch)
-        ratios = []
+        loss = agree()
+        steps, planning = contenders()
+        for step in steps.values():
+            step()                                                 # each warms up once
+        seconds = {name: [] for name in steps}
+        cpu = {name: [] for name in steps}
         for _ in range(args.repeats):
-            seconds = {}
             for name, step in steps.items():
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 step()
-                seconds[name] = time.perf_counter() - start
-            ratios.append(seconds["minigraph"] / seconds["torch"])
+                seconds[name].append(time.perf_counter() - start)
+                cpu[name].append(time.process_time() - start_cpu)
         if args.profile:
             profile = cProfile.Profile()
-            profile.runcall(lambda: [steps["minigraph"]() for _ in range(5)])
+            profile.runcall(lambda: [steps["compiled"]() for _ in range(5)])
             pstats.Stats(profile).sort_stats("tottime").print_stats(12)
+    torch_seconds, torch_cpu = np.array(seconds["torch"]), np.array(cpu["torch"])
+    ratio = {name: float(np.median(np.array(s) / torch_seconds)) for name, s in seconds.items()}
+    cpu_ratio = {name: float(np.median(np.array(s) / torch_cpu)) for name, s in cpu.items()}
     peaks = {name: peak_rise(name) for name in steps}
-    print(f"{'task':<52}{'dtype':>8}{'loss':>9}{'minigraph/torch':>17}{'peak MB minigraph/torch':>26}")
-    name = "T5 GPT 4x128, 4 heads, 12x64 (per iteration)"
-    memory = f"{peaks['minigraph']:.3g}/{peaks['torch']:.3g}"
-    print(f"{name:<52}{'float32':>8}{loss:>9.4f}{np.median(ratios):>16.2f}x{memory:>26}")
-    print(f"per-repeat ratios: {', '.join(f'{r:.2f}' for r in sorted(ratios))}")
+    print(f"T5 GPT 4x128, 4 heads, 12x64, float32, one iteration; loss {loss:.4f}; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    print(f"{'':<13}{'ms/iteration':>13}{'x PyTorch':>11}{'CPU ms':>8}{'x PyTorch':>11}{'peak MB':>9}")
+    for name in steps:
+        print(f"{name:<13}{np.median(seconds[name]) * 1e3:>13.1f}{ratio[name]:>10.2f}x"
+              f"{np.median(cpu[name]) * 1e3:>8.1f}{cpu_ratio[name]:>10.2f}x{peaks[name]:>9.3g}")
+    per_repeat = sorted(np.array(seconds["compiled"]) / torch_seconds)
+    print(f"compiled per-repeat ratios: {', '.join(f'{r:.2f}' for r in per_repeat)}"
+          f"  (target <= {TARGET:.2f}x: {'met' if ratio['compiled'] <= TARGET else 'missed'})")
+    print(f"planning (the compiled step's first call): {planning[0] * 1e3:.0f} ms; its memory plan's "
+          f"buffers, allocated once: {planning[1] / 2**20:.1f} MB")
 
 
 if __name__ == "__main__":

@@ -43,11 +43,43 @@ def unbroadcast(g, shape):
 
 def matmul(x, y):
     """x @ y: vectors, matrices, and stacks of matrices over leading axes that broadcast as in
-    numpy, e.g. (B, H, T, d) @ (B, H, d, T), or (B, T, C) @ (C, D)."""
+    numpy, e.g. (B, H, T, d) @ (B, H, d, T), or (B, T, C) @ (C, D).
+
+    A stack of rows times one matrix, (B, T, C) @ (C, D), is one product of a (B·T, C) matrix
+    (``one_product``): numpy's ``@`` would make B products of (T, C) @ (C, D), one BLAS
+    call each, slower by a tenth or more, and a few of their last bits differ from the single
+    product's. A stack on both sides, (B, H, T, d) @ (B, H, d, T), is one product per matrix."""
     if x.ndim == 0 or y.ndim == 0:
         raise ValueError(f"matmul takes vectors, matrices or stacks of them; got shapes {x.shape} "
                          f"and {y.shape} (a number times an array is mg.mul)")
+    if stacked_rows(x, y):
+        return one_product(x, y)
     return x @ y
+
+
+def stacked_rows(x, y):
+    """Is x @ y a stack of rows times one matrix, (..., T, C) @ (C, D), with matching C?"""
+    return y.ndim == 2 and x.ndim > 2 and x.shape[-1] == y.shape[0]
+
+
+def one_product(x, y, out=None):
+    """x @ y for a stack of rows ``x`` (..., C) and a matrix ``y`` (C, D), as one matrix product
+    of all of x's rows, in ``out`` if given (an array of the product's shape, in C order)."""
+    rows = math.prod(x.shape[:-1])
+    shape = x.shape[:-1] + y.shape[1:]
+    if out is None:
+        return np.matmul(x.reshape(rows, x.shape[-1]), y).reshape(shape)
+    np.matmul(x.reshape(rows, x.shape[-1]), y, out=out.reshape(rows, y.shape[1]))
+    return out
+
+
+def matmul_into(x, y, out):
+    """``matmul(x, y)`` written into ``out`` (the compiled step's form of the op for a stack of
+    rows times a matrix; otherwise it is ``np.matmul``'s own): the same products, so the same
+    numbers."""
+    if stacked_rows(x, y) and out.flags.c_contiguous:
+        return one_product(x, y, out)
+    return np.matmul(x, y, out=out)
 
 
 def as_matrices(g, x, y):
@@ -61,8 +93,10 @@ def as_matrices(g, x, y):
 
 def matmul_vjp_x(g, ans, x, y):
     """x @ y: the gradient of x is g @ yᵀ (summed over the leading axes that x was broadcast along)."""
-    if x.ndim == y.ndim == 2 or y.ndim == 2 and x.ndim > 2:
+    if x.ndim == y.ndim == 2:
         return g @ y.T
+    if y.ndim == 2 and x.ndim > 2:                    # one product over all of g's rows
+        return one_product(g, y.T)
     X, Y, G = as_matrices(g, x, y)
     return unbroadcast(G @ np.swapaxes(Y, -1, -2), X.shape).reshape(x.shape)
 
@@ -80,7 +114,7 @@ def matmul_vjp_y(g, ans, x, y):
 
 def linear(x, W, b):
     """x @ W + b, with b added in place into the fresh product (one temporary array fewer)."""
-    out = x @ W
+    out = x @ W if x.ndim <= 2 else matmul(x, W)       # (a batch of rows: no call in between)
     if getattr(out, "dtype", None) is not b.dtype:   # another dtype: numpy's promotion decides
         return out + b
     try:
@@ -380,7 +414,8 @@ def relu_into(x, out):
 
 
 def linear_into(x, W, b, out):
-    return np.add(np.matmul(x, W, out=out), b, out=out)   # linear: x @ W, then += b
+    product = np.matmul(x, W, out=out) if x.ndim <= 2 else matmul_into(x, W, out)
+    return np.add(product, b, out=out)                    # linear: x @ W, then += b
 
 
 def sum_into(x, axis=None, keepdims=False, out=None):
@@ -446,5 +481,5 @@ def tanh_gradient_into(g, t, out):
 def matmul_accumulate_into(a, x, y, out):
     """a + x @ y: the product into ``out``, then a added to it there; ``out`` must not be a's
     array."""
-    np.matmul(x, y, out=out)
+    matmul_into(x, y, out)
     return np.add(out, a, out=out)

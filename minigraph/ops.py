@@ -111,7 +111,7 @@ def _matmul_y(g, ans, x, y):
 
 
 matmul = defop("matmul", kernels.matmul, [kernels.matmul_vjp_x, kernels.matmul_vjp_y], "@",
-               graph=[_matmul_x, _matmul_y], out=np.matmul, fusions={"accumulate": matmul_add})  # (stacks too)
+               graph=[_matmul_x, _matmul_y], out=kernels.matmul_into, fusions={"accumulate": matmul_add})
 
 exp = defop("exp", np.exp, [lambda g, ans, x: g * ans], "exp", graph=[lambda g, ans, x: g * ans], out=np.exp)
 log = defop("log", np.log, [lambda g, ans, x: g / x], "log", graph=[lambda g, ans, x: g / x], out=np.log)

@@ -31,3 +31,40 @@ def test_row_max_of_many_short_rows_takes_the_column_loop_and_agrees():
     assert got.base is not None and got.base.shape == (300,)          # the loop's (300,) array
     assert np.array_equal(got, x.max(axis=-1, keepdims=True), equal_nan=True)
     assert np.isnan(got[5, 0]) and got[7, 0] == -np.inf
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_a_stack_of_rows_times_a_matrix_is_numpys_product_and_its_out_form_the_same_numbers(data):
+    """(..., T, C) @ (C, D) as one product of all the rows (kernels.one_product): numpy's
+    product up to rounding, for 1 to 3 leading axes of any size (0 too), rows read in place or
+    through a transposed view, float32, float64 and integers; its out= form (the compiled
+    step's) gives the same numbers bit for bit, and so does x's gradient through the same path."""
+    dtype = data.draw(st.sampled_from([np.float32, np.float64, np.int64]))
+    lead = tuple(data.draw(st.lists(st.integers(0, 4), min_size=1, max_size=3)))
+    T, C, D = (data.draw(st.integers(0, 12)) for _ in range(3))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    numbers = lambda *shape: (rng.normal(size=shape) * 4).astype(dtype)
+    x = numbers(*lead, T, C)
+    if data.draw(st.booleans()):                             # a view whose rows are not in C order
+        x = np.ascontiguousarray(np.swapaxes(x, -1, -2)).swapaxes(-1, -2)
+    y, g = numbers(C, D), numbers(*lead, T, D)
+    got = kernels.matmul(x, y)
+    expected = x @ y
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    tolerance = 0 if dtype is np.int64 else 8 * np.finfo(dtype).eps * max(C, 1)
+    scale = np.abs(x).max(initial=1) * np.abs(y).max(initial=1) * max(C, 1)
+    assert np.abs(got - expected).max(initial=0) <= tolerance * scale
+    out = np.full(expected.shape, -1, dtype)
+    assert kernels.matmul_into(x, y, out) is out and np.array_equal(out, got)
+    assert np.array_equal(kernels.matmul_vjp_x(g, got, x, y), kernels.matmul(g, np.swapaxes(y, 0, 1)))
+
+
+def test_stacks_on_both_sides_stay_numpys_products_bit_for_bit():
+    """(B, H, T, d) @ (B, H, d, T) is one product per matrix, as numpy's @, and its out= form
+    the same numbers."""
+    rng = np.random.default_rng(0)
+    q, k = rng.normal(size=(2, 3, 5, 4)).astype(np.float32), rng.normal(size=(2, 3, 4, 5)).astype(np.float32)
+    out = np.empty((2, 3, 5, 5), np.float32)
+    assert np.array_equal(kernels.matmul(q, k), q @ k)
+    assert kernels.matmul_into(q, k, out) is out and np.array_equal(out, q @ k)

@@ -9,7 +9,9 @@ whole step, so it can plan, once for each set of shapes:
 * which ops write into a buffer: those whose row declares an ``out=`` form (``OUT_FORMS``: the
   same computation writing into an array it is given, written beside the op in ``ops.py`` and
   ``kernels.py``), when the form gives exactly the value, in the same layout, that the op
-  computed at the call the plan was made from. Every other op allocates its result, as before;
+  computed at the call the plan was made from (tried on that call's values, but for matmul's
+  and linear's forms, which make the op's own product into the array: ``_same_calls``). Every
+  other op allocates its result, as before;
 * which buffer each one gets: a value *lives* from the op that computes it to its last reader
   (in the straight-line order of the program), and two values whose lives do not overlap may
   share a buffer, whatever their shapes (a value is a view of the start of its buffer). An
@@ -49,7 +51,7 @@ gradient's fused op.
 
 import numpy as np
 
-from .. import gradops, ops
+from .. import gradops, kernels, ops
 from ..dtypes import row_of
 from .rewrites import own_op
 
@@ -262,13 +264,35 @@ def _out_form(t, values):
     value = values[t]
     if form is None or type(value) is not np.ndarray or not value.flags.c_contiguous:
         return None                   # (a buffer is in C order: a sum of it adds in that order)
+    args = [values[a] for a in t.args]
+    if form is kernels.matmul_into and not kernels.stacked_rows(*args):
+        form = np.matmul                        # (its product, with no call in between)
+    if _same_calls(form, args, value):
+        return form
     trial = np.empty(value.shape, value.dtype)
     try:
-        got = form(*[values[a] for a in t.args], **t.attrs, out=trial)
+        got = form(*args, **t.attrs, out=trial)
     except Exception:
         return None
-    same = got is trial and np.array_equal(trial, value, equal_nan=True)
-    return form if same else None
+    return form if got is trial and _same_bits(trial, value) else None
+
+
+def _same_calls(form, args, value):
+    """Does ``form`` make its op's own calls, into ``out``, on these arrays? matmul's
+    (``np.matmul``, or ``kernels.matmul_into`` for a stack of rows) and linear's (its product,
+    then ``+= b``, as ``kernels.linear`` when b does not stretch the product) do, when every
+    array has the value's dtype."""
+    if not all(type(a) is np.ndarray and a.dtype == value.dtype for a in args):
+        return False
+    return form in (np.matmul, kernels.matmul_into) or (
+        form is kernels.linear_into and value.shape == args[0].shape[:-1] + args[1].shape[1:])
+
+
+def _same_bits(a, b):
+    """Do two C-ordered arrays of one shape and dtype hold the same bits (NaNs, and the sign of
+    a zero, included)? One pass, where ``np.array_equal(..., equal_nan=True)`` makes five."""
+    kind = np.dtype(f"u{a.itemsize}") if a.itemsize in (1, 2, 4, 8) else np.uint8
+    return np.array_equal(a.reshape(-1).view(kind), b.reshape(-1).view(kind))
 
 
 def _written_as_T(t, values):
