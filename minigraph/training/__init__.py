@@ -6,6 +6,8 @@ the engine, never each other:
                     units of a loss (chapter 09 reads it as ``mg.charlm.text``)
     sample          writing text with a language model, one character at a time
     scores          the loss of each predicted character; the lines that report a held-out loss
+    step            a step's loss and gradients, by the compiled step (the default) or by
+                    the interpreter, the same numbers bit for bit
     run             a run's settings (to a dict and back), a language model's run (its text,
                     held-out scores, samples), the end of a step (clip, update, count)
     files           a run's file, written atomically and checked when read

@@ -18,7 +18,7 @@ The training commands choose with ``--engine``; a run's ``engine`` attribute hol
 ``carried`` are nodes whose values the next step needs as numbers (the LSTM's final h and c).
 """
 
-from ..compiler.function import function
+from ..compiler import function
 from ..errors import BadValueError
 from ..symbolic import grad
 
