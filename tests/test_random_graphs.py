@@ -201,7 +201,12 @@ class Drawer:
             stack = self.pick(lambda s: len(s) == 3 and s[-1] == k, no_gradient) or self.leaf(shape=(2, 2, k))
             return stack @ a
         stack = self.pick(lambda s: len(s) == 3 and s[-2] == k and broadcastable(s[:-2], shape[:-2]),
-                          no_gradient) or self.leaf(shape=([1, 2][r.integers(2)], k, 2))
+                          no_gradient)
+        if stack is None:
+            depth = [1, 2][r.integers(2)]               # a stack of two only where a's own
+            if not broadcastable((depth,), shape[:-2]):   # leading axis lets it broadcast
+                depth = 1
+            stack = self.leaf(shape=(depth, k, 2))
         return a @ stack
 
     def mask(self, shape, axis):
