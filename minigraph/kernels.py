@@ -272,13 +272,15 @@ def _broadcast_shape(a, b):
         return None
 
 
-def layer_norm_vjp_x(g, ans, x, gamma, beta=None, eps=1e-5):
+def layer_norm_vjp_x(g, ans, x, gamma, beta=None, eps=1e-5, out=None):
     """layer_norm: with h = g·gamma and x̂ the normalized x (computed again: cheaper than kept),
     the gradient of x is (h - mean(h) - x̂ · mean(h · x̂)) · scale, means over the last axis;
-    with x̂ = centered · scale, the last term is centered · scale³ · mean(h · centered)."""
+    with x̂ = centered · scale, the last term is centered · scale³ · mean(h · centered).
+    Written into ``out`` if given (``layer_norm_grad_x``'s out= form), which must not be the
+    array of g or x."""
     centered, scale = centered_and_scale(x, eps)
     h = g * gamma
-    grad = h - row_means(h)
+    grad = np.subtract(h, row_means(h), out=_fitting(out, np.result_type(h), np.shape(h)))
     grad *= scale
     grad -= centered * (scale ** 3 * _row_dots(h, centered) / np.shape(x)[-1])
     return grad
@@ -317,10 +319,11 @@ def gelu(x, out=None):
     return out
 
 
-def gelu_slope(x):
-    """gelu'(x) = 0.5 (1 + t) + 0.5 √(2/π) x (1 + 3 · 0.044715 x²) (1 - t²), t the tanh above."""
+def gelu_slope(x, out=None):
+    """gelu'(x) = 0.5 (1 + t) + 0.5 √(2/π) x (1 + 3 · 0.044715 x²) (1 - t²), t the tanh above;
+    written into ``out`` if given (of x's float dtype; not x's array)."""
     t = _gelu_tanh(x)
-    slope = np.multiply(x, x, dtype=float_dtype(x))
+    slope = np.multiply(x, x, dtype=float_dtype(x), out=out)
     slope *= 3 * 0.044715
     slope += 1
     slope *= x
@@ -330,6 +333,43 @@ def gelu_slope(x):
     t *= 0.5
     slope += t
     return slope
+
+
+def gelu_gradient(g, x, out=None):
+    """g · gelu'(x), the gradient of GELU (``gelu_grad``); written into ``out`` if given (its
+    out= form), which must not be g's array or x's."""
+    dtype, shape = float_dtype(x), np.shape(x)
+    if (np.result_type(g, dtype) != dtype or np.broadcast_shapes(np.shape(g), shape) != shape
+            or _fitting(out, dtype, shape) is None):
+        return _written(g * gelu_slope(x), out)
+    return np.multiply(g, gelu_slope(x, out=out), out=out)
+
+
+def softmax_gradient(g, ans, axis=-1, out=None):
+    """softmax: the gradient of x is ans · (g - sum(g · ans)), sums along ``axis``
+    (``softmax_grad``); written into ``out`` if given (its out= form), which must not be the
+    array of g or ans."""
+    shape = np.broadcast_shapes(np.shape(g), np.shape(ans))
+    product = np.multiply(g, ans, out=_fitting(out, np.result_type(g, ans), shape))
+    sums = np.sum(product, axis=axis, keepdims=True)
+    if product is out:
+        return np.multiply(ans, np.subtract(g, sums, out=out), out=out)
+    return _written(ans * (g - sums), out)
+
+
+def _fitting(out, dtype, shape):
+    """``out`` if it is an array of this dtype and shape, so that a computation written into
+    it rounds as the same one on new arrays; else None."""
+    ok = type(out) is np.ndarray and out.dtype == dtype and out.shape == shape
+    return out if ok else None
+
+
+def _written(result, out):
+    """``result``, copied into ``out`` if there is one."""
+    if out is None:
+        return result
+    out[...] = result
+    return out
 
 
 def _gelu_tanh(x, out=None):
