@@ -260,8 +260,17 @@ def layer_norm(x, gamma, beta=None, eps=1e-5):
                 f"({np.shape(x)[-1]},)")
     centered, scale = centered_and_scale(x, eps)
     centered *= scale                                    # a fresh array: x̂, made in place
-    out = centered * gamma
-    return out if beta is None else out + beta
+    out = _in_first(np.multiply, centered, gamma)
+    return out if beta is None else _in_first(np.add, out, beta)
+
+
+def _in_first(ufunc, fresh, b):
+    """``ufunc(fresh, b)``, written into ``fresh`` (an array made for this computation, which
+    nobody else holds) when the result has its dtype and shape: the same numbers, one new array
+    fewer."""
+    if np.result_type(fresh, b) == fresh.dtype and np.broadcast_shapes(fresh.shape, np.shape(b)) == fresh.shape:
+        return ufunc(fresh, b, out=fresh)
+    return ufunc(fresh, b)
 
 
 def _broadcast_shape(a, b):
@@ -282,7 +291,7 @@ def layer_norm_vjp_x(g, ans, x, gamma, beta=None, eps=1e-5, out=None):
     h = g * gamma
     grad = np.subtract(h, row_means(h), out=_fitting(out, np.result_type(h), np.shape(h)))
     grad *= scale
-    grad -= centered * (scale ** 3 * _row_dots(h, centered) / np.shape(x)[-1])
+    grad -= _in_first(np.multiply, centered, scale ** 3 * _row_dots(h, centered) / np.shape(x)[-1])
     return grad
 
 
@@ -290,7 +299,7 @@ def layer_norm_vjp_gamma(g, ans, x, gamma, beta=None, eps=1e-5):
     """layer_norm: the gradient of gamma is g · x̂, summed over the rows: the sum of the rows of
     g · centered, each weighted by its scale."""
     centered, scale = centered_and_scale(x, eps)
-    g_centered = g * centered
+    g_centered = _in_first(np.multiply, centered, g)    # (g · centered: the same numbers)
     if np.shape(gamma) == np.shape(x)[-1:] and g_centered.shape == np.shape(x):
         rows = np.reshape(g_centered, (-1, np.shape(x)[-1]))
         return np.reshape(scale, -1) @ rows              # one vector-matrix product (BLAS)
