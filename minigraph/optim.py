@@ -188,14 +188,9 @@ class Adam(Optimizer):
         self.beta1, self.beta2, self.eps = beta1, beta2, eps
 
     def update(self, value, grad, state):
-        return self._moved(value, grad, state, value_is_fresh=False)
-
-    def _moved(self, value, grad, state, value_is_fresh):
-        """Adam's new value; written into ``value`` itself if ``value_is_fresh`` (an array made
-        for this step, as AdamW's decayed value) and the arrays allow (``_moved_in_place``)."""
         t = state["t"] = state.get("t", 0) + 1
         if _same_arrays(value, grad, state.get("m"), state.get("s")):
-            return _moved_in_place(self, value, grad, state, t, value_is_fresh)
+            return _moved_in_place(self, value, grad, state, t)
         m = state["m"] = self.beta1 * state.get("m", 0.0) + (1 - self.beta1) * grad
         s = state["s"] = self.beta2 * state.get("s", 0.0) + (1 - self.beta2) * grad ** 2
         m_hat, s_hat = m / (1 - self.beta1 ** t), s / (1 - self.beta2 ** t)
@@ -205,12 +200,12 @@ class Adam(Optimizer):
 def _same_arrays(*arrays):
     """Are these all numpy arrays (not 0-d) of one shape and one dtype?"""
     first = arrays[0]
-    return all(type(a) is np.ndarray and a.ndim and a.shape == first.shape and a.dtype is first.dtype
+    return all(type(a) is np.ndarray and a.ndim and a.shape == first.shape and a.dtype == first.dtype
                for a in arrays)
 
 
-def _moved_in_place(adam, value, grad, state, t, value_is_fresh):
-    """Adam's step with the operations of ``Adam._moved``, in the same order on the same dtypes
+def _moved_in_place(adam, value, grad, state, t):
+    """Adam's step with the operations of ``Adam.update``, in the same order on the same dtypes
     (so the same numbers, bit for bit), written into arrays the state keeps from one step to the
     next instead of a dozen new arrays of the Parameter's size each step. The new moments go
     into spare arrays that then swap places with the old ones: the old moments are never
@@ -235,7 +230,7 @@ def _moved_in_place(adam, value, grad, state, t, value_is_fresh):
     np.divide(work, denominator, out=work)
     state.update(m=m_new, s=s_new, m_spare=state["m"], s_spare=state["s"], work=work,
                  denominator=denominator)
-    return np.subtract(value, work, out=value if value_is_fresh else None)
+    return value - work
 
 
 class AdamW(Adam):
@@ -260,9 +255,8 @@ class AdamW(Adam):
 
     def update(self, value, grad, state):
         if state.get("decays"):
-            value = value * (1 - self.lr * self.weight_decay)          # a fresh array
-            return self._moved(value, grad, state, value_is_fresh=True)
-        return self._moved(value, grad, state, value_is_fresh=False)
+            value = value * (1 - self.lr * self.weight_decay)
+        return super().update(value, grad, state)
 
 
 def global_norm(grads):
