@@ -210,12 +210,10 @@ def _moved_in_place(adam, value, grad, state, t):
     next instead of a dozen new arrays of the Parameter's size each step. The new moments go
     into spare arrays that then swap places with the old ones: the old moments are never
     written, so a step that ``Optimizer.step`` refuses leaves them as they were."""
-    m_new = state.get("m_spare")
-    if m_new is None:
-        m_new, s_new = np.empty_like(value), np.empty_like(value)
-        work, denominator = np.empty_like(value), np.empty_like(value)
-    else:
-        s_new, work, denominator = state["s_spare"], state["work"], state["denominator"]
+    kept = [state.get(key) for key in ("m_spare", "s_spare", "work", "denominator")]
+    if not (_same_arrays(value, *kept) and all(a.flags.writeable for a in kept)):
+        kept = [np.empty_like(value) for _ in kept]      # the first time (or a new shape of value)
+    m_new, s_new, work, denominator = kept
     np.multiply(state["m"], adam.beta1, out=m_new)             # m = beta1 m + (1 - beta1) g
     m_new += np.multiply(grad, 1 - adam.beta1, out=work)
     np.multiply(grad, grad, out=work)                           # s = beta2 s + (1 - beta2) g²
