@@ -260,8 +260,17 @@ def layer_norm(x, gamma, beta=None, eps=1e-5):
                 f"({np.shape(x)[-1]},)")
     centered, scale = centered_and_scale(x, eps)
     centered *= scale                                    # a fresh array: x̂, made in place
-    out = centered * gamma
-    return out if beta is None else out + beta
+    out = _in_first(np.multiply, centered, gamma)
+    return out if beta is None else _in_first(np.add, out, beta)
+
+
+def _in_first(ufunc, fresh, b):
+    """``ufunc(fresh, b)``, written into ``fresh`` (an array made for this computation, which
+    nobody else holds) when the result has its dtype and shape: the same numbers, one new array
+    fewer."""
+    if np.result_type(fresh, b) == fresh.dtype and np.broadcast_shapes(fresh.shape, np.shape(b)) == fresh.shape:
+        return ufunc(fresh, b, out=fresh)
+    return ufunc(fresh, b)
 
 
 def _broadcast_shape(a, b):
@@ -272,15 +281,17 @@ def _broadcast_shape(a, b):
         return None
 
 
-def layer_norm_vjp_x(g, ans, x, gamma, beta=None, eps=1e-5):
+def layer_norm_vjp_x(g, ans, x, gamma, beta=None, eps=1e-5, out=None):
     """layer_norm: with h = g·gamma and x̂ the normalized x (computed again: cheaper than kept),
     the gradient of x is (h - mean(h) - x̂ · mean(h · x̂)) · scale, means over the last axis;
-    with x̂ = centered · scale, the last term is centered · scale³ · mean(h · centered)."""
+    with x̂ = centered · scale, the last term is centered · scale³ · mean(h · centered).
+    Written into ``out`` if given (``layer_norm_grad_x``'s out= form), which must not be the
+    array of g or x."""
     centered, scale = centered_and_scale(x, eps)
     h = g * gamma
-    grad = h - row_means(h)
+    grad = np.subtract(h, row_means(h), out=_fitting(out, np.result_type(h), np.shape(h)))
     grad *= scale
-    grad -= centered * (scale ** 3 * _row_dots(h, centered) / np.shape(x)[-1])
+    grad -= _in_first(np.multiply, centered, scale ** 3 * _row_dots(h, centered) / np.shape(x)[-1])
     return grad
 
 
@@ -288,7 +299,7 @@ def layer_norm_vjp_gamma(g, ans, x, gamma, beta=None, eps=1e-5):
     """layer_norm: the gradient of gamma is g · x̂, summed over the rows: the sum of the rows of
     g · centered, each weighted by its scale."""
     centered, scale = centered_and_scale(x, eps)
-    g_centered = g * centered
+    g_centered = _in_first(np.multiply, centered, g)    # (g · centered: the same numbers)
     if np.shape(gamma) == np.shape(x)[-1:] and g_centered.shape == np.shape(x):
         rows = np.reshape(g_centered, (-1, np.shape(x)[-1]))
         return np.reshape(scale, -1) @ rows              # one vector-matrix product (BLAS)
@@ -317,10 +328,11 @@ def gelu(x, out=None):
     return out
 
 
-def gelu_slope(x):
-    """gelu'(x) = 0.5 (1 + t) + 0.5 √(2/π) x (1 + 3 · 0.044715 x²) (1 - t²), t the tanh above."""
+def gelu_slope(x, out=None):
+    """gelu'(x) = 0.5 (1 + t) + 0.5 √(2/π) x (1 + 3 · 0.044715 x²) (1 - t²), t the tanh above;
+    written into ``out`` if given (of x's float dtype; not x's array)."""
     t = _gelu_tanh(x)
-    slope = np.multiply(x, x, dtype=float_dtype(x))
+    slope = np.multiply(x, x, dtype=float_dtype(x), out=out)
     slope *= 3 * 0.044715
     slope += 1
     slope *= x
@@ -330,6 +342,43 @@ def gelu_slope(x):
     t *= 0.5
     slope += t
     return slope
+
+
+def gelu_gradient(g, x, out=None):
+    """g · gelu'(x), the gradient of GELU (``gelu_grad``); written into ``out`` if given (its
+    out= form), which must not be g's array or x's."""
+    dtype, shape = float_dtype(x), np.shape(x)
+    if (np.result_type(g, dtype) != dtype or np.broadcast_shapes(np.shape(g), shape) != shape
+            or _fitting(out, dtype, shape) is None):
+        return _written(g * gelu_slope(x), out)
+    return np.multiply(g, gelu_slope(x, out=out), out=out)
+
+
+def softmax_gradient(g, ans, axis=-1, out=None):
+    """softmax: the gradient of x is ans · (g - sum(g · ans)), sums along ``axis``
+    (``softmax_grad``); written into ``out`` if given (its out= form), which must not be the
+    array of g or ans."""
+    shape = np.broadcast_shapes(np.shape(g), np.shape(ans))
+    product = np.multiply(g, ans, out=_fitting(out, np.result_type(g, ans), shape))
+    sums = np.sum(product, axis=axis, keepdims=True)
+    if product is out:
+        return np.multiply(ans, np.subtract(g, sums, out=out), out=out)
+    return _written(ans * (g - sums), out)
+
+
+def _fitting(out, dtype, shape):
+    """``out`` if it is an array of this dtype and shape, so that a computation written into
+    it rounds as the same one on new arrays; else None."""
+    ok = type(out) is np.ndarray and out.dtype == dtype and out.shape == shape
+    return out if ok else None
+
+
+def _written(result, out):
+    """``result``, copied into ``out`` if there is one."""
+    if out is None:
+        return result
+    out[...] = result
+    return out
 
 
 def _gelu_tanh(x, out=None):

@@ -178,9 +178,10 @@ getitem = defop("getitem", lambda x, index: x[index],
 
 softmax_grad = defop("softmax_grad", lambda g, s, axis=-1: softmax.opdef.vjps[0](g, s, None, axis=axis),
                      None, "dsoftmax",
-                     expansion=lambda g, s, axis=-1: s * (g - sum_(g * s, axis=axis, keepdims=True)))
+                     expansion=lambda g, s, axis=-1: s * (g - sum_(g * s, axis=axis, keepdims=True)),
+                     out=kernels.softmax_gradient)
 softmax = defop("softmax", kernels.softmax,            # ans is 0 where a mask forbids: so is g there
-                [lambda g, ans, x, axis=-1, mask=None: ans * (g - np.sum(g * ans, axis=axis, keepdims=True))],
+                [lambda g, ans, x, axis=-1, mask=None: kernels.softmax_gradient(g, ans, axis=axis)],
                 "softmax", graph=[lambda g, ans, x, axis=-1, mask=None: softmax_grad(g, ans, axis=axis)],
                 out=kernels.softmax)
 log_softmax = defop("log_softmax", kernels.log_softmax,
@@ -198,8 +199,8 @@ def _gelu_slope(x):
 
 
 gelu_grad = defop("gelu_grad", lambda g, x: gelu.opdef.vjps[0](g, None, x), None, "dgelu",
-                  expansion=lambda g, x: g * _gelu_slope(x))
-gelu = defop("gelu", kernels.gelu, [lambda g, ans, x: g * kernels.gelu_slope(x)], "gelu",
+                  expansion=lambda g, x: g * _gelu_slope(x), out=kernels.gelu_gradient)
+gelu = defop("gelu", kernels.gelu, [lambda g, ans, x: kernels.gelu_gradient(g, x)], "gelu",
              graph=[lambda g, ans, x: gelu_grad(g, x)], out=kernels.gelu)
 
 # the gradient of embedding(table, ids) for the table, as an op; its own gradient picks rows again
@@ -297,7 +298,8 @@ def _layer_norm_x(g, x, gamma, eps=1e-5):
 # layer norm's gradients, one op each: the numeric VJPs of kernels.py, expanded with ops above
 layer_norm_grad_x = defop(
     "layer_norm_grad_x", lambda g, x, gamma, eps=1e-5: kernels.layer_norm_vjp_x(g, None, x, gamma, None, eps),
-    None, "dLN/dx", expansion=_layer_norm_x)
+    None, "dLN/dx", expansion=_layer_norm_x,
+    out=lambda g, x, gamma, eps=1e-5, out=None: kernels.layer_norm_vjp_x(g, None, x, gamma, None, eps, out))
 layer_norm_grad_gamma = defop(
     "layer_norm_grad_gamma",
     lambda g, x, gamma, eps=1e-5: kernels.layer_norm_vjp_gamma(g, None, x, gamma, None, eps), None, "dLN/dγ",

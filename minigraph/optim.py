@@ -189,10 +189,46 @@ class Adam(Optimizer):
 
     def update(self, value, grad, state):
         t = state["t"] = state.get("t", 0) + 1
+        if _same_arrays(value, grad, state.get("m"), state.get("s")):
+            return _moved_in_place(self, value, grad, state, t)
         m = state["m"] = self.beta1 * state.get("m", 0.0) + (1 - self.beta1) * grad
         s = state["s"] = self.beta2 * state.get("s", 0.0) + (1 - self.beta2) * grad ** 2
         m_hat, s_hat = m / (1 - self.beta1 ** t), s / (1 - self.beta2 ** t)
         return value - self.lr * m_hat / (np.sqrt(s_hat) + self.eps)
+
+
+def _same_arrays(*arrays):
+    """Are these all numpy arrays (not 0-d) of one shape and one dtype?"""
+    first = arrays[0]
+    return all(type(a) is np.ndarray and a.ndim and a.shape == first.shape and a.dtype == first.dtype
+               for a in arrays)
+
+
+def _moved_in_place(adam, value, grad, state, t):
+    """Adam's step with the operations of ``Adam.update``, in the same order on the same dtypes
+    (so the same numbers, bit for bit), written into arrays the state keeps from one step to the
+    next instead of a dozen new arrays of the Parameter's size each step. The new moments go
+    into spare arrays that then swap places with the old ones: the old moments are never
+    written, so a step that ``Optimizer.step`` refuses leaves them as they were."""
+    kept = [state.get(key) for key in ("m_spare", "s_spare", "work", "denominator")]
+    if not (_same_arrays(value, *kept) and all(a.flags.writeable for a in kept)):
+        kept = [np.empty_like(value) for _ in kept]      # the first time (or a new shape of value)
+    m_new, s_new, work, denominator = kept
+    np.multiply(state["m"], adam.beta1, out=m_new)             # m = beta1 m + (1 - beta1) g
+    m_new += np.multiply(grad, 1 - adam.beta1, out=work)
+    np.multiply(grad, grad, out=work)                           # s = beta2 s + (1 - beta2) g²
+    np.multiply(work, 1 - adam.beta2, out=work)
+    np.multiply(state["s"], adam.beta2, out=s_new)
+    s_new += work
+    np.divide(s_new, 1 - adam.beta2 ** t, out=denominator)      # sqrt(s_hat) + eps
+    np.sqrt(denominator, out=denominator)
+    denominator += adam.eps
+    np.divide(m_new, 1 - adam.beta1 ** t, out=work)             # lr m_hat / (sqrt(s_hat) + eps)
+    np.multiply(work, adam.lr, out=work)
+    np.divide(work, denominator, out=work)
+    state.update(m=m_new, s=s_new, m_spare=state["m"], s_spare=state["s"], work=work,
+                 denominator=denominator)
+    return value - work
 
 
 class AdamW(Adam):
