@@ -186,6 +186,7 @@ class Adam(Optimizer):
         _check_setting(name, "beta2", beta2, 0, 1, example=0.999)
         _check_setting(name, "eps", eps, 0, example=1e-8)
         self.beta1, self.beta2, self.eps = beta1, beta2, eps
+        self.scratch = {}     # id(state) -> (state, arrays): working memory, not what Adam remembers
 
     def update(self, value, grad, state):
         t = state["t"] = state.get("t", 0) + 1
@@ -206,19 +207,24 @@ def _same_arrays(*arrays):
 
 def _moved_in_place(adam, value, grad, state, t):
     """Adam's step with the operations of ``Adam.update``, in the same order on the same dtypes
-    (so the same numbers, bit for bit), written into arrays the state keeps from one step to the
-    next instead of a dozen new arrays of the Parameter's size each step. The new moments go
-    into spare arrays that then swap places with the old ones: the old moments are never
-    written, so a step that ``Optimizer.step`` refuses leaves them as they were."""
-    kept = [state.get(key) for key in ("m_spare", "s_spare", "work", "denominator")]
-    if not (_same_arrays(value, *kept) and all(a.flags.writeable for a in kept)):
-        kept = [np.empty_like(value) for _ in kept]      # the first time (or a new shape of value)
-    m_new, s_new, work, denominator = kept
-    np.multiply(state["m"], adam.beta1, out=m_new)             # m = beta1 m + (1 - beta1) g
+    (so the same numbers, bit for bit), with two new arrays of the Parameter's size per step
+    (the new moments) instead of a dozen: the intermediate results go into two arrays kept from
+    one step to the next (``adam.scratch``, apart from ``state``: working memory, not what Adam
+    remembers). The old moments are never written: a step that ``Optimizer.step`` refuses
+    leaves them as they were, and a moment you kept (``adam.state[p]["m"]``) keeps its numbers."""
+    entry = adam.scratch.get(id(state))
+    kept = entry[1] if entry is not None and entry[0] is state else None
+    if kept is None or not (_same_arrays(value, *kept) and all(a.flags.writeable for a in kept)):
+        kept = [np.empty_like(value) for _ in range(2)]  # the first time (or a new shape of value)
+        live = {id(s) for s in adam.state.values()}     # (a refused step's states are gone)
+        adam.scratch = {k: v for k, v in adam.scratch.items() if k in live}
+        adam.scratch[id(state)] = (state, kept)
+    work, denominator = kept
+    m_new = np.multiply(state["m"], adam.beta1)                 # m = beta1 m + (1 - beta1) g
     m_new += np.multiply(grad, 1 - adam.beta1, out=work)
     np.multiply(grad, grad, out=work)                           # s = beta2 s + (1 - beta2) g²
     np.multiply(work, 1 - adam.beta2, out=work)
-    np.multiply(state["s"], adam.beta2, out=s_new)
+    s_new = np.multiply(state["s"], adam.beta2)
     s_new += work
     np.divide(s_new, 1 - adam.beta2 ** t, out=denominator)      # sqrt(s_hat) + eps
     np.sqrt(denominator, out=denominator)
@@ -226,8 +232,7 @@ def _moved_in_place(adam, value, grad, state, t):
     np.divide(m_new, 1 - adam.beta1 ** t, out=work)             # lr m_hat / (sqrt(s_hat) + eps)
     np.multiply(work, adam.lr, out=work)
     np.divide(work, denominator, out=work)
-    state.update(m=m_new, s=s_new, m_spare=state["m"], s_spare=state["s"], work=work,
-                 denominator=denominator)
+    state.update(m=m_new, s=s_new)
     return value - work
 
 

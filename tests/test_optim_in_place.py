@@ -61,3 +61,17 @@ def test_a_refused_step_leaves_the_moments_as_they_were():
     W.grad, twin.grad = half.copy(), half.copy()     # and the next step goes on as if none was refused
     opt.step(), twin_opt.step()
     assert np.array_equal(W.value, twin.value)
+
+
+@pytest.mark.parametrize("optimizer", [mg.optim.Adam, mg.optim.AdamW])
+def test_the_state_holds_only_what_adam_remembers_and_a_kept_moment_keeps_its_numbers(optimizer):
+    """The working arrays are not in ``state`` (chapter 06 draws it: t, m and s), and a moment a
+    learner keeps from one step (to plot it, say) is never written by a later one."""
+    w = mg.Parameter(np.array([1.0, -2.0, 0.5]), name="w")
+    graph, opt, kept = mg.Graph(mg.sum(w * w * w)), optimizer([w], lr=0.1), []
+    for _ in range(5):
+        graph.backward()
+        opt.step()
+        kept.append({k: (v, np.array(v)) for k, v in opt.state[w].items() if k in ("m", "s")})
+    assert set(opt.state[w]) <= {"t", "m", "s", "decays"}
+    assert all(np.array_equal(now, then) for step in kept for now, then in step.values())
