@@ -86,7 +86,8 @@ def parse_args(argv):
         epilog="\n\n".join(doc[1:]), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="notebooks, or folders to search for them")
     parser.add_argument("--cell-timeout", type=float, default=60.0, metavar="S",
-                        help="seconds one cell may run before it is interrupted (default 60)")
+                        help="seconds of CPU time one cell may use before it is interrupted (default 60; "
+                             "a cell that waits without computing is stopped after ten times as long)")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
                         help="seconds a whole notebook may run before it is stopped (default 600)")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",

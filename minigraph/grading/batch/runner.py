@@ -7,7 +7,10 @@ of the notebook in ``HOME/work`` (the kernel's working folder), then starts this
 the submission's sandbox (``sandbox.py``). It
 
 1. runs every code cell top to bottom in a new kernel -- errors do not stop the run, a cell
-   that exceeds its time limit is interrupted -- keeping no outputs, only counting them. A cell
+   that exceeds its time limit is interrupted -- keeping no outputs, only counting them. The
+   limit counts the CPU time of the kernel and the processes it started, so a busy machine
+   slows an honest cell without cutting it off; a cell that waits without computing (a
+   ``sleep``, an ``input()``) is stopped by a wall clock ``WALL_FACTOR`` times as long. A cell
    that ends its kernel (``exit()``, ``quit()``, ``os._exit``, a crash) or will not stop when
    interrupted (a bare ``except`` that swallows the interrupt) costs only what it prevents:
    the notebook runs again in a fresh kernel without that cell (``MAX_RUNS`` times at most);
@@ -25,6 +28,7 @@ Everything here runs next to the submission's code, which may rewrite any of the
 the grader reads them as untrusted data, within size limits, and judges the results itself.
 """
 
+import asyncio
 import ctypes
 import json
 import os
@@ -55,6 +59,8 @@ NOTES, RESULTS = f"{OUT}/notes.json", f"{OUT}/results.json"
 PR_SET_DUMPABLE = 4                        # prctl(2)
 MAX_RUNS = 4          # the notebook, then again without each cell that ended or hung its kernel
 INTERRUPT_GRACE = 10  # seconds an interrupted cell has to stop before its kernel is given up
+WALL_FACTOR = 10      # a cell's wall-clock backstop, in multiples of its CPU-time limit
+CPU_POLL = 0.25       # seconds between two readings of the kernel's CPU time
 
 
 class KernelLost(Exception):
@@ -94,7 +100,7 @@ class _Client(NotebookClient):
         km = AsyncKernelManager(kernel_name=job["kernel"],
                                 connection_file=str(home / "runtime" / f"kernel-{len(notes)}.json"))
         super().__init__(nbformat.v4.new_notebook(cells=cells + [collector]), km=km,
-                         timeout=job["cell_timeout"], allow_errors=True,
+                         timeout=job["cell_timeout"] * WALL_FACTOR, allow_errors=True,
                          interrupt_on_timeout=True, record_timing=False,
                          error_on_timeout={"ename": TIMED_OUT, "evalue": "", "traceback": []},
                          timeout_func=self._timeout_of, on_cell_execute=self._on_execute,
@@ -102,6 +108,7 @@ class _Client(NotebookClient):
                          resources={"metadata": {"path": str(home / WORK)}})
         self.job, self.home, self.kept = job, home, kept
         self.notes, self.printed, self.current = list(notes), {}, None
+        self.running, self.watchdog, self.over_cpu, self.lost_why = None, None, None, None
 
     def where(self, index):
         """The submission's name of the run's cell ``index``: "cell N", or the grading cell."""
@@ -115,27 +122,58 @@ class _Client(NotebookClient):
         part.write_text(json.dumps({"current": current, "notes": self.notes + self.big_outputs()}))
         os.replace(part, self.home / NOTES)
 
-    def _timeout_of(self, cell):
-        is_collector = cell is self.nb.cells[-1]
+    def _cpu_limit(self, cell_index):
+        is_collector = cell_index == len(self.nb.cells) - 1
         return self.job["collector_timeout"] if is_collector else self.job["cell_timeout"]
+
+    def _timeout_of(self, cell):
+        return self._cpu_limit(self.nb.cells.index(cell)) * WALL_FACTOR
 
     def _on_execute(self, cell, cell_index):
         self.current = cell_index
         self.save()
         if cell_index == len(self.nb.cells) - 1:          # the collector: now, and only now, the seed
             cell.source = collector_cell(self.job["chapter"], self.home / RESULTS, read_seed()).source
+        self._stop_watchdog()
+        self.running = cell_index
+        self.watchdog = asyncio.ensure_future(self._watch_cpu(cell_index))
+
+    def _stop_watchdog(self):
+        if self.watchdog is not None:
+            self.watchdog.cancel()
+            self.watchdog = None
+
+    async def _watch_cpu(self, cell_index):
+        """Interrupt cell ``cell_index`` once the kernel has spent its CPU-time limit on it; end
+        the kernel if the cell does not stop within ``INTERRUPT_GRACE`` seconds after that."""
+        pid, limit = self.km.provisioner.pid, self._cpu_limit(cell_index)
+        start = cpu_seconds(pid)
+        while cpu_seconds(pid) - start < limit:
+            await asyncio.sleep(CPU_POLL)
+        self.over_cpu = cell_index
+        await ensure_async(self.km.interrupt_kernel())
+        await asyncio.sleep(INTERRUPT_GRACE)
+        if self.running == cell_index:
+            self.lost_why = "did not stop when interrupted (an except that catches everything?)"
+            await ensure_async(self.km.shutdown_kernel(now=True))
 
     def _on_error(self, cell, cell_index, execute_reply):
         content = execute_reply["content"]
-        if content.get("ename") == TIMED_OUT:
+        if self.over_cpu == cell_index:
+            self.notes.append(f"{self.where(cell_index)} used {points(self._cpu_limit(cell_index))} s "
+                              "of CPU time without finishing and was interrupted")
+        elif content.get("ename") == TIMED_OUT:
             self.notes.append(f"{self.where(cell_index)} did not finish within "
-                              f"{points(self.job['cell_timeout'])} s and was interrupted")
+                              f"{points(self._cpu_limit(cell_index) * WALL_FACTOR)} s of waiting "
+                              "and was interrupted")
         else:
             self.notes.append(shorten(f"{self.where(cell_index)} raised {content.get('ename')}: "
                                       f"{content.get('evalue')}", MAX_NOTE))
 
     def _on_executed(self, cell, cell_index, execute_reply):
         """``exit()`` and ``quit()`` ask the kernel to end after the cell: it is lost now."""
+        self._stop_watchdog()
+        self.running = None
         payload = execute_reply.get("content", {}).get("payload", [])
         if any(isinstance(p, dict) and p.get("source") == "ask_exit" for p in payload):
             raise KernelLost(cell_index, "ended its kernel (exit() or quit())")
@@ -160,6 +198,27 @@ class _Client(NotebookClient):
     def big_outputs(self):
         return [f"{self.where(index)} printed {size / 1e6:.1f} MB of output (not kept)"
                 for index, size in sorted(self.printed.items()) if size > BIG_OUTPUT]
+
+
+def cpu_seconds(pid):
+    """The CPU time, in seconds, that process ``pid`` and every process below it have used
+    (those still running, and those it has waited for), read from Linux's ``/proc``."""
+    tick, usage, children = os.sysconf("SC_CLK_TCK"), {}, {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):             # ended while we looked
+                continue
+            parent, times = int(fields[1]), [int(t) for t in fields[11:15]]
+            usage[int(entry.name)] = sum(times)       # utime, stime, cutime, cstime
+            children.setdefault(parent, []).append(int(entry.name))
+    total, waiting = 0, [pid]
+    while waiting:
+        process = waiting.pop()
+        total += usage.get(process, 0)
+        waiting += children.get(process, [])
+    return total / tick
 
 
 def read_seed():
@@ -207,7 +266,8 @@ def _execute(client):
     except KernelLost as lost:
         return lost
     except DeadKernelError:
-        return KernelLost(client.current, "ended its kernel (os._exit, a crash, or out of memory)")
+        return KernelLost(client.current, client.lost_why or
+                          "ended its kernel (os._exit, a crash, or out of memory)")
     except Exception as error:                   # nbclient raises many kinds (kernel start...)
         client.notes.append(shorten(f"the notebook could not be run: {error}", MAX_NOTE))
     return None
