@@ -59,3 +59,31 @@ def test_a_real_kernel_starts_through_it(quiet_devnull):
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)
+
+
+def test_each_notebooks_kernel_cpu_time_is_recorded_and_a_sleep_does_not_count(tmp_path):
+    """``--notebook-cpu-times``: a JSON line per notebook with its kernel's CPU time; a notebook
+    that computes for a second records at least that, one that sleeps for a second does not."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import nbformat
+
+    def notebook(name, source):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+        nbformat.write(nb, tmp_path / name)
+
+    notebook("computes.ipynb", "import time\nt = time.process_time()\nwhile time.process_time() - t < 1: pass")
+    notebook("sleeps.ipynb", "import time\ntime.sleep(1)")
+    record = tmp_path / "cpu.jsonl"
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "--nbval-lax", "--nbval-current-env",
+                           "-p", "tests.nbval_kernels", f"--notebook-cpu-times={record}", "-p", "no:cacheprovider",
+                           "--rootdir", str(tmp_path), str(tmp_path)],
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cpu = {r["notebook"]: r["cpu"] for r in map(json.loads, record.read_text().splitlines())}
+    assert set(cpu) == {"computes.ipynb", "sleeps.ipynb"}
+    assert cpu["computes.ipynb"] >= 1.0 and cpu["sleeps.ipynb"] < cpu["computes.ipynb"] - 0.5
