@@ -123,11 +123,13 @@ class _Client(NotebookClient):
         os.replace(part, self.home / NOTES)
 
     def _cpu_limit(self, cell_index):
+        """The CPU seconds run cell ``cell_index`` may use: the collector's, or any cell's."""
         is_collector = cell_index == len(self.nb.cells) - 1
         return self.job["collector_timeout"] if is_collector else self.job["cell_timeout"]
 
     def _timeout_of(self, cell):
-        return self._cpu_limit(self.nb.cells.index(cell)) * WALL_FACTOR
+        """nbclient's wall-clock limit for ``cell``: the backstop for a cell that only waits."""
+        return self._cpu_limit(self.current) * WALL_FACTOR
 
     def _on_execute(self, cell, cell_index):
         self.current = cell_index
