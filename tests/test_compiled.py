@@ -506,3 +506,32 @@ def test_rewrites_keep_the_layout_that_matmul_reads(n):
     (gradient,) = mg.grad(mg.sum(mg.matmul(x, mg.transpose(W)) ** 2), [W])
     (hessian,) = mg.grad(mg.sum(gradient * gradient), [W])
     assert _compiled_equals_interpreted([x], [gradient, hessian], feeds)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_weight_gradient_of_3d_activations_is_the_interpreters_bit_for_bit(dtype):
+    """(B, T, C) @ (C, D), as chapter 11 teaches it, and linear's: the gradient of W is one
+    product of x's and g's rows as two tall matrices in both engines (Graph.backward's numeric
+    VJP; mg.grad's graph, compiled or not), so they agree bit for bit. B products of (C, T) @
+    (T, D) and then a sum, which the graph once computed, differ in the last bits here."""
+    from test_random_graphs import same
+    rng = np.random.default_rng(4)
+    B, T, C, D = 4, 33, 32, 16
+    X = rng.standard_normal((B, T, C)).astype(dtype)
+    G = rng.standard_normal((B, T, D)).astype(dtype)
+    tall = X.reshape(-1, C).T @ G.reshape(-1, D)
+    assert not same(tall, np.sum(np.swapaxes(X, 1, 2) @ G, axis=0))    # the two ways differ
+    x = mg.Input("x")
+    W = mg.Parameter(rng.standard_normal((C, D)).astype(dtype), name="W")
+    b = mg.Parameter(rng.standard_normal(D).astype(dtype), name="b")
+    for y in (x @ W, mg.linear(x, W, b)):
+        loss = mg.sum(y * mg.Constant(G))
+        grads = mg.grad(loss, [x, W])
+        compiled = mg.function([x], grads)
+        graph = mg.Graph(loss)
+        for feed in (X, X + 1):
+            graph.backward({x: feed})
+            symbolic = mg.Graph(grads).forward({x: feed})
+            for got in (compiled.run_compiled(feed), symbolic):
+                assert same(got[0], x.grad) and same(got[1], W.grad)
+        assert same(W.grad, (X + 1).reshape(-1, C).T @ G.reshape(-1, D))
