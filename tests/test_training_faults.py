@@ -31,8 +31,9 @@ import minigraph as mg
 from minigraph import optim
 from minigraph.charlm import checkpoint as lstm_files, train as lstm_train, training as lstm_training
 from minigraph.charlm import evaluate as lstm_evaluate
-from minigraph.gpt import checkpoint as gpt_files, train as gpt_train, training as gpt_training
-from minigraph.translate import train as dates_train, training as dates_training
+from minigraph.gpt import checkpoint as gpt_files, evaluate as gpt_evaluate, train as gpt_train, \
+    training as gpt_training
+from minigraph.translate import evaluate as dates_evaluate, train as dates_train, training as dates_training
 from minigraph.training import command as commands, files
 from minigraph.training.step import Gradients
 
@@ -68,7 +69,7 @@ def refused(main, argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
-    assert re.match(r"python -m minigraph\.\w+\.train: error: ", err)
+    assert re.match(r"python -m minigraph\.\w+\.(train|evaluate): error: ", err)
     return err.strip()
 
 
@@ -466,3 +467,16 @@ def test_a_run_edited_to_say_version_1_does_not_skip_its_checksum(command, tmp_p
     rewrite(out, to_version_1)
     line = refused(main, ["--out", out, "--resume"], capsys)
     assert f"says it is of format '{family}/1'" in line, line
+
+
+@pytest.mark.parametrize("evaluate", [lstm_evaluate, gpt_evaluate, dates_evaluate], ids=lambda m: m.__name__)
+def test_the_evaluate_commands_refuse_in_one_line(evaluate, tmp_path, capsys):
+    missing = str(tmp_path / "missing.npz")
+    line = refused(evaluate.main, [missing], capsys)
+    assert f"{missing} does not exist: give the file a training command wrote" in line
+    (tmp_path / "notes.txt").write_text("iteration 2000\n")
+    line = refused(evaluate.main, [str(tmp_path / "notes.txt")], capsys)
+    assert "is not a checkpoint: not an .npz file" in line
+    with pytest.raises(SystemExit) as stop:
+        evaluate.main([missing, "--threads", "0"])
+    assert stop.value.code == 2 and "must be a whole number >= 1, got '0'" in capsys.readouterr().err

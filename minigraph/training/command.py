@@ -161,9 +161,8 @@ def run_command(argv, spec):
     args = p.parse_args(argv)
     try:
         run, command, commit = start(args, spec, argv)
-    except GraphError as error:                 # minigraph's own errors: each says what to do
-        print(f"{spec.prog}: error: {error}", file=sys.stderr)
-        return 2
+    except GraphError as error:
+        return refuse(spec.prog, error)
     unit, per_step = spec.rate
     bar = Progress(run.config.iterations, label="train", rate_unit=unit, rate_per_step=per_step(run),
                    start=run.iteration)
@@ -283,8 +282,16 @@ def parser(config, prog, description):
     return p
 
 
+def refuse(prog, error):
+    """A command refused by a minigraph error (each says what is wrong and what to do), as
+    argparse refuses a bad flag: one line ``prog: error: ...`` on stderr, no traceback; returns
+    the exit status, 2."""
+    print(f"{prog}: error: {error}", file=sys.stderr)
+    return 2
+
+
 def at_least_one(text):
-    """argparse's type of ``--threads``: a whole number >= 1."""
+    """argparse's type of a count given on the command line (``--threads``): a whole number >= 1."""
     try:
         n = int(text)
     except ValueError:
