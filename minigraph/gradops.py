@@ -119,9 +119,28 @@ matrix_transpose = defop("transpose", lambda x: np.swapaxes(x, -1, -2),
                          graph=[lambda h, ans, x: matrix_transpose(h)])
 
 
+def _left_matrix(x, y):
+    """The left operand of x @ y seen as a matrix, for y's gradient xᵀ @ g: a vector as a 1-row
+    matrix; a stack of rows times one matrix, (..., T, C) @ (C, D), as one tall matrix of all
+    its rows, (N, C) (so that xᵀ @ g is one product of two tall matrices, as
+    ``kernels.matmul_vjp_y`` computes it, not one per matrix of the stack and then a sum, which
+    rounds otherwise); a matrix or another stack as it is."""
+    if kernels.stacked_rows(x, y):
+        return np.reshape(x, (-1, np.shape(x)[-1]))
+    return _as_matrix(x, "left")
+
+
+left_matrix = defop("left_matrix", _left_matrix,
+                    [lambda h, ans, x, y: np.reshape(h, np.shape(x))] + _zero_vjps(2)[1:],
+                    "matrix", graph=[lambda h, ans, x, y: reshape_like(h, x), None])
+
+
 def _product_matrix(g, x, y):
     """The gradient of x @ y shaped like the product of their matrix views (see ``as_matrix``):
-    a stack of matrices when x or y is one."""
+    a stack of matrices when x or y is one; for a stack of rows times one matrix, one tall
+    matrix of all the rows, (N, D), as ``left_matrix`` sees x."""
+    if kernels.stacked_rows(x, y):
+        return np.reshape(g, (-1, np.shape(g)[-1]))
     return kernels.as_matrices(g, x, y)[2]
 
 
@@ -132,14 +151,29 @@ product_matrix = defop("product_matrix", _product_matrix,
 
 def _to_operand(a, x, side):
     """The gradient of the matrix view of an operand ``x`` of @, computed for each matrix of the
-    stack (``a``): summed over the stack axes that broadcasting added to ``x``, in ``x``'s shape."""
+    stack (``a``): summed over the stack axes that broadcasting added to ``x``, in ``x``'s shape.
+    (A stack of rows ``x`` seen as one tall matrix has its gradient as one too: a matrix ``a``
+    for an ``x`` of more axes is that, put back in x's shape.)"""
+    if side == "left" and np.ndim(a) == 2 < np.ndim(x):
+        return np.reshape(a, np.shape(x))
     return np.reshape(kernels.unbroadcast(a, np.shape(_as_matrix(x, side))), np.shape(x))
 
 
+def _to_stack(h, a, side):
+    """``to_operand``'s gradient: ``h`` (of x's shape) in the shape of the matrices ``a``: spread
+    along the stack axes that broadcasting added to x, or, for a stack of rows seen as one tall
+    matrix, reshaped to it."""
+    if side == "left" and np.ndim(a) == 2 < np.ndim(h):
+        return np.reshape(h, np.shape(a))
+    return np.broadcast_to(_as_matrix(h, side), np.shape(a)).copy()
+
+
 to_operand = defop(
-    "to_operand", _to_operand,
-    [lambda h, ans, a, x, side: np.broadcast_to(_as_matrix(h, side), np.shape(a)).copy()] + _zero_vjps(2)[1:],
-    "sum_to", graph=[lambda h, ans, a, x, side: broadcast_like(as_matrix(h, side), a), None])
+    "to_operand", _to_operand, [lambda h, ans, a, x, side: _to_stack(h, a, side)] + _zero_vjps(2)[1:],
+    "sum_to", graph=[lambda h, ans, a, x, side: to_stack(h, a, side=side), None])
+to_stack = defop(
+    "to_stack", _to_stack, [lambda k, ans, h, a, side: _to_operand(k, h, side)] + _zero_vjps(2)[1:],
+    "broadcast", graph=[lambda k, ans, h, a, side: to_operand(k, h, side=side), None])
 
 sum_to_product = defop(
     "sum_to_product", lambda g, x, W: kernels.unbroadcast(g, np.shape(x)[:-1] + np.shape(W)[1:]),

@@ -105,8 +105,9 @@ def _matmul_x(g, ans, x, y):
 
 
 def _matmul_y(g, ans, x, y):
-    """x @ y as a graph: the gradient of y is xᵀ @ g."""
-    xT = gradops.matrix_transpose(gradops.as_matrix(x, "left"))
+    """x @ y as a graph: the gradient of y is xᵀ @ g (for a stack of rows times one matrix, one
+    product of x's and g's rows as two tall matrices, as the numeric VJP computes it)."""
+    xT = gradops.matrix_transpose(gradops.left_matrix(x, y))
     return gradops.to_operand(xT @ gradops.product_matrix(g, x, y), y, side="right")
 
 

@@ -24,7 +24,7 @@ sigmoid's, relu's, cross-entropy's: ``fusions``), ``grad`` notes it on the node 
 
 from . import ops
 from .dtypes import row_of
-from .errors import OpError
+from .errors import BadValueError, OpError
 from .gradops import ones_like, seed_for, zeros_like
 from .graph import Graph, Input, Node, Op, auto_name, topological_order
 from .opdef import GRAPH_VJPS, defvjp
@@ -94,6 +94,18 @@ def _add(a, b):
     return b if a is None else a if b is None else ops.add(a, b)
 
 
+def _check_one_array(node):
+    """A BadValueError for a multi-output op itself (``mg.split``'s op, not one of its parts):
+    its value is a tuple of arrays, and a gradient is a node of one array's shape."""
+    n = getattr(node.op, "n_outputs", 1)
+    if n > 1:
+        parts = ", ".join(f"{node.name}[{i}]" for i in range(n))
+        raise BadValueError(
+            f"mg.grad: '{node.name}' is the {node.op.name} op itself, whose value is a tuple of {n} "
+            f"arrays, one per output; a gradient is one node of one array's shape. Ask for the "
+            f"gradients of its outputs, {parts} (the nodes mg.{node.op.name} returned).")
+
+
 def grad(output, wrt, seed=None):
     """For each node of ``wrt`` (a list of nodes or names, or one), a node whose value is
     d(output)/d(node).
@@ -107,6 +119,8 @@ def grad(output, wrt, seed=None):
     graph = Graph(output)
     single = isinstance(wrt, (Node, str)) or not hasattr(wrt, "__iter__")   # one node (or a mistake)
     wrt = [graph.node(w) for w in ([wrt] if single else wrt)]     # nodes, or their names
+    for w in wrt:
+        _check_one_array(w)
     plan = graph.plan(wrt)
     grads = {plan.output: ones_like(output) if seed is None else seed_for(seed, output)}
     for node, wanted in plan.steps:

@@ -136,7 +136,8 @@ def test_rewritten_and_planned_code_equals_the_interpreter_on_random_graphs():
     float32) compiled with them gives,
     bit for bit, what Graph.forward of the step graph gives and what the same function compiled
     without them gives: outputs and updated Parameters, over several calls with new feeds (the
-    buffers reused), a reassigned Parameter, and a feed of a new shape (planned again)."""
+    buffers reused), a reassigned Parameter, and a feed of a new shape (planned again); and no
+    call overwrites what an earlier call returned."""
     from test_random_graphs import new_feed, same
     checked = replanned = refused = subtracted = overwrote = 0
     fused = dict.fromkeys(["sigmoid_grad", "tanh_grad", "matmul_add", "concat_part as a view",
@@ -162,6 +163,7 @@ def test_rewritten_and_planned_code_equals_the_interpreter_on_random_graphs():
         first = {n: drawer.feed[n] for n in inputs}
         feeds = [{n: v.astype(dtype) if v.dtype.kind == "f" else v for n, v in feed.items()} for feed in (
             first, new_feed(drawer, inputs), new_feed(drawer, inputs), bigger(first), first)]
+        returned = []                   # what earlier calls returned, and a copy: never overwritten
         for number, feed in enumerate(feeds):
             start = {p: np.array(p.value) for p in updates}
             try:
@@ -182,6 +184,9 @@ def test_rewritten_and_planned_code_equals_the_interpreter_on_random_graphs():
                 got, after = one_call(way, outputs, updates, feed)
                 assert len(got) == len(expected[0]) and all(map(same, got, expected[0])), f"seed {seed} call {number}"
                 assert all(map(same, after, expected[1])), f"seed {seed} call {number}: updates"
+                assert all(same(kept, copy) for kept, copy in returned), \
+                    f"seed {seed} call {number}: what an earlier call returned was overwritten"
+                returned += [(value, np.copy(value)) for value in got]
             interpreted(feed)                             # the step taken, then the next call
             if number == 2 and step_graph.parameters:
                 p = step_graph.parameters[0]
@@ -506,3 +511,58 @@ def test_rewrites_keep_the_layout_that_matmul_reads(n):
     (gradient,) = mg.grad(mg.sum(mg.matmul(x, mg.transpose(W)) ** 2), [W])
     (hessian,) = mg.grad(mg.sum(gradient * gradient), [W])
     assert _compiled_equals_interpreted([x], [gradient, hessian], feeds)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_weight_gradient_of_3d_activations_is_the_interpreters_bit_for_bit(dtype):
+    """(B, T, C) @ (C, D), as chapter 11 teaches it, and linear's: the gradient of W is one
+    product of x's and g's rows as two tall matrices in both engines (Graph.backward's numeric
+    VJP; mg.grad's graph, compiled or not), so they agree bit for bit. B products of (C, T) @
+    (T, D) and then a sum, which the graph once computed, differ in the last bits here."""
+    from test_random_graphs import same
+    rng = np.random.default_rng(4)
+    B, T, C, D = 4, 33, 32, 16
+    X = rng.standard_normal((B, T, C)).astype(dtype)
+    G = rng.standard_normal((B, T, D)).astype(dtype)
+    tall = X.reshape(-1, C).T @ G.reshape(-1, D)
+    assert not same(tall, np.sum(np.swapaxes(X, 1, 2) @ G, axis=0))    # the two ways differ
+    x = mg.Input("x")
+    W = mg.Parameter(rng.standard_normal((C, D)).astype(dtype), name="W")
+    b = mg.Parameter(rng.standard_normal(D).astype(dtype), name="b")
+    for y in (x @ W, mg.linear(x, W, b)):
+        loss = mg.sum(y * mg.Constant(G))
+        grads = mg.grad(loss, [x, W])
+        compiled = mg.function([x], grads)
+        graph = mg.Graph(loss)
+        for feed in (X, X + 1):
+            graph.backward({x: feed})
+            symbolic = mg.Graph(grads).forward({x: feed})
+            for got in (compiled.run_compiled(feed), symbolic):
+                assert same(got[0], x.grad) and same(got[1], W.grad)
+        assert same(W.grad, (X + 1).reshape(-1, C).T @ G.reshape(-1, D))
+
+
+def test_layer_norm_with_gamma_and_beta_of_every_shape_compiled_equals_the_interpreter():
+    """Layer norm's γ and β of each shape that broadcasts into x's (a row, 0-d, axes of 1, x's
+    own shape: where β's gradient is g itself), their gradients through mg.function, three
+    calls: bit for bit the interpreter's, and what a call returned never overwritten by the
+    next (the plan once took β's gradient for a new array and reused its buffer)."""
+    from test_op_claims import broadcastable_shapes
+    from test_random_graphs import same
+    rng = np.random.default_rng(5)
+    shapes = sorted(broadcastable_shapes((3, 4)))
+    pairs = [(s, (4,)) for s in shapes] + [((4,), s) for s in shapes] + [((3, 4), (3, 4))]
+    for gamma_shape, beta_shape in pairs:
+        x = mg.Input("x")
+        gamma = mg.Parameter(rng.standard_normal(gamma_shape), name="gamma")
+        beta = mg.Parameter(rng.standard_normal(beta_shape), name="beta")
+        loss = mg.sum(mg.tanh(mg.layer_norm(x, gamma, beta)) * mg.Constant(rng.standard_normal((3, 4))))
+        f = mg.function([x], mg.grad(loss, [x, gamma, beta]))
+        returned = []
+        for _ in range(3):
+            feed = rng.standard_normal((3, 4))
+            got = f.run_compiled(feed)
+            mg.Graph(loss).backward({x: feed})
+            assert all(map(same, got, [x.grad, gamma.grad, beta.grad])), (gamma_shape, beta_shape)
+            assert all(same(kept, copy) for kept, copy in returned), (gamma_shape, beta_shape)
+            returned += [(value, np.copy(value)) for value in got]

@@ -75,6 +75,7 @@ ALLOWED = {
     "vdot": "a bound on an update's size, before writing it in place",
     "add.reduce": "checking an update is finite",
     "subtract": "an update W - change written in place, np.subtract(W, change, out=W)",
+    "may_share_memory": "checking that a value said to be new lies outside its inputs",
 }
 
 

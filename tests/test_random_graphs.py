@@ -1,8 +1,9 @@
 """Random graphs from the whole space a learner can write, run as a learner runs them.
 
 The generator draws every node kind in every position: Parameters, float and integer Inputs,
-float and integer Constants as leaves, as operands of any op and as the output itself; ops
-whose inputs are all Constants or integer Inputs; a node used twice by one op; every op of the
+float and integer Constants as leaves, as operands of any op and as the output itself; each
+operand of any shape its op accepts (a broadcast operand, a bias, layer norm's γ and β: a row,
+0-d, with axes of 1, the full shape); ops whose inputs are all Constants or integer Inputs; a node used twice by one op; every op of the
 table, with attributes at negative axes; multi-output ops with outputs nobody uses. Each graph
 is then called several times: new feeds, reassigned Parameters, ``wrt`` subsets.
 
@@ -98,7 +99,13 @@ class Drawer:
         if self.rng.random() < 0.2:
             return a
         fits = lambda shape: broadcastable(shape, np.shape(a.value))   # noqa: E731
-        return self.pick(fits, no_gradient) or self.leaf(shape=np.shape(a.value)[-1:])
+        return self.pick(fits, no_gradient) or self.leaf(shape=self.fitting_shape(np.shape(a.value)))
+
+    def fitting_shape(self, shape):
+        """Any shape that broadcasts into ``shape`` without growing it: a suffix of it (0-d
+        included) with some of its axes 1; for (2, 3): (), (3,), (1,), (1, 3), (2, 1), (2, 3) ..."""
+        start = self.rng.integers(len(shape) + 1)
+        return tuple(1 if self.rng.random() < 0.3 else n for n in shape[start:])
 
     # -- ops ------------------------------------------------------------------------------------
 
@@ -176,15 +183,15 @@ class Drawer:
             W = self.pick(lambda s: len(s) == 2 and s[0] == shape[1], only_constants) or a.T
             W_shape = np.shape(self.keep(W).value)
             b = self.pick(lambda s: broadcastable(s, (shape[0], W_shape[1])), only_constants)
-            return self.keep(mg.linear(a, W, b if b is not None else self.leaf(shape=(W_shape[1],))))
+            b = b if b is not None else self.leaf(shape=self.fitting_shape((shape[0], W_shape[1])))
+            return self.keep(mg.linear(a, W, b))
         if choice == 16 and shape:                        # matmul with a stack of matrices
             return self.keep(self.stacked_product(a, shape, only_constants))
         if choice == 17 and len(shape) >= 2:              # softmax with a mask, along either axis
             axis = [-1, -2][r.integers(2)]
             return self.keep(mg.softmax(a, axis=axis, mask=self.mask(shape[-2:], axis)))
-        if choice == 18 and shape:                        # layer norm, with or without beta
-            gamma, beta = (self.pick(lambda s: s == shape[-1:], only_constants) or self.leaf(shape=shape[-1:])
-                           for _ in range(2))
+        if choice == 18 and shape:      # layer norm, with or without beta, each of any shape that fits
+            gamma, beta = (self.scale_or_shift(shape, only_constants) for _ in range(2))
             eps = [0.1, 1.0][r.integers(2)]   # 1e-5 on a constant row: too steep for central differences
             return self.keep(mg.layer_norm(a, gamma, beta if r.random() < 0.5 else None, eps=eps))
         if choice == 19 and len(shape) == 2:              # embedding: a's rows at integer ids
@@ -192,6 +199,12 @@ class Drawer:
             ids = self.leaf(kind, SHAPES[r.integers(len(SHAPES))], high=shape[0])   # ids repeat
             return self.keep(mg.embedding(a, ids))
         return None
+
+    def scale_or_shift(self, shape, no_gradient):
+        """Layer norm's γ or β for an input of ``shape``: half the time one number per feature
+        (C,), else any shape that broadcasts into ``shape`` (0-d, (1, C), the full shape, ...)."""
+        wanted = shape[-1:] if self.rng.random() < 0.5 else self.fitting_shape(shape)
+        return self.pick(lambda s: s == wanted, no_gradient) or self.leaf(shape=wanted)
 
     def stacked_product(self, a, shape, no_gradient):
         """``a @ stack`` (or ``stack @ a`` for a vector ``a``), the stack a 3-D node whose leading
@@ -399,6 +412,11 @@ def test_the_generator_covers_the_whole_space():
                 seen.add(("a stack of matrices", tuple(np.ndim(p.value) for p in node.inputs)))
             if node.op.name == "layer_norm":
                 seen.add(("layer_norm with inputs", len(node.inputs)))
+                x_shape = np.shape(node.inputs[0].value)
+                for name, p in zip(("gamma", "beta"), node.inputs[1:]):
+                    s = np.shape(p.value)
+                    seen.add((f"layer_norm's {name}", "(C,)" if s == x_shape[-1:] else "the output's shape"
+                              if s == x_shape else "0-d" if s == () else "other"))
     kinds = ["parameter", "input", "int input", "constant", "int constant", "op"]
     ops = {"add", "sub", "mul", "div", "pow", "neg", "matmul", "exp", "log", "tanh", "sigmoid",
            "relu", "leaky_relu", "sum", "mean", "max", "reshape", "transpose", "getitem", "softmax",
@@ -409,6 +427,8 @@ def test_the_generator_covers_the_whole_space():
               | {"a node used twice by one op", "an op whose inputs take no gradient",
                  "an unused output", ("a mask along", -1), ("a mask along", -2),
                  ("layer_norm with inputs", 2), ("layer_norm with inputs", 3)}
+              | {(f"layer_norm's {name}", kind) for name in ("gamma", "beta")
+                 for kind in ("(C,)", "the output's shape", "0-d", "other")}
               | {("a stack of matrices", ndims) for ndims in [(1, 3), (2, 3), (3, 3), (3, 1)]}
               | {("a negative axis", name) for name in ("sum", "mean", "max", "softmax", "log_softmax",
                                                          "transpose", "getitem", "concatenate", "split")})

@@ -322,3 +322,20 @@ def test_second_order_grad_of_a_float32_graph_is_float32_and_equals_backward():
         graph.backward(feed, wrt=[w])
         assert w.grad.dtype == hv.value.dtype == np.float32
         np.testing.assert_allclose(hv.value, w.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_grad_of_a_multi_output_op_itself_is_refused_and_of_its_parts_given():
+    """mg.split's op has a tuple of arrays for value: mg.grad refuses it, naming the op and the
+    nodes to ask for instead (it once raised AttributeError: 'tuple' object ...); the gradient
+    of each part is what Graph.backward gives it."""
+    x = mg.Parameter(np.arange(6.0).reshape(2, 3), name="x")
+    parts = mg.split(x, 3, axis=-1)
+    loss = mg.sum(parts[0] * parts[1])
+    with pytest.raises(mg.BadValueError, match=r"'split_\d+' is the split op itself, whose value is a "
+                                               r"tuple of 3 arrays.*split_\d+\[0\], split_\d+\[1\], split_\d+\[2\]"):
+        mg.grad(loss, [parts[0].inputs[0]])
+    graph = mg.Graph(loss)
+    graph.backward(wrt=[parts[0].inputs[0]])
+    expected = parts[0].inputs[0].grad
+    got = mg.Graph(mg.grad(loss, list(parts[:2]))).forward()
+    assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])

@@ -31,8 +31,9 @@ import minigraph as mg
 from minigraph import optim
 from minigraph.charlm import checkpoint as lstm_files, train as lstm_train, training as lstm_training
 from minigraph.charlm import evaluate as lstm_evaluate
-from minigraph.gpt import checkpoint as gpt_files, train as gpt_train, training as gpt_training
-from minigraph.translate import train as dates_train, training as dates_training
+from minigraph.gpt import checkpoint as gpt_files, evaluate as gpt_evaluate, train as gpt_train, \
+    training as gpt_training
+from minigraph.translate import evaluate as dates_evaluate, train as dates_train, training as dates_training
 from minigraph.training import command as commands, files
 from minigraph.training.step import Gradients
 
@@ -59,6 +60,17 @@ def command(request, monkeypatch):
     monkeypatch.setattr("minigraph.data.shakespeare", lambda: TEXT)
     monkeypatch.setattr("minigraph.training.command.git_commit", lambda: "c1")
     return (request.param, *COMMANDS[request.param])
+
+
+def refused(main, argv, capsys):
+    """The one line a command refused before training prints on stderr (as argparse's refusals:
+    ``prog: error: ...``, no traceback), its exit status 2 checked."""
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert re.match(r"python -m minigraph\.\w+\.(train|evaluate): error: ", err)
+    return err.strip()
 
 
 STRAIGHT = {}      # (meta, arrays) of each command's run never stopped, made once
@@ -154,7 +166,7 @@ KILLER = textwrap.dedent("""
 """)
 
 
-def test_sigkill_in_the_middle_of_a_write_keeps_the_last_checkpoint(command, tmp_path, monkeypatch):
+def test_sigkill_in_the_middle_of_a_write_keeps_the_last_checkpoint(command, tmp_path, monkeypatch, capsys):
     name, main, read, _, _, settings = command
     straight = straight_run(command, tmp_path)
     (tmp_path / "text.txt").write_text(TEXT)
@@ -165,7 +177,11 @@ def test_sigkill_in_the_middle_of_a_write_keeps_the_last_checkpoint(command, tmp
                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert child.returncode == -signal.SIGKILL, child.stderr
     assert read(out)[0]["iteration"] == 3              # the first checkpoint, whole
+    (leftover,) = [f for f in os.listdir(tmp_path) if f.endswith(".partial")]   # the killed write's
+    capsys.readouterr()
     assert main(["--out", out, "--resume", *LM_TAIL[:2 if name != "dates" else 0]]) == 0
+    assert f"removed {tmp_path / leftover}: the temporary file of a write of {out}" in capsys.readouterr().out
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".partial")]
     assert_same_run(out, straight, read)
 
 
@@ -191,6 +207,7 @@ def test_a_full_disk_is_reported_and_the_last_checkpoint_stays_whole(command, tm
     assert main(["--out", out, *settings]) == 1
     err = capsys.readouterr().err
     assert f"cannot write {out}: the disk is full. The previous {out} is intact" in err and "--resume" in err
+    assert "Traceback" not in err and re.search(r"\n.*train: error: cannot write [^\n]*\n$", err)   # one line
     assert read(out)[0]["iteration"] == 3 and "run.npz" in os.listdir(tmp_path)
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".partial")]     # no half file left
     monkeypatch.undo()
@@ -204,7 +221,8 @@ def test_a_full_disk_at_the_first_checkpoint_says_nothing_was_written(command, t
     out = str(tmp_path / "run.npz")
     full_disk_at(1, monkeypatch)
     assert main(["--out", out, *settings]) == 1
-    assert f"cannot write {out}: the disk is full. Nothing was written to {out}" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"cannot write {out}: the disk is full. Nothing was written to {out}" in err and "Traceback" not in err
     assert os.listdir(tmp_path) == []
 
 
@@ -244,12 +262,12 @@ def drop_the_checksum(meta, arrays):
 
 
 @pytest.mark.parametrize("change", [halve_iteration, lr_times_ten, nudge_a_parameter, drop_the_checksum])
-def test_an_edited_checkpoint_is_refused(command, tmp_path, change):
+def test_an_edited_checkpoint_is_refused(command, tmp_path, change, capsys):
     _, main, _, _, _, _ = command
     out = saved_run(command, tmp_path)
     rewrite(out, change)
-    with pytest.raises(mg.CheckpointError, match=f"{out} was changed after it was written: its checksum"):
-        main(["--out", out, "--resume"])
+    line = refused(main, ["--out", out, "--resume"], capsys)
+    assert re.search(f"{out} was changed after it was written: its checksum", line), line
 
 
 def truncate(path):
@@ -277,40 +295,40 @@ def flip_bytes(path):
     (text_file, r"is not a checkpoint: not an \.npz file"),
     (flip_bytes, "(is damaged|was changed after it was written)"),
     (os.remove, "does not exist")])
-def test_a_damaged_or_missing_checkpoint_is_refused_naming_the_file(command, tmp_path, damage, message):
+def test_a_damaged_or_missing_checkpoint_is_refused_naming_the_file(command, tmp_path, damage, message, capsys):
     _, main, _, _, _, _ = command
     out = saved_run(command, tmp_path)
     damage(out)
-    with pytest.raises(mg.CheckpointError, match=f"{re.escape(out)} {message}"):
-        main(["--out", out, "--resume"])
+    line = refused(main, ["--out", out, "--resume"], capsys)
+    assert re.search(f"{re.escape(out)} {message}", line), line
 
 
-def test_another_commands_checkpoint_is_refused(command, tmp_path, monkeypatch):
+def test_another_commands_checkpoint_is_refused(command, tmp_path, monkeypatch, capsys):
     name, main, _, _, _, _ = command
     other = "gpt" if name != "gpt" else "lstm"
     out = str(tmp_path / "other.npz")
     assert COMMANDS[other][0](["--out", out, *COMMANDS[other][4]]) == 0
     kind = {"lstm": "character-model", "gpt": "GPT", "dates": "translator"}[name]
-    with pytest.raises(mg.CheckpointError, match=f"{out} is not a {kind} checkpoint"):
-        main(["--out", out, "--resume"])
+    line = refused(main, ["--out", out, "--resume"], capsys)
+    assert re.search(f"{out} is not a {kind} checkpoint", line), line
 
 
-def test_the_folder_of_out_is_made_or_the_command_stops_before_training(command, tmp_path, monkeypatch):
+def test_the_folder_of_out_is_made_or_the_command_stops_before_training(command, tmp_path, monkeypatch, capsys):
     _, main, read, _, training, settings = command
     out = tmp_path / "build" / "deep" / "run.npz"
     assert main(["--out", str(out), *settings]) == 0 and read(out)[0]["iteration"] == 6
     (tmp_path / "a_file").write_text("")
     monkeypatch.setattr(training, "step", lambda run: pytest.fail("trained before the folder was checked"))
-    with pytest.raises(mg.CheckpointError, match="cannot make the folder .*a_file.* Nothing was trained"):
-        main(["--out", str(tmp_path / "a_file" / "run.npz"), *settings])
+    line = refused(main, ["--out", str(tmp_path / "a_file" / "run.npz"), *settings], capsys)
+    assert re.search("cannot make the folder .*a_file.* Nothing was trained", line), line
 
 
-def test_out_is_never_another_runs_file_unless_forced(command, tmp_path):
+def test_out_is_never_another_runs_file_unless_forced(command, tmp_path, capsys):
     _, main, read, _, _, settings = command
     out = saved_run(command, tmp_path)
     before = open(out, "rb").read()
-    with pytest.raises(mg.CheckpointError, match=f"{out} exists already: .*--resume.*--force"):
-        main(["--out", out, *settings])
+    line = refused(main, ["--out", out, *settings], capsys)
+    assert re.search(f"{out} exists already: .*--resume.*--force", line), line
     assert open(out, "rb").read() == before
     assert main(["--out", out, "--force", *settings]) == 0 and read(out)[0]["iteration"] == 6
 
@@ -319,7 +337,7 @@ def sha(path):
     return hashlib.sha256(open(path, "rb").read()).hexdigest()
 
 
-def test_best_never_replaces_a_shipped_or_another_runs_model_unless_forced(command, tmp_path, monkeypatch):
+def test_best_never_replaces_a_shipped_or_another_runs_model_unless_forced(command, tmp_path, monkeypatch, capsys):
     _, main, read, _, _, settings = command
     shipped = tmp_path / "checkpoints"
     shipped.mkdir()
@@ -328,25 +346,25 @@ def test_best_never_replaces_a_shipped_or_another_runs_model_unless_forced(comma
     assert main(["--out", str(tmp_path / "first.npz"), "--best", str(tmp_path / "best.npz"), *settings]) == 0
     os.replace(tmp_path / "best.npz", best)
     kept = sha(best)
-    with pytest.raises(mg.CheckpointError, match="is a model shipped with minigraph.*--force"):
-        main(["--out", str(tmp_path / "a.npz"), "--best", str(best), *settings])
+    line = refused(main, ["--out", str(tmp_path / "a.npz"), "--best", str(best), *settings], capsys)
+    assert re.search("is a model shipped with minigraph.*--force", line), line
     assert sha(best) == kept and not os.path.exists(tmp_path / "a.npz")
     other = tmp_path / "other_best.npz"
     os.replace(best, other)
-    with pytest.raises(mg.CheckpointError, match="holds another run's model .*--force"):
-        main(["--out", str(tmp_path / "b.npz"), "--best", str(other), *settings])
+    line = refused(main, ["--out", str(tmp_path / "b.npz"), "--best", str(other), *settings], capsys)
+    assert re.search("holds another run's model .*--force", line), line
     assert sha(other) == kept
     assert main(["--out", str(tmp_path / "c.npz"), "--best", str(other), "--force", *settings]) == 0
     assert sha(other) != kept and read(other)[0]["resumable"] is False
 
 
-def test_the_real_shipped_models_are_refused_as_best(command, tmp_path):
+def test_the_real_shipped_models_are_refused_as_best(command, tmp_path, capsys):
     name, main, _, _, _, settings = command
     shipped = os.path.join(commands.SHIPPED, {"lstm": "shakespeare_lstm.npz", "gpt": "shakespeare_gpt.npz",
                                              "dates": "dates_attention.npz"}[name])
     kept = sha(shipped)
-    with pytest.raises(mg.CheckpointError, match="shipped with minigraph"):
-        main(["--out", str(tmp_path / "run.npz"), "--best", shipped, *settings])
+    line = refused(main, ["--out", str(tmp_path / "run.npz"), "--best", shipped, *settings], capsys)
+    assert re.search("shipped with minigraph", line), line
     assert sha(shipped) == kept
 
 
@@ -380,3 +398,85 @@ def test_evaluate_shows_the_wall_clock_and_the_machine(tmp_path, monkeypatch, ca
     assert f"{os.cpu_count()} cores, 1 BLAS thread(s)" in lstm_evaluate.summary(out, 1.0, meta)
     shipped = os.path.join(commands.SHIPPED, "shakespeare_lstm.npz")
     assert "wall-clock time not recorded" in lstm_evaluate.summary(shipped, 1.0, lstm_files.read(shipped)[0])
+
+
+BAD_FLAGS = {   # flag -> (the commands that have it, what the refusal says)
+    ("--eval-every", "0"): ("lstm gpt dates", "the setting eval_every must be a whole number >= 1, got 0"),
+    ("--seed", "-1"): ("lstm gpt dates", "the setting seed must be a whole number >= 0, got -1"),
+    ("--dtype", "foo"): ("lstm gpt dates", "the setting dtype must name a float dtype .*got 'foo'"),
+    ("--batch", "0"): ("lstm gpt dates", "the setting batch must be a whole number >= 1, got 0"),
+    ("--steps", "0"): ("lstm", "the setting steps must be a whole number >= 1, got 0"),
+    ("--eval-batch", "0"): ("lstm", "the setting eval_batch must be a whole number >= 1, got 0"),
+    ("--block-size", "100000"): ("gpt", r"the setting block_size \(100000\) makes attention probabilities "
+                                        r"of .* GiB .*more than this machine's memory"),
+    ("--block-size", "5000"): ("gpt", r"the setting block_size \(5000\) asks for windows of 5001 "
+                                      r"characters, and the training text has \d+"),
+    ("--iterations", "-5"): ("lstm gpt dates", "the setting iterations must be a whole number >= 1, got -5"),
+    ("--warmup", "-3"): ("gpt", "the setting warmup must be a whole number >= 0, got -3"),
+    ("--lr-min", "0.5"): ("lstm gpt dates", r"the setting lr_min \(0\.5\) is above lr"),
+    ("--lr", "-0.1"): ("lstm gpt dates", r"the setting lr must be a number > 0, got -0\.1"),
+    ("--clip", "nan"): ("lstm gpt dates", "the setting clip must be a number > 0, got nan"),
+}
+
+
+@pytest.mark.parametrize("flag", sorted(BAD_FLAGS))
+def test_a_setting_no_run_can_use_is_refused_in_one_line(command, tmp_path, flag, capsys):
+    name, main, _, _, _, settings = command
+    which, message = BAD_FLAGS[flag]
+    if name not in which.split():
+        pytest.skip(f"{name} has no {flag[0]}")
+    out = tmp_path / "run.npz"
+    line = refused(main, ["--out", str(out), *settings, *flag], capsys)
+    assert re.search(message, line), line
+    assert not out.exists()
+
+
+def test_threads_below_one_is_refused_by_the_command_line(command, tmp_path, capsys):
+    _, main, _, _, _, settings = command
+    with pytest.raises(SystemExit) as stop:
+        main(["--out", str(tmp_path / "run.npz"), *settings, "--threads", "-2"])
+    assert stop.value.code == 2
+    assert "argument --threads: must be a whole number >= 1, got '-2'" in capsys.readouterr().err
+
+
+def test_a_file_that_says_version_1_is_read_only_if_it_is_a_shipped_model(tmp_path):
+    """Version 1 files have no checksum: the only ones are the shipped models, read by their
+    known checksums; a run edited to say version 1 (once a way round the checksum) is refused,
+    and so is a shipped model edited after it was shipped."""
+    shipped = os.path.join(commands.SHIPPED, "shakespeare_gpt.npz")
+    meta, arrays = gpt_files.read(shipped)
+    assert meta["format"] == "minigraph.gpt/1"
+    edited = str(tmp_path / "edited.npz")
+    arrays = dict(arrays)
+    arrays[sorted(arrays)[0]] = arrays[sorted(arrays)[0]] * 2
+    np.savez(edited, **arrays, **{"meta.json": np.array(json.dumps(meta))})
+    with pytest.raises(mg.CheckpointError, match="says it is of format 'minigraph.gpt/1', written before "
+                                                 "checkpoints had checksums, but .* not those of any of them"):
+        gpt_files.read(edited)
+
+
+def test_a_run_edited_to_say_version_1_does_not_skip_its_checksum(command, tmp_path, capsys):
+    name, main, _, _, _, _ = command
+    out = saved_run(command, tmp_path)
+    family = {"lstm": "minigraph.charlm", "gpt": "minigraph.gpt", "dates": "minigraph.translate"}[name]
+
+    def to_version_1(meta, arrays):
+        meta["format"] = f"{family}/1"
+        meta["iteration"] = 1
+
+    rewrite(out, to_version_1)
+    line = refused(main, ["--out", out, "--resume"], capsys)
+    assert f"says it is of format '{family}/1'" in line, line
+
+
+@pytest.mark.parametrize("evaluate", [lstm_evaluate, gpt_evaluate, dates_evaluate], ids=lambda m: m.__name__)
+def test_the_evaluate_commands_refuse_in_one_line(evaluate, tmp_path, capsys):
+    missing = str(tmp_path / "missing.npz")
+    line = refused(evaluate.main, [missing], capsys)
+    assert f"{missing} does not exist: give the file a training command wrote" in line
+    (tmp_path / "notes.txt").write_text("iteration 2000\n")
+    line = refused(evaluate.main, [str(tmp_path / "notes.txt")], capsys)
+    assert "is not a checkpoint: not an .npz file" in line
+    with pytest.raises(SystemExit) as stop:
+        evaluate.main([missing, "--threads", "0"])
+    assert stop.value.code == 2 and "must be a whole number >= 1, got '0'" in capsys.readouterr().err

@@ -13,6 +13,8 @@ import sys
 
 from threadpoolctl import threadpool_limits
 
+from ..errors import GraphError
+from ..training.command import at_least_one, refuse
 from .. import data
 from ..training import text as texts
 from ..training.scores import summary
@@ -32,14 +34,17 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m minigraph.charlm.evaluate",
                                 description=__doc__.split("\n")[0])
     p.add_argument("checkpoint", help="a .npz file written by python -m minigraph.charlm.train")
-    p.add_argument("--batch", type=int, default=16,
+    p.add_argument("--batch", type=at_least_one, default=16,
                    help="streams read side by side, each from a zero state (default 16: about 7,000 "
                         "characters each)")
-    p.add_argument("--steps", type=int, default=100, help="characters per chunk")
-    p.add_argument("--threads", type=int, default=1, help="threads of numpy's matrix products")
+    p.add_argument("--steps", type=at_least_one, default=100, help="characters per chunk")
+    p.add_argument("--threads", type=at_least_one, default=1, help="threads of numpy's matrix products")
     args = p.parse_args(argv)
-    with threadpool_limits(args.threads, user_api="blas"):
-        loss, meta = held_out_loss(args.checkpoint, args.batch, args.steps)
+    try:
+        with threadpool_limits(args.threads, user_api="blas"):
+            loss, meta = held_out_loss(args.checkpoint, args.batch, args.steps)
+    except GraphError as error:                 # a file that is not a checkpoint of this model, ...
+        return refuse(p.prog, error)
     print(summary(args.checkpoint, loss, meta))
     return 0
 

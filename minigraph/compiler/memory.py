@@ -69,17 +69,20 @@ ELEMENTWISE = {op.opdef for op in (ops.add, ops.sub, ops.mul, ops.div, ops.power
 AS_ATTRIBUTE_T = {ops.transpose.opdef: lambda x, axes=None: axes is None,
                   gradops.matrix_transpose.opdef: lambda x: x.ndim == 2}
 REMEMBERS_INPUTS = {ops.softmax_cross_entropy.opdef, ops.softmax_ce_grad.opdef}   # (and its VJP)
-# ops whose result is always a new array (never a view of an input), with or without out=
+# ops whose result is always a new array (never a view of an input, nor an input itself), with
+# or without out=, on every shape they accept: tests/test_op_claims.py checks each entry on each
+# shape family, and the plan checks it again on the values of its call (``_roots``). Not
+# layer_norm_grad_beta: for a beta of the output's shape, its gradient is g itself.
 NEW_ARRAYS = set(OUT_FORMS) - {gradops.sum_to.opdef} | {op.opdef for op in (
     ops.sigmoid, ops.leaky_relu, ops.mean, ops.max, ops.softmax, ops.log_softmax, ops.mse,
     ops.bce_with_logits, ops.softmax_cross_entropy, ops.softmax_grad, ops.gelu_grad,
-    ops.layer_norm_grad_x, ops.layer_norm_grad_gamma, ops.layer_norm_grad_beta, ops.embedding_grad)}
+    ops.layer_norm_grad_x, ops.layer_norm_grad_gamma, ops.embedding_grad)}
 # ops that raise on wrong shapes only, never on the numbers (unlike class labels out of range,
 # or integers to a negative integer power):
 # with the shapes of a plan, they do not fail
 FAIL_ON_SHAPES_ONLY = NEW_ARRAYS - {ops.softmax_cross_entropy.opdef, ops.power.opdef, ops.embedding.opdef} | {op.opdef for op in (
     ops.reshape, ops.transpose, gradops.sum_to, gradops.sum_to_product, gradops.reshape_like,
-    gradops.as_matrix, gradops.product_matrix, gradops.expand_dims, gradops.step,
+    gradops.as_matrix, gradops.left_matrix, gradops.product_matrix, gradops.expand_dims, gradops.step,
     gradops.is_zero)}
 
 
@@ -130,7 +133,7 @@ def plan_memory(program, values, n_outputs, updated):
     forms = {t: _out_form(t, values) for t in terms if t.kind == "op"}
     forms = {t: form for t, form in forms.items() if form is not None}
     while True:                       # no array an op may keep (or remember) is ever reused
-        roots = _roots(terms, forms)
+        roots = _roots(terms, forms, values)
         kept = set().union(*(roots[t] for t in terms if not all(map(reads_only_during_call, readers[t]))))
         if not kept & forms.keys():
             break
@@ -237,18 +240,29 @@ def _subtractions(program, early, forms, readers, values):
     return subtracted
 
 
-def _roots(terms, forms):
+def _roots(terms, forms, values):
     """The buffers (and the leaves' arrays) each value may be inside: its own buffer, none for a
     new array, else those of the values it was made from (it may be a view of them)."""
     roots = {}
     for t in terms:
         if t in forms or t.kind in ("input", "parameter"):
             roots[t] = {t}
-        elif t.kind == "constant" or row_of(t.op) in NEW_ARRAYS:
+        elif t.kind == "constant" or _new_array(t, values):
             roots[t] = set()
         else:
             roots[t] = set().union(*(roots[a] for a in t.args))
     return roots
+
+
+def _new_array(t, values):
+    """Is ``t``'s value a new array: its op is listed in ``NEW_ARRAYS``, and, checked rather than
+    trusted, on this call's values (whose shapes every call of the plan has) it lies outside
+    the memory of each of its inputs (``np.may_share_memory``: a comparison of bounds)?"""
+    if row_of(t.op) not in NEW_ARRAYS:
+        return False
+    value = values[t]
+    return not any(np.may_share_memory(value, values[a]) for a in t.args
+                   if type(values[a]) is np.ndarray and type(value) is np.ndarray)
 
 
 def reads_only_during_call(term):

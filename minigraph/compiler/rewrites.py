@@ -291,8 +291,9 @@ def fold_shapes(program, values):
 # ops whose value is their first input's when it has the value's shape and dtype
 IDENTITY_WHEN_SAME_SHAPE = {gradops.sum_to.opdef, gradops.sum_to_product.opdef,
                             gradops.broadcast_like.opdef, gradops.reshape_like.opdef,
-                            gradops.as_matrix.opdef, gradops.product_matrix.opdef,
-                            gradops.to_operand.opdef, ops.reshape.opdef}
+                            gradops.as_matrix.opdef, gradops.left_matrix.opdef,
+                            gradops.product_matrix.opdef, gradops.to_operand.opdef,
+                            ops.reshape.opdef}
 
 
 def drop_identities(program, values):

@@ -15,6 +15,8 @@ import sys
 
 from threadpoolctl import threadpool_limits
 
+from ..errors import GraphError
+from ..training.command import at_least_one, refuse
 from .. import data
 from ..training import text as texts
 from ..training.scores import summary
@@ -33,10 +35,13 @@ def held_out_loss(path):
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m minigraph.gpt.evaluate", description=__doc__.split("\n")[0])
     p.add_argument("checkpoint", help="a .npz file written by python -m minigraph.gpt.train")
-    p.add_argument("--threads", type=int, default=1, help="threads of numpy's matrix products")
+    p.add_argument("--threads", type=at_least_one, default=1, help="threads of numpy's matrix products")
     args = p.parse_args(argv)
-    with threadpool_limits(args.threads, user_api="blas"):
-        loss, meta = held_out_loss(args.checkpoint)
+    try:
+        with threadpool_limits(args.threads, user_api="blas"):
+            loss, meta = held_out_loss(args.checkpoint)
+    except GraphError as error:                 # a file that is not a checkpoint of this model, ...
+        return refuse(p.prog, error)
     print(summary(args.checkpoint, loss, meta))
     return 0
 

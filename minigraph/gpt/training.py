@@ -21,11 +21,13 @@ on its own, from its first character. Everything is decided by the config and it
 same config gives the same losses, bit for bit, and ``checkpoint`` can stop and resume a run.
 """
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import optim
+from ..errors import BadValueError
 from ..training.run import Run, Settings, clip_and_update
 from ..training.step import Gradients
 from .model import GPT, mean_loss
@@ -68,6 +70,7 @@ class Training(Run):
     def __init__(self, config, text):
         self.config = cfg = config
         self.read(text)
+        check_window(cfg, len(self.train_ids))
         self.model = GPT(len(self.vocab), cfg.n_layer, cfg.n_head, cfg.n_embd, cfg.block_size,
                          rng=cfg.seed, dtype=np.dtype(cfg.dtype))
         self.window = self.model.window()
@@ -104,3 +107,31 @@ class Training(Run):
     def score(self, ids):
         """The mean loss of predicting ``ids[1:]``, in windows of block_size (``mean_loss``)."""
         return mean_loss(self.model, ids)
+
+
+def check_window(cfg, n_train):
+    """A BadValueError for a ``block_size`` no run of ``cfg`` can use: attention probabilities
+    (batch × n_head × block_size² numbers per layer, which the backward pass keeps) bigger than
+    this machine's memory, or windows of block_size + 1 characters longer than the training
+    split (``n_train`` characters)."""
+    numbers = cfg.n_layer * cfg.batch * cfg.n_head * cfg.block_size ** 2
+    needed, memory = numbers * np.dtype(cfg.dtype).itemsize, physical_memory()
+    if memory is not None and needed > memory:
+        raise BadValueError(
+            f"the setting block_size ({cfg.block_size}) makes attention probabilities of "
+            f"{needed / 2**30:,.1f} GiB ({cfg.n_layer} layer(s) × batch {cfg.batch} × {cfg.n_head} heads "
+            f"× {cfg.block_size}² {cfg.dtype} numbers), more than this machine's memory "
+            f"({memory / 2**30:,.1f} GiB): give a smaller block_size (nanoGPT's run uses "
+            f"{Config.block_size}).")
+    if cfg.block_size + 1 > n_train:
+        raise BadValueError(f"the setting block_size ({cfg.block_size}) asks for windows of "
+                            f"{cfg.block_size + 1} characters, and the training text has {n_train}: "
+                            f"give a smaller block_size.")
+
+
+def physical_memory():
+    """The machine's memory in bytes, or None where the system does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None

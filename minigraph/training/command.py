@@ -43,7 +43,7 @@ from typing import Callable
 
 from threadpoolctl import threadpool_limits
 
-from ..errors import BadValueError, CheckpointError
+from ..errors import BadValueError, CheckpointError, GraphError
 from ..progress import Progress
 from . import files
 from .step import ENGINES
@@ -145,7 +145,9 @@ class Command:
 def run_command(argv, spec):
     """Run the training command ``spec`` (a ``Command``) on the command line ``argv``. Returns the
     exit status: 0 done, 130 stopped by Ctrl-C (saved; ``--resume`` continues), 1 a file that
-    could not be written (the message says which, and that the last good one is intact)."""
+    could not be written (the message says which, and that the last good one is intact), 2 a
+    command refused before training (a setting no run can use, a file that is not this run's):
+    as for argparse's own refusals, one line ``prog: error: ...`` on stderr, no traceback."""
     p = parser(spec.config, spec.prog, spec.description.split("\n")[0])
     p.add_argument("--resume", action="store_true", help="continue the run saved in --out")
     p.add_argument("--best", help="also write the model alone (no optimizer state) to this file "
@@ -157,6 +159,28 @@ def run_command(argv, spec):
                         "default) or the interpreter (Graph.backward); the same numbers either way")
     spec.arguments(p)
     args = p.parse_args(argv)
+    try:
+        run, command, commit = start(args, spec, argv)
+    except GraphError as error:
+        return refuse(spec.prog, error)
+    unit, per_step = spec.rate
+    bar = Progress(run.config.iterations, label="train", rate_unit=unit, rate_per_step=per_step(run),
+                   start=run.iteration)
+    try:
+        with threadpool_limits(args.threads, user_api="blas"):
+            stopped = train(run, lambda run, bar: spec.report(run, bar, args), spec.is_best,
+                            out=args.out, best=args.best, save=spec.files.save, command=command,
+                            commit=commit, progress=bar, fields=spec.fields)
+    except CheckpointError as error:
+        print(f"{spec.prog}: error: {error}", file=sys.stderr)
+        return 1
+    return 130 if stopped else 0
+
+
+def start(args, spec, argv):
+    """Everything before the first step: the run (new, or loaded to ``--resume``), its files
+    checked, leftovers of killed writes removed; returns ``(run, command, commit)`` for the
+    record. A refusal is a minigraph error, raised before anything is trained or written."""
     given = settings(args, spec.config)
     if args.resume:
         if given:
@@ -179,18 +203,11 @@ def run_command(argv, spec):
     if args.resume:                             # the record keeps the command that started it
         started = spec.files.read(args.out)[0]
         command, commit = f"{started['command']}; then {command}", f"{started['commit']}; then {commit}"
-    unit, per_step = spec.rate
-    bar = Progress(run.config.iterations, label="train", rate_unit=unit, rate_per_step=per_step(run),
-                   start=run.iteration)
-    try:
-        with threadpool_limits(args.threads, user_api="blas"):
-            stopped = train(run, lambda run, bar: spec.report(run, bar, args), spec.is_best,
-                            out=args.out, best=args.best, save=spec.files.save, command=command,
-                            commit=commit, progress=bar, fields=spec.fields)
-    except CheckpointError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    return 130 if stopped else 0
+    for path in filter(None, (args.out, args.best)):
+        for leftover in files.remove_leftovers(path):
+            print(f"removed {leftover}: the temporary file of a write of {path} that was killed "
+                  f"before it finished (the file it was replacing stayed whole)", flush=True)
+    return run, command, commit
 
 
 def check_new_out(out, force, prog):
@@ -257,12 +274,31 @@ def parser(config, prog, description):
     ``settings`` reads them back."""
     p = argparse.ArgumentParser(prog=prog, description=description)
     p.add_argument("--out", required=True, help="the file (.npz) to write; its folder is made")
-    p.add_argument("--threads", type=int, default=1,
+    p.add_argument("--threads", type=at_least_one, default=1,
                    help="threads of numpy's matrix products (default 1: faster on a busy machine)")
     for f in fields(config):
         p.add_argument("--" + f.name.replace("_", "-"), type=type(f.default), default=None,
                        help=f"default {f.default}")
     return p
+
+
+def refuse(prog, error):
+    """A command refused by a minigraph error (each says what is wrong and what to do), as
+    argparse refuses a bad flag: one line ``prog: error: ...`` on stderr, no traceback; returns
+    the exit status, 2."""
+    print(f"{prog}: error: {error}", file=sys.stderr)
+    return 2
+
+
+def at_least_one(text):
+    """argparse's type of a count given on the command line (``--threads``): a whole number >= 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}")
+    return n
 
 
 def settings(args, config):

@@ -17,7 +17,13 @@ one, never half of one; a full disk is an error that says so.
 array (names, dtypes, shapes, bytes). ``read`` refuses, with an error naming the file and what
 is wrong, a missing, empty, truncated or corrupt file, a file that is no checkpoint, one of
 another kind, and one whose numbers or settings were edited after it was written. Files of
-version 1 (before checksums; the shipped models are) are read without one.
+version 1 were written before checksums: the only ones are the models shipped with minigraph,
+so a file that says version 1 is read only if its settings and arrays have the checksum of one
+of them (``SHIPPED_VERSION_1``); saying "version 1" skips no check.
+
+**Leftovers.** A write killed before its rename (SIGKILL, a power cut) leaves its temporary
+file, ``run.npz.<random>.partial``, next to the target; the next command that writes the
+target removes such files and says so (``remove_leftovers``).
 """
 
 import errno
@@ -33,6 +39,14 @@ import numpy as np
 from ..errors import CheckpointError
 
 ZIP_MAGIC = b"PK\x03\x04"
+PARTIAL = ".partial"                      # the end of a temporary file's name (see ``write``)
+# the checksums (``checksum``) of the files of version 1: the models shipped in
+# minigraph/checkpoints/, written before files held checksums
+SHIPPED_VERSION_1 = {
+    "sha256:80c95167ee1fd7f2f6b32d34ab563089d7e3566803e369a1ca1b006128b049cf",   # dates_attention.npz
+    "sha256:18f9d203d61f9d50f221927ad515c3f6df78a46d835b3df57a90bba6a90ee07e",   # shakespeare_gpt.npz
+    "sha256:aba6be146ccd8b2dee1de3b942965aa3683c44ae8a9b27bfd1840a6fbe69a7a9",   # shakespeare_lstm.npz
+}
 
 
 def write(path, arrays, meta):
@@ -42,7 +56,7 @@ def write(path, arrays, meta):
     meta = {**meta, "checksum": checksum(meta, arrays)}
     folder = os.path.dirname(os.path.abspath(path))
     try:
-        handle, temporary = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".partial",
+        handle, temporary = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=PARTIAL,
                                              dir=folder)
     except OSError as error:
         raise CheckpointError(f"cannot write {path}: {error.strerror} (in the folder {folder}).") from error
@@ -65,6 +79,22 @@ def write(path, arrays, meta):
         raise
 
 
+def remove_leftovers(path):
+    """Remove the temporary files that killed writes of ``path`` left behind (``write`` names
+    them ``<name>.<random>.partial``, next to it); returns their paths."""
+    path = os.fspath(path)
+    folder, name = os.path.dirname(os.path.abspath(path)), os.path.basename(path)
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return []
+    leftovers = [os.path.join(folder, e) for e in sorted(entries)
+                 if e.startswith(name + ".") and e.endswith(PARTIAL) and len(e) > len(name) + len(PARTIAL) + 1]
+    for leftover in leftovers:
+        os.unlink(leftover)
+    return leftovers
+
+
 def checksum(meta, arrays):
     """``sha256:<hex>`` of ``meta`` (without its own checksum) and of each array's name, dtype,
     shape and bytes, in the order of their names."""
@@ -81,7 +111,7 @@ def read(path, format, kind, command):
     """``(meta, arrays)`` of the checkpoint at ``path``: its JSON as a dict, its arrays by name.
 
     ``format`` is the format this code writes (``minigraph.gpt/2``); version 1 of it is read
-    too, without a checksum. Anything else is a ``CheckpointError`` that names the file and
+    too, if it is a shipped model (``SHIPPED_VERSION_1``). Anything else is a ``CheckpointError`` that names the file and
     what is wrong with it: not a ``kind`` checkpoint, make it with ``command``."""
     path = os.fspath(path)
     redo = f"Make it again with {command}, or resume from another file."
@@ -108,6 +138,12 @@ def read(path, format, kind, command):
     if written not in (format, f"{family}/1"):
         raise CheckpointError(f"{path} is not a {kind} checkpoint of this version (format "
                               f"{written!r}, expected {format!r}): make it again with {command}.")
+    if written == f"{family}/1" and checksum(meta, arrays) not in SHIPPED_VERSION_1:
+        raise CheckpointError(
+            f"{path} says it is of format {written!r}, written before checkpoints had checksums, "
+            f"but the only files of that version are the models shipped with minigraph, and its "
+            f"settings and arrays are not those of any of them (an edited or an old file). Training "
+            f"cannot continue from numbers of unknown origin. {redo}")
     if written != f"{family}/1" and meta.get("checksum") != checksum(meta, arrays):
         raise CheckpointError(
             f"{path} was changed after it was written: its checksum does not match its settings and "

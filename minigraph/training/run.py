@@ -14,7 +14,10 @@ translator, chapter 11's GPT), ``Run`` into the two language models' runs, and
 ``clip_and_update`` ends the LSTM's and the translator's steps.
 """
 
+import math
 from dataclasses import asdict, fields
+
+import numpy as np
 
 from .. import optim
 from ..errors import BadValueError
@@ -22,9 +25,28 @@ from . import text as texts
 from .sample import sample
 
 
+# settings that may be 0 (every other whole number is at least 1, every other number above 0)
+MAY_BE_ZERO = {"seed", "warmup", "lr_min", "weight_decay", "beta1", "beta2"}
+BELOW_ONE = {"beta1", "beta2"}               # Adam's decay rates: in [0, 1)
+
+
 class Settings:
-    """What a run's config can do besides holding its values: go to a dict and back (the
-    checkpoint's JSON). Mixed into a frozen dataclass (each model's ``Config``)."""
+    """What a run's config can do besides holding its values: check them, go to a dict and back
+    (the checkpoint's JSON). Mixed into a frozen dataclass (each model's ``Config``).
+
+    A config no run can use is refused when it is made (from a command line, a notebook or a
+    checkpoint), with a ``BadValueError`` naming the setting: a whole number (a size, a count,
+    a seed) below 1 (below 0 for ``MAY_BE_ZERO``), a number that is not finite, negative or 0
+    (unless ``MAY_BE_ZERO``), an Adam decay rate of 1 or more, a ``dtype`` that is not a float,
+    an ``lr_min`` above ``lr``."""
+
+    def __post_init__(self):
+        for f in fields(self):
+            check_setting(f.name, getattr(self, f.name), type(f.default))
+        lr, lr_min = getattr(self, "lr", None), getattr(self, "lr_min", None)
+        if lr is not None and lr_min is not None and lr_min > lr:
+            raise BadValueError(f"the setting lr_min ({lr_min}) is above lr ({lr}): the learning rate "
+                                f"goes from lr down to lr_min; give an lr_min of at most lr.")
 
     @classmethod
     def from_dict(cls, values):
@@ -38,6 +60,30 @@ class Settings:
 
     def as_dict(self):
         return asdict(self)
+
+
+def check_setting(name, value, kind):
+    """A BadValueError unless ``value`` is one a run can use for the setting ``name`` of type
+    ``kind`` (the type of its default); see ``Settings``."""
+    if name == "dtype":
+        try:
+            floating = np.dtype(value).kind == "f"
+        except TypeError:                        # not a dtype at all: "foo"
+            floating = False
+        if not floating:
+            raise BadValueError(f"the setting dtype must name a float dtype (float32 or float64), "
+                                f"got {value!r}.")
+    elif kind is int:
+        least = 0 if name in MAY_BE_ZERO else 1
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+            raise BadValueError(f"the setting {name} must be a whole number >= {least}, got {value!r}.")
+    elif kind is float:
+        number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+        if not number or not math.isfinite(value) or value < 0 or (value == 0 and name not in MAY_BE_ZERO) \
+                or (name in BELOW_ONE and value >= 1):
+            wanted = ("a number in [0, 1)" if name in BELOW_ONE else
+                      "a number >= 0" if name in MAY_BE_ZERO else "a number > 0")
+            raise BadValueError(f"the setting {name} must be {wanted}, got {value!r}.")
 
 
 class Run:

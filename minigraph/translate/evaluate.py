@@ -12,6 +12,8 @@ import sys
 
 from threadpoolctl import threadpool_limits
 
+from ..errors import GraphError
+from ..training.command import at_least_one, refuse
 from ..training.files import provenance
 from . import data
 from .training import exact_match, load_model
@@ -30,11 +32,14 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m minigraph.translate.evaluate",
                                 description=__doc__.split("\n")[0])
     p.add_argument("model", help="a .npz file written by python -m minigraph.translate.train")
-    p.add_argument("--examples", type=int, default=2000, help="held-out examples to score")
-    p.add_argument("--threads", type=int, default=1, help="threads of numpy's matrix products")
+    p.add_argument("--examples", type=at_least_one, default=2000, help="held-out examples to score")
+    p.add_argument("--threads", type=at_least_one, default=1, help="threads of numpy's matrix products")
     args = p.parse_args(argv)
-    with threadpool_limits(args.threads, user_api="blas"):
-        accuracy, rows, meta = held_out_accuracy(args.model, args.examples)
+    try:
+        with threadpool_limits(args.threads, user_api="blas"):
+            accuracy, rows, meta = held_out_accuracy(args.model, args.examples)
+    except GraphError as error:                 # a file that is not a checkpoint of this model, ...
+        return refuse(p.prog, error)
     print(f"{provenance(args.model, meta)}\n"
           f"exact match {accuracy:.2%} on {len(rows)} held-out examples")
     wrong = [(s, t, o) for s, t, o in rows if o != t]

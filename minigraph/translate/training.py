@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import nn, optim
+from .. import optim
 from ..training import files
 from ..training.run import Settings, clip_and_update
 from ..training.step import Gradients
@@ -58,10 +58,6 @@ class Config(Settings):
     eval_every: int = 250
     eval_examples: int = 500
     dtype: str = "float32"
-
-    def __post_init__(self):
-        for name in ("examples", "batch", "iterations", "eval_every", "eval_examples"):
-            nn.whole_number(getattr(self, name), f"the setting {name}")
 
     def model(self):
         """A new, untrained ``Translator`` of this config's sizes (initialised from its seed)."""
