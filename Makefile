@@ -4,8 +4,9 @@
 #
 # Other targets: notebooks (re-execute chapters/ and solutions/ in place, storing fresh
 # outputs), exercises (generate exercises/ from solutions/), site (the course website in
-# build/site/, from the stored outputs), autograder (Gradescope's zip), release
-# (build/release/: the student edition, without solutions or reference answers), bench,
+# build/site/, from the stored outputs), preview (the same, to read locally, linking no host),
+# autograder (Gradescope's zip), release (build/release/: the student edition, without
+# solutions or reference answers), publish (set where the course lives: course.toml), bench,
 # clean, help.
 #
 # Variables you can override:  make lab LAB_ARGS="--no-browser --port=8899"
@@ -16,6 +17,7 @@
 #   PYTEST_ARGS   extra arguments for every pytest run of `make test` (e.g. -x, -k NAME)
 #   NOTEBOOKS     which notebooks `make notebooks` re-executes (default: chapters/ and solutions/)
 #   CHAPTER       the chapter `make autograder` grades (default 00)
+#   REPOSITORY    owner/name for `make publish` (GitHub; written once, into course.toml)
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -58,7 +60,7 @@ CHAPTER ?= 00
 AUTOGRADER := build/autograder
 RELEASE := build/release
 
-.PHONY: help lab test attack notebooks exercises site autograder release bench clean setup setup-dev dot bwrap trust warm
+.PHONY: help lab test attack notebooks exercises site preview publish autograder release bench clean setup setup-dev dot bwrap trust warm
 
 help:
 	@echo "make lab        set up .venv (first time) and open JupyterLab on chapters/"
@@ -66,6 +68,8 @@ help:
 	@echo "make notebooks  re-execute chapters/ and solutions/ in place (fresh stored outputs)"
 	@echo "make exercises  generate exercises/ from solutions/"
 	@echo "make site       build/site/: the course website, from the stored outputs (nothing executed)"
+	@echo "make preview    the same site, to read on your machine before the course is published"
+	@echo "make publish REPOSITORY=owner/name   where the course lives: README, site, Binder, Classroom"
 	@echo "make autograder build/autograder.zip for Gradescope (CHAPTER=NN, default 00)"
 	@echo "make attack     the slow part of the grader's attack run (left out of make test)"
 	@echo "make release    build/release/: the student edition (no solutions, no reference answers)"
@@ -118,18 +122,31 @@ setup: $(STAMP) dot warm
 setup-dev: $(STAMP_DEV) dot bwrap warm
 
 # Untrusted notebooks open with their stored SVG and widgets shown as plain text; the
-# course's own notebooks are trusted so they open as they were saved. Silent unless it fails.
-trust: | $(PY)
-	@$(if $(COURSE_NOTEBOOKS),out="$$(jupyter trust $(COURSE_NOTEBOOKS) 2>&1)" || \
-		{ echo "$$out"; exit 1; },true)
+# course's own notebooks are trusted so they open as they were saved. Only the notebooks
+# changed since the last time are trusted again (the stamp $(STAMP_TRUST) remembers when).
+STAMP_TRUST := $(VENV)/.trusted
+
+trust: $(STAMP_TRUST)
+
+$(STAMP_TRUST): $(COURSE_NOTEBOOKS) | $(STAMP)
+	@$(if $(wildcard $(STAMP_TRUST)),set -- $?; what="the $$# notebook(s) changed since the last start",\
+		set -- $^; what="the course's $$# notebooks (the first time only)"); \
+	if [ $$# -gt 0 ]; then echo "Trusting $$what, so that their drawings and widgets show..."; \
+	out="$$(jupyter trust "$$@" 2>&1)" || { echo "$$out"; exit 1; }; fi
+	@touch $@
 
 # ---------------------------------------------------------------- the two commands ------
 
-# JupyterLab logs only warnings and the address to open (its start-up chatter is INFO).
+# JupyterLab logs only warnings and the address to open (its start-up chatter is INFO). The
+# address it prints and the page the browser opens are LAB_NOTEBOOK's (default_url: the
+# positional path only redirected the browser, and the printed address opened the Launcher).
+# Kernels talk to JupyterLab over Unix sockets (ipc), which only this user can open: over TCP
+# every kernel warns on the terminal that its traffic is unencrypted.
 lab: setup trust
 	@echo "Starting JupyterLab on $(LAB_NOTEBOOK): if no browser opens, open the address below. Ctrl-C stops it."
-	@exec jupyter lab --ServerApp.root_dir="$(CURDIR)" --ServerApp.log_level=WARN --LabApp.log_level=WARN \
-		$(ALLOW_ROOT) $(LAB_ARGS) $(LAB_NOTEBOOK)
+	@exec jupyter lab --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url="/lab/tree/$(LAB_NOTEBOOK)" \
+		--KernelManager.transport=ipc --ServerApp.log_level=WARN --LabApp.log_level=WARN \
+		$(ALLOW_ROOT) $(LAB_ARGS)
 
 # $(call run_pytest,NAME,FOLDERS,FLAGS): one pytest run over FOLDERS (skipped if none exist).
 # Exit code 5 means "collected nothing" (a folder with no notebooks yet): counted as
@@ -174,8 +191,23 @@ exercises: setup
 
 # The course website, from chapters/ and exercises/ with their stored outputs (nothing is
 # executed; widgets shown as pictures of their saved state): open build/site/index.html.
-site: $(STAMP_SITE)
+# Refuses (before installing anything) while course.toml's repository is the placeholder.
+site: published-site $(STAMP_SITE)
 	$(PY) tools/build_site.py $(SITE)
+
+# The same site, for reading on your machine: its home page links no repository or Binder.
+preview: $(STAMP_SITE)
+	$(PY) tools/build_site.py --preview $(SITE)
+
+# published-site, published-release: one line and a failure if the course has no home yet.
+published-%:
+	@$(PYTHON) tools/publish.py --check "make $*"
+
+# Where the course is published, written once into course.toml and into the files that name it
+# (README's badges and links, the Classroom workflow); the site takes it at build time.
+publish:
+	@$(if $(REPOSITORY),,echo "usage: make publish REPOSITORY=owner/name (the course's GitHub repository)"; exit 1)
+	@$(PYTHON) tools/publish.py "$(REPOSITORY)"
 
 # Gradescope's autograder zip: setup.sh and run_autograder at its root (tools/gradescope/),
 # the chapter to grade, and the package (course/: no solutions, no notebooks).
@@ -191,7 +223,7 @@ autograder: setup
 
 # The course as learners get it: chapters, exercises and the package without its reference
 # answers (minigraph/grading/release.py says what check() can still judge there).
-release: setup
+release: published-release setup
 	$(PY) -m minigraph.grading.release $(RELEASE)
 
 # the slow part of the grader's attack run (tests/fixtures/submissions-slow/), left out of `make test`

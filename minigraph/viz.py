@@ -419,9 +419,28 @@ def repeat_contents(name, inner):
     return lines
 
 
+def description(opts, names=8):
+    """What a drawing shows, in one line: its text alternative (the SVG's ``<title>``, which a
+    screen reader reads and a browser shows on hover), e.g. ``Drawing of 9 nodes: x, W, b, @,
+    +, sigmoid, **, sum, loss``."""
+    layout = opts["layout"]
+    nodes = layout.nodes
+    drawn = f"{len(nodes)} nodes" if layout.complete() else f"{len(nodes):,} of {layout.total:,} nodes"
+    shown = [n.name for n in nodes[:names]] + (["…", nodes[-1].name] if len(nodes) > names else [])
+    return (f"Drawing of {drawn}" + (", backward view" if opts["backward"] else "")
+            + ": " + ", ".join(shown))
+
+
+def with_title(svg, text):
+    """``svg`` with a ``<title>`` as the first child of its root element (its accessible name)."""
+    start = svg.index("<svg")
+    end = svg.index(">", start) + 1
+    return f'{svg[:end]}\n<title>{html.escape(text, quote=False)}</title>{svg[end:]}'
+
+
 def dot_source(graph, opts, fill):
     """The DOT text of a graph. ``fill(slot)`` gives the text that goes where a number goes."""
-    lines = ["digraph minigraph {",
+    lines = [f"digraph {quote(description(opts))} {{",
              f'  graph [rankdir={opts["direction"]} nodesep=0.25 ranksep=0.4 fontname="Helvetica" fontsize=10]',
              '  node [shape=box style="rounded,filled" fontname="Helvetica" fontsize=12 margin="0.08,0.04"]',
              '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.7 color="#495057"]']
@@ -528,7 +547,7 @@ class Drawing:
     def svg(self):
         """The SVG document ``dot`` makes of ``.source`` (computed once, then reused)."""
         if self._svg is None:
-            self._svg = render_svg(self.source)
+            self._svg = with_title(render_svg(self.source), description(self.options))
         return self._svg
 
     def _repr_mimebundle_(self, include=None, exclude=None):
@@ -596,7 +615,7 @@ class LiveDrawing:
         self.slots = []
         svg = render_svg(dot_source(graph, self.options, self._placeholder))
         svg = svg[svg.index("<svg"):]
-        svg = svg.replace(">", ">" + LIVE_STYLE, 1)          # right after the <svg ...> tag
+        svg = with_title(svg.replace(">", ">" + LIVE_STYLE, 1), description(self.options))   # style: after the <svg ...> tag
         parts = TOKEN.split(svg)
         self._text, self._slot_index = parts[0::2], [int(i) for i in parts[1::2]]
         width, height = SVG_SIZE.search(svg).groups()
