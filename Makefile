@@ -123,17 +123,18 @@ setup-dev: $(STAMP_DEV) dot bwrap warm
 
 # Untrusted notebooks open with their stored SVG and widgets shown as plain text; the
 # course's own notebooks are trusted so they open as they were saved. Only the notebooks
-# changed since the last time are trusted again (the stamp $(STAMP_TRUST) remembers when).
+# changed since the last time are trusted again: the stamp $(STAMP_TRUST) remembers when, and
+# in which signature database (Jupyter's data dir), so another database gets all of them.
 STAMP_TRUST := $(VENV)/.trusted
 
-trust: $(STAMP_TRUST)
-
-$(STAMP_TRUST): $(COURSE_NOTEBOOKS) | $(STAMP)
-	@$(if $(wildcard $(STAMP_TRUST)),set -- $?; what="the $$# notebook(s) changed since the last start",\
-		set -- $^; what="the course's $$# notebooks (the first time only)"); \
+trust: | $(STAMP)
+	@db="$$(jupyter --data-dir)/nbsignatures.db"; \
+	if [ -f "$$db" ] && [ "$$(cat $(STAMP_TRUST) 2>/dev/null)" = "$$db" ]; then \
+		set -- $$(find $(COURSE_NOTEBOOKS) -newer $(STAMP_TRUST)); what="the $$# notebook(s) changed since the last start"; \
+	else set -- $(COURSE_NOTEBOOKS); what="the course's $$# notebooks (the first time only)"; fi; \
 	if [ $$# -gt 0 ]; then echo "Trusting $$what, so that their drawings and widgets show..."; \
-	out="$$(jupyter trust "$$@" 2>&1)" || { echo "$$out"; exit 1; }; fi
-	@touch $@
+		out="$$(jupyter trust "$$@" 2>&1)" || { echo "$$out"; exit 1; }; fi; \
+	echo "$$db" > $(STAMP_TRUST)
 
 # ---------------------------------------------------------------- the two commands ------
 
