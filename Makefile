@@ -116,10 +116,15 @@ bwrap:
 warm: | $(PY)
 	@$(PY) -c 'import matplotlib.font_manager' 2>/dev/null || true
 
-# The sandbox is the grader's (the tests grade hostile notebooks); `make lab` needs none.
-setup: $(STAMP) dot warm
+# Kernels started from the venv read $(VENV)/etc/ipython/: the course's kernel configuration.
+KERNEL_CONFIG := $(VENV)/etc/ipython/ipython_kernel_config.py
+$(KERNEL_CONFIG): tools/ipython_kernel_config.py | $(PY)
+	@mkdir -p $(dir $@) && cp $< $@
 
-setup-dev: $(STAMP_DEV) dot bwrap warm
+# The sandbox is the grader's (the tests grade hostile notebooks); `make lab` needs none.
+setup: $(STAMP) dot warm $(KERNEL_CONFIG)
+
+setup-dev: $(STAMP_DEV) dot bwrap warm $(KERNEL_CONFIG)
 
 # Untrusted notebooks open with their stored SVG and widgets shown as plain text; the
 # course's own notebooks are trusted so they open as they were saved. Only the notebooks
@@ -141,12 +146,12 @@ trust: | $(STAMP)
 # JupyterLab logs only warnings and the address to open (its start-up chatter is INFO). The
 # address it prints and the page the browser opens are LAB_NOTEBOOK's (default_url: the
 # positional path only redirected the browser, and the printed address opened the Launcher).
-# Kernels talk to JupyterLab over Unix sockets (ipc), which only this user can open: over TCP
-# every kernel warns on the terminal that its traffic is unencrypted.
+# (Every kernel's "running over TCP without encryption" warning is kept out of the terminal by
+# the kernel configuration `make setup` puts into the venv: tools/ipython_kernel_config.py.)
 lab: setup trust
 	@echo "Starting JupyterLab on $(LAB_NOTEBOOK): if no browser opens, open the address below. Ctrl-C stops it."
 	@exec jupyter lab --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url="/lab/tree/$(LAB_NOTEBOOK)" \
-		--KernelManager.transport=ipc --ServerApp.log_level=WARN --LabApp.log_level=WARN \
+		--ServerApp.log_level=WARN --LabApp.log_level=WARN \
 		$(ALLOW_ROOT) $(LAB_ARGS)
 
 # $(call run_pytest,NAME,FOLDERS,FLAGS): one pytest run over FOLDERS (skipped if none exist).
