@@ -153,3 +153,25 @@ def test_every_control_has_an_accessible_name_its_description_or_its_kind():
     for widget, name in bare:
         page = snapshot.widget_html(widget.model_id, state)
         assert "<label>" not in page and re.search(rf'<(input|select|textarea|progress|button)\b[^>]* aria-label="{name}"', page), page
+
+
+CONTROLS = {"IntSlider", "FloatSlider", "FloatLogSlider", "SelectionSlider", "IntRangeSlider", "Dropdown",
+            "Text", "Textarea", "IntText", "FloatText", "BoundedIntText", "Select", "Checkbox",
+            "ToggleButtons", "RadioButtons", "Play", "Button", "ToggleButton"}
+
+
+def test_every_live_control_minigraph_builds_has_a_description():
+    """ipywidgets shows a control's description as its <label>, linked to the input (text boxes,
+    dropdowns), and the static pictures name their controls by it: no control of minigraph's
+    may be built without one (checked on the source: every ``ipw.Control(...)`` call)."""
+    import ast
+    calls = []
+    for path in sorted((ROOT / "minigraph").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "ipw"
+                    and node.func.attr in CONTROLS):
+                described = any(k.arg == "description" for k in node.keywords)
+                calls.append((f"{path.relative_to(ROOT)}:{node.lineno} ipw.{node.func.attr}", described))
+    assert len(calls) >= 30, calls
+    assert all(described for _, described in calls), [where for where, described in calls if not described]
