@@ -164,7 +164,8 @@ def _model_html(model_id: str, state: dict, seen: set) -> str:
     if "children" in values:                                   # Box, HBox, VBox, GridBox, Tab, ...
         inner = "".join(_model_html(child, state, seen) for child in _child_ids(values["children"]))
         direction = "row" if name == "HBoxModel" else "column"
-        return f'<div class="{classes}" style="display:flex;flex-direction:{direction};gap:4px">{inner}</div>'
+        wrap = ";flex-wrap:wrap" if "wrap" in (layout.get("flex_flow") or "") else ""
+        return f'<div class="{classes}" style="display:flex;flex-direction:{direction}{wrap};gap:4px">{inner}</div>'
     if name in ("HTMLModel", "HTMLMathModel"):
         body = values.get("value", "")
     elif name == "LabelModel":
