@@ -322,11 +322,14 @@ def edge_statement(node, k, opts, fill):
     return f"{tail} -> {quote(node.name)} [{attributes(attrs)}]"
 
 
-def legend_statement():
-    cells = "".join(f'<TD BGCOLOR="{fillcolor}" COLOR="{line}" BORDER="1">{kind}</TD>'
-                    for kind, (fillcolor, line) in KIND_COLOURS.items())
+def legend_statement(direction="LR"):
+    """The key of the node kinds' colours: a row, or a column in a top-to-bottom drawing (where
+    a row beside the first boxes would make the drawing wider by its whole length)."""
+    cells = [f'<TD BGCOLOR="{fillcolor}" COLOR="{line}" BORDER="1">{kind}</TD>'
+             for kind, (fillcolor, line) in KIND_COLOURS.items()]
+    rows = "".join(f"<TR>{cell}</TR>" for cell in cells) if direction == "TB" else f"<TR>{''.join(cells)}</TR>"
     return (f'"mg-legend" [id="mg-legend" shape=plain label=<<TABLE BORDER="0" CELLSPACING="4">'
-            f"<TR>{cells}</TR></TABLE>>]")
+            f"{rows}</TABLE>>]")
 
 
 def caption(layout):
@@ -399,7 +402,7 @@ def dot_source(graph, opts, fill):
              '  node [shape=box style="rounded,filled" fontname="Helvetica" fontsize=12 margin="0.08,0.04"]',
              '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.7 color="#495057"]']
     if opts["legend"]:
-        lines.append("  " + legend_statement())
+        lines.append("  " + legend_statement(opts["direction"]))
     layout = opts["layout"]
     if layout.boxes() > DETAILED_NODES:                    # fewer layout passes: big drawings lay out sooner
         lines.append("  graph [nslimit=1 nslimit1=1]")

@@ -301,3 +301,10 @@ def test_every_drawing_carries_a_title_naming_what_it_shows(small):
     long = mg.draw(mg.Graph(tanh_chain(20)))
     title = re.search(r"<svg\b[^>]*>\s*<title>([^<]*)</title>", long.svg()).group(1)
     assert title == "Drawing of 21 nodes: x, t0, t1, t2, t3, t4, t5, t6, t7, …, t19"
+
+
+def test_the_legend_is_a_row_left_to_right_and_a_column_top_to_bottom(small):
+    wide = statement(mg.draw(small, legend=True, direction="LR").source, "mg-legend")
+    tall = statement(mg.draw(small, legend=True, direction="TB").source, "mg-legend")
+    assert wide.count("<TR>") == 1 and tall.count("<TR>") == len(viz.KIND_COLOURS)
+    assert sorted(re.findall(r">(\w+)</TD>", wide)) == sorted(re.findall(r">(\w+)</TD>", tall)) == sorted(viz.KIND_COLOURS)
