@@ -4,8 +4,9 @@
 #
 # Other targets: notebooks (re-execute chapters/ and solutions/ in place, storing fresh
 # outputs), exercises (generate exercises/ from solutions/), site (the course website in
-# build/site/, from the stored outputs), autograder (Gradescope's zip), release
-# (build/release/: the student edition, without solutions or reference answers), bench,
+# build/site/, from the stored outputs), preview (the same, to read locally, linking no host),
+# autograder (Gradescope's zip), release (build/release/: the student edition, without
+# solutions or reference answers), publish (set where the course lives: course.toml), bench,
 # clean, help.
 #
 # Variables you can override:  make lab LAB_ARGS="--no-browser --port=8899"
@@ -16,6 +17,7 @@
 #   PYTEST_ARGS   extra arguments for every pytest run of `make test` (e.g. -x, -k NAME)
 #   NOTEBOOKS     which notebooks `make notebooks` re-executes (default: chapters/ and solutions/)
 #   CHAPTER       the chapter `make autograder` grades (default 00)
+#   REPOSITORY    owner/name for `make publish` (GitHub; written once, into course.toml)
 
 SHELL := bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -63,7 +65,7 @@ CHAPTER ?= 00
 AUTOGRADER := build/autograder
 RELEASE := build/release
 
-.PHONY: help lab test attack notebooks exercises site autograder release bench clean setup setup-dev dot bwrap trust warm
+.PHONY: help lab test attack notebooks exercises site preview publish autograder release bench clean setup setup-dev dot bwrap trust warm
 
 help:
 	@echo "make lab        set up .venv (first time) and open JupyterLab on chapters/"
@@ -71,6 +73,8 @@ help:
 	@echo "make notebooks  re-execute chapters/ and solutions/ in place (fresh stored outputs)"
 	@echo "make exercises  generate exercises/ from solutions/"
 	@echo "make site       build/site/: the course website, from the stored outputs (nothing executed)"
+	@echo "make preview    the same site, to read on your machine before the course is published"
+	@echo "make publish REPOSITORY=owner/name   where the course lives: README, site, Binder, Classroom"
 	@echo "make autograder build/autograder.zip for Gradescope (CHAPTER=NN, default 00)"
 	@echo "make attack     the slow part of the grader's attack run (left out of make test)"
 	@echo "make release    build/release/: the student edition (no solutions, no reference answers)"
@@ -117,24 +121,43 @@ bwrap:
 warm: | $(PY)
 	@$(PY) -c 'import matplotlib.font_manager' 2>/dev/null || true
 
-# The sandbox is the grader's (the tests grade hostile notebooks); `make lab` needs none.
-setup: $(STAMP) dot warm
+# Kernels started from the venv read $(VENV)/etc/ipython/: the course's kernel configuration.
+KERNEL_CONFIG := $(VENV)/etc/ipython/ipython_kernel_config.py
+$(KERNEL_CONFIG): tools/ipython_kernel_config.py | $(PY)
+	@mkdir -p $(dir $@) && cp $< $@
 
-setup-dev: $(STAMP_DEV) dot bwrap warm
+# The sandbox is the grader's (the tests grade hostile notebooks); `make lab` needs none.
+setup: $(STAMP) dot warm $(KERNEL_CONFIG)
+
+setup-dev: $(STAMP_DEV) dot bwrap warm $(KERNEL_CONFIG)
 
 # Untrusted notebooks open with their stored SVG and widgets shown as plain text; the
-# course's own notebooks are trusted so they open as they were saved. Silent unless it fails.
-trust: | $(PY)
-	@$(if $(COURSE_NOTEBOOKS),out="$$(jupyter trust $(COURSE_NOTEBOOKS) 2>&1)" || \
-		{ echo "$$out"; exit 1; },true)
+# course's own notebooks are trusted so they open as they were saved. Only the notebooks
+# changed since the last time are trusted again: the stamp $(STAMP_TRUST) remembers when, and
+# in which signature database (Jupyter's data dir), so another database gets all of them.
+STAMP_TRUST := $(VENV)/.trusted
+
+trust: | $(STAMP)
+	@db="$$(jupyter --data-dir)/nbsignatures.db"; \
+	if [ -f "$$db" ] && [ "$$(cat $(STAMP_TRUST) 2>/dev/null)" = "$$db" ]; then \
+		set -- $$(find $(COURSE_NOTEBOOKS) -newer $(STAMP_TRUST)); what="the $$# notebook(s) changed since the last start"; \
+	else set -- $(COURSE_NOTEBOOKS); what="the course's $$# notebooks (the first time only)"; fi; \
+	if [ $$# -gt 0 ]; then echo "Trusting $$what, so that their drawings and widgets show..."; \
+		out="$$(jupyter trust "$$@" 2>&1)" || { echo "$$out"; exit 1; }; fi; \
+	echo "$$db" > $(STAMP_TRUST)
 
 # ---------------------------------------------------------------- the two commands ------
 
-# JupyterLab logs only warnings and the address to open (its start-up chatter is INFO).
+# JupyterLab logs only warnings and the address to open (its start-up chatter is INFO). The
+# address it prints and the page the browser opens are LAB_NOTEBOOK's (default_url: the
+# positional path only redirected the browser, and the printed address opened the Launcher).
+# (Every kernel's "running over TCP without encryption" warning is kept out of the terminal by
+# the kernel configuration `make setup` puts into the venv: tools/ipython_kernel_config.py.)
 lab: setup trust
 	@echo "Starting JupyterLab on $(LAB_NOTEBOOK): if no browser opens, open the address below. Ctrl-C stops it."
-	@exec jupyter lab --ServerApp.root_dir="$(CURDIR)" --ServerApp.log_level=WARN --LabApp.log_level=WARN \
-		$(ALLOW_ROOT) $(LAB_ARGS) $(LAB_NOTEBOOK)
+	@exec jupyter lab --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url="/lab/tree/$(LAB_NOTEBOOK)" \
+		--ServerApp.log_level=WARN --LabApp.log_level=WARN \
+		$(ALLOW_ROOT) $(LAB_ARGS)
 
 # $(call run_pytest,NAME,FOLDERS,FLAGS[,ENV]): one pytest run over FOLDERS (skipped if none exist),
 # with ENV ("env A=1 B=2 ", or nothing) before it.
@@ -183,8 +206,23 @@ exercises: setup
 
 # The course website, from chapters/ and exercises/ with their stored outputs (nothing is
 # executed; widgets shown as pictures of their saved state): open build/site/index.html.
-site: $(STAMP_SITE)
+# Refuses (before installing anything) while course.toml's repository is the placeholder.
+site: published-site $(STAMP_SITE)
 	$(PY) tools/build_site.py $(SITE)
+
+# The same site, for reading on your machine: its home page links no repository or Binder.
+preview: $(STAMP_SITE)
+	$(PY) tools/build_site.py --preview $(SITE)
+
+# published-site, published-release: one line and a failure if the course has no home yet.
+published-%:
+	@$(PYTHON) tools/publish.py --check "make $*"
+
+# Where the course is published, written once into course.toml and into the files that name it
+# (README's badges and links, the Classroom workflow); the site takes it at build time.
+publish:
+	@$(if $(REPOSITORY),,echo "usage: make publish REPOSITORY=owner/name (the course's GitHub repository)"; exit 1)
+	@$(PYTHON) tools/publish.py "$(REPOSITORY)"
 
 # Gradescope's autograder zip: setup.sh and run_autograder at its root (tools/gradescope/),
 # the chapter to grade, and the package (course/: no solutions, no notebooks).
@@ -200,7 +238,7 @@ autograder: setup
 
 # The course as learners get it: chapters, exercises and the package without its reference
 # answers (minigraph/grading/release.py says what check() can still judge there).
-release: setup
+release: published-release setup
 	$(PY) -m minigraph.grading.release $(RELEASE)
 
 # the slow part of the grader's attack run (tests/fixtures/submissions-slow/), left out of `make test`

@@ -80,35 +80,65 @@ def _label(state) -> str:
     return f'<span class="mg-snapshot-label">{text}</span>'
 
 
+# What a control without a description is called by a screen reader: its kind.
+_KIND_NAMES = {"Slider": "slider", "Text": "text box", "Textarea": "text box", "Checkbox": "check box",
+               "Dropdown": "choice", "Select": "choice", "RadioButtons": "choice",
+               "ToggleButtons": "choice", "Play": "play", "Progress": "progress"}
+
+
+def _accessible_name(name: str, state: dict) -> str:
+    """The plain text that names a control: its tooltip, else its kind ("slider", "choice")."""
+    tooltip = state.get("tooltip") or state.get("description_tooltip") or ""
+    if tooltip:
+        return tooltip
+    kind = name.removesuffix("Model")
+    return next((said for key, said in _KIND_NAMES.items() if key in kind), "control")
+
+
+def _labelled(name: str, state: dict, control: str) -> str:
+    """A control with its name: inside a <label> with its description (what ipywidgets shows
+    next to it), or, with no description, an ``aria-label`` of its tooltip or kind. Either way
+    a screen reader (and axe's "label" rule) finds a name for it."""
+    label = _label(state)
+    if label:
+        return f"<label>{label}{control}</label>"
+    tag_end = control.index(">")
+    named = f' aria-label="{html.escape(_accessible_name(name, state), quote=True)}"'
+    return control[:tag_end] + named + control[tag_end:]
+
+
 def _control(name: str, state: dict) -> str | None:
     """A disabled HTML control that shows the widget's value, or None for an unknown kind."""
     value = state.get("value")
     if name in ("IntSliderModel", "FloatSliderModel", "FloatLogSliderModel"):
         readout = f"<output>{html.escape(str(value))}</output>" if state.get("readout", True) else ""
-        return (f'<input type="range" disabled min="{state.get("min", 0)}" max="{state.get("max", 100)}" '
-                f'step="{state.get("step") or "any"}" value="{value}">{readout}')
+        return _labelled(name, state, f'<input type="range" disabled min="{state.get("min", 0)}" '
+                         f'max="{state.get("max", 100)}" step="{state.get("step") or "any"}" value="{value}">') + readout
     if name in ("IntRangeSliderModel", "FloatRangeSliderModel"):
-        return f"<output>{html.escape(str(value))}</output>"
+        return _label(state) + f"<output>{html.escape(str(value))}</output>"
     text = str(value)
     if name == "TextareaModel" or (name == "TextModel" and "\n" in text):
         # a one-line box would drop the newlines a prime such as "ROMEO:\nO" holds
-        return f'<textarea disabled rows="{text.count(chr(10)) + 1}">{html.escape(text)}</textarea>'
+        return _labelled(name, state, f'<textarea disabled rows="{text.count(chr(10)) + 1}">{html.escape(text)}</textarea>')
     if name in ("TextModel", "IntTextModel", "FloatTextModel", "BoundedIntTextModel", "BoundedFloatTextModel"):
-        return f'<input type="text" disabled value="{html.escape(text, quote=True)}">'
+        return _labelled(name, state, f'<input type="text" disabled value="{html.escape(text, quote=True)}">')
 
     if name == "CheckboxModel":
-        return f'<input type="checkbox" disabled{" checked" if value else ""}>'
+        return _labelled(name, state, f'<input type="checkbox" disabled{" checked" if value else ""}>')
     if name in ("DropdownModel", "SelectModel", "RadioButtonsModel", "ToggleButtonsModel"):
         labels, index = state.get("_options_labels", []), state.get("index")
         options = "".join(f'<option{" selected" if i == index else ""}>{html.escape(label)}</option>'
                           for i, label in enumerate(labels))
-        return f"<select disabled>{options}</select>"
+        return _labelled(name, state, f"<select disabled>{options}</select>")
     if name in ("ButtonModel", "ToggleButtonModel"):
-        return f'<button type="button" disabled>{html.escape(state.get("description") or "")}</button>'
+        text = state.get("description") or ""
+        named = "" if text else f' aria-label="{html.escape(state.get("tooltip") or state.get("icon") or "button", quote=True)}"'
+        return f'<button type="button" disabled{named}>{html.escape(text)}</button>'
     if name == "PlayModel":
-        return f'<button type="button" disabled>&#9654;</button><output>{html.escape(str(value))}</output>'
+        return (f'<button type="button" disabled aria-label="{html.escape(_accessible_name(name, state), quote=True)}">'
+                f'&#9654;</button><output>{html.escape(str(value))}</output>')
     if name in ("IntProgressModel", "FloatProgressModel"):
-        return f'<progress max="{state.get("max", 100)}" value="{value}"></progress>'
+        return _labelled(name, state, f'<progress max="{state.get("max", 100)}" value="{value}"></progress>')
     return None
 
 
@@ -134,7 +164,8 @@ def _model_html(model_id: str, state: dict, seen: set) -> str:
     if "children" in values:                                   # Box, HBox, VBox, GridBox, Tab, ...
         inner = "".join(_model_html(child, state, seen) for child in _child_ids(values["children"]))
         direction = "row" if name == "HBoxModel" else "column"
-        return f'<div class="{classes}" style="display:flex;flex-direction:{direction};gap:4px">{inner}</div>'
+        wrap = ";flex-wrap:wrap" if "wrap" in (layout.get("flex_flow") or "") else ""
+        return f'<div class="{classes}" style="display:flex;flex-direction:{direction}{wrap};gap:4px">{inner}</div>'
     if name in ("HTMLModel", "HTMLMathModel"):
         body = values.get("value", "")
     elif name == "LabelModel":
@@ -150,8 +181,7 @@ def _model_html(model_id: str, state: dict, seen: set) -> str:
         body = _control(name, values)
         if body is None:
             return ""
-        if name in ("ButtonModel", "ToggleButtonModel"):
-            return f'<div class="{classes}">{body}</div>'
+        return f'<div class="{classes}">{body}</div>'
     return f'<div class="{classes}">{_label(values)}{body}</div>'
 
 

@@ -9,9 +9,12 @@ How it works, in three steps:
 1. ``dot_source`` writes the graph in DOT, graphviz's text format: one box per node, coloured
    by kind (the ``KIND_COLOURS`` table below is the only place colours are chosen), with an
    HTML-like label: the op's symbol and the node's name, then a ``value`` row and a ``grad`` row.
-2. The ``dot`` program lays the boxes out and writes SVG, which Jupyter shows.
-3. The numbers also go into a short text summary (``repr``), one line per node, formatted the
-   same way on every machine, so a notebook test that compares text (nbval) checks the numbers.
+2. The ``dot`` program lays the boxes out and writes SVG, which Jupyter shows. A drawing too
+   wide for a notebook's output is laid out top to bottom if that is narrower, shrunk to fit
+   as far as its text stays readable, and titled with what it shows (``Drawing.svg``).
+3. The numbers also go into a short text summary (``repr``, written by ``drawtext.py``), one
+   line per node, formatted the same way on every machine, so a notebook test that compares
+   text (nbval) checks the numbers.
 
 The backward view draws every edge dashed, pointing back from an op to its input and labelled
 with the gradient that op sends to that input: its vector-Jacobian product (VJP) applied to the
@@ -39,6 +42,7 @@ import subprocess
 
 import numpy as np
 
+from .drawtext import description, format_number, format_value, summary, widest_text  # noqa: F401 (viz.format_number)
 from .errors import DrawingError
 from .layout import Layout
 
@@ -55,51 +59,13 @@ GRADIENT = "#c92a2a"                       # red: gradients flowing backward
 MUTED = "#868e96"                          # small print: names, row captions, cluster frames
 
 DIRECTIONS = ("LR", "TB")   # edges run left to right, or top to bottom
+FIT_WIDTH = 840             # px: a notebook's output area in JupyterLab with its file browser open
+READABLE = 0.7              # a drawing is shrunk to fit by this factor at most: its text stays >= 8 px
 DETAILED_NODES = 60         # larger drawings hide values and gradients, and fold their repeats
 MAX_BOXES = 400             # more boxes than this are refused: dot would take minutes, or crash
 DOT_SECONDS = 30            # dot gets this long to lay a drawing out
 DOT_COMMAND = "dot"         # Graphviz's layout program (a path, or a name looked up on PATH)
-ZERO = 1e-12                # numbers smaller than this print as 0 (rounding noise differs by machine)
 ROWS = [("value", "value", "#000000"), ("grad", "grad&#160;", GRADIENT)]   # captions equally wide
-
-
-# -- numbers as text -----------------------------------------------------------------------------
-
-def format_number(x, digits=4):
-    """``0.4621``, ``-1.3``, ``2``, ``1.235e+05``: ``digits`` significant digits, never ``-0``."""
-    x = float(x)
-    if abs(x) < ZERO:
-        return "0"
-    return f"{x:.{digits}g}"
-
-
-def format_value(value, digits=4, items=3):
-    """A value in one short line: a number, or an array as shape plus its first few entries.
-
-    >>> format_value(np.array([[0.123, -1.3, 2.0], [4, 5, 6]]))
-    '(2, 3) [0.123, -1.3, 2, …]'
-    """
-    if value is None:
-        return "—"
-    if isinstance(value, tuple):                           # a multi-output op
-        return f"{len(value)} outputs"
-    value = np.asarray(value)
-    if value.ndim == 0:
-        return format_number(value, digits)
-    flat = value.ravel()
-    entries = [format_number(v, digits) for v in flat[:items]] + (["…"] if flat.size > items else [])
-    return f"{value.shape} [{', '.join(entries)}]"
-
-
-def widest_text(value):
-    """The longest text ``format_value`` can give for a value of this shape (to reserve room).
-
-    Every entry is ``-1.111e+111``, the longest a number gets: a sign, four digits, a point and a
-    three-digit exponent (a tiny number such as ``-1.111e-111`` would print as ``0``).
-    """
-    if value is None or isinstance(value, tuple):
-        return format_value(value)
-    return format_value(np.full(np.shape(value), -1.111e+111))
 
 
 # -- the numbers a drawing shows -------------------------------------------------------------------
@@ -356,11 +322,14 @@ def edge_statement(node, k, opts, fill):
     return f"{tail} -> {quote(node.name)} [{attributes(attrs)}]"
 
 
-def legend_statement():
-    cells = "".join(f'<TD BGCOLOR="{fillcolor}" COLOR="{line}" BORDER="1">{kind}</TD>'
-                    for kind, (fillcolor, line) in KIND_COLOURS.items())
+def legend_statement(direction="LR"):
+    """The key of the node kinds' colours: a row, or a column in a top-to-bottom drawing (where
+    a row beside the first boxes would make the drawing wider by its whole length)."""
+    cells = [f'<TD BGCOLOR="{fillcolor}" COLOR="{line}" BORDER="1">{kind}</TD>'
+             for kind, (fillcolor, line) in KIND_COLOURS.items()]
+    rows = "".join(f"<TR>{cell}</TR>" for cell in cells) if direction == "TB" else f"<TR>{''.join(cells)}</TR>"
     return (f'"mg-legend" [id="mg-legend" shape=plain label=<<TABLE BORDER="0" CELLSPACING="4">'
-            f"<TR>{cells}</TR></TABLE>>]")
+            f"{rows}</TABLE>>]")
 
 
 def caption(layout):
@@ -419,14 +388,21 @@ def repeat_contents(name, inner):
     return lines
 
 
+def with_title(svg, text):
+    """``svg`` with a ``<title>`` as the first child of its root element (its accessible name)."""
+    start = svg.index("<svg")
+    end = svg.index(">", start) + 1
+    return f'{svg[:end]}\n<title>{html.escape(text, quote=False)}</title>{svg[end:]}'
+
+
 def dot_source(graph, opts, fill):
     """The DOT text of a graph. ``fill(slot)`` gives the text that goes where a number goes."""
-    lines = ["digraph minigraph {",
+    lines = [f"digraph {quote(description(opts))} {{",
              f'  graph [rankdir={opts["direction"]} nodesep=0.25 ranksep=0.4 fontname="Helvetica" fontsize=10]',
              '  node [shape=box style="rounded,filled" fontname="Helvetica" fontsize=12 margin="0.08,0.04"]',
              '  edge [fontname="Helvetica" fontsize=9 arrowsize=0.7 color="#495057"]']
     if opts["legend"]:
-        lines.append("  " + legend_statement())
+        lines.append("  " + legend_statement(opts["direction"]))
     layout = opts["layout"]
     if layout.boxes() > DETAILED_NODES:                    # fewer layout passes: big drawings lay out sooner
         lines.append("  graph [nslimit=1 nslimit1=1]")
@@ -488,47 +464,38 @@ def render_svg(source, seconds=None):
     return done.stdout.decode("utf-8")
 
 
-# -- the text summary ---------------------------------------------------------------------------------
-
-def summary(graph, opts):
-    """One line per drawn node: name, kind (or op), value, grad -- stable text for notebook tests.
-
-    When the drawing leaves nodes out, the first line says how many are drawn and the last
-    lines are its caption: what was folded or left out.
-    """
-    layout, rows = opts["layout"], []
-    for n in layout.nodes:
-        what = n.kind if n.op is None else n.op.name
-        value = format_value(n.value) if opts["summary_values"] else ""
-        g = opts["numbers"].grad(n)
-        grad = f"grad {format_value(g)}" if opts["summary_grads"] and g is not None else ""
-        rows.append((n.name, what, value, grad))
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    drawn = f"{len(rows)} nodes" if layout.complete() else f"{len(rows):,} of {layout.total:,} nodes"
-    lines = [f"Drawing of {drawn}" + (", backward view" if opts["backward"] else "")]
-    lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths + [0])).rstrip() for r in rows]
-    return "\n".join(lines + layout.caption)
-
-
 class Drawing:
     """A picture of a graph at one moment: ``.source`` (DOT), ``.svg()``, and a text summary.
 
     The numbers are read when the drawing is made; later changes to the graph do not alter it.
-    In Jupyter it shows as SVG; its ``repr`` is the one-line-per-node summary.
+    In Jupyter it shows as SVG; its ``repr`` is the one-line-per-node summary. With
+    ``direction=None`` the layout is chosen when the SVG is made (``fitting_direction``), and
+    ``.source`` and ``.options`` are then those of the layout chosen.
     """
 
-    def __init__(self, graph, **options):
+    def __init__(self, graph, direction=None, **options):
         self.graph = graph
-        self.options = resolve(graph, **options)
-        self.source = dot_source(graph, self.options,
-                                 lambda slot: static_fill(slot, self.options["numbers"]))
-        self._summary = summary(graph, self.options)
+        self._given = options
+        self._choose = direction is None
+        self.options, self.source = self._laid_out(direction or "LR")
+        self._summary = summary(graph, self.options)       # the same nodes either way
         self._svg = None
 
+    def _laid_out(self, direction):
+        options = resolve(self.graph, direction=direction, **self._given)
+        return options, dot_source(self.graph, options, lambda slot: static_fill(slot, options["numbers"]))
+
     def svg(self):
-        """The SVG document ``dot`` makes of ``.source`` (computed once, then reused)."""
+        """The SVG document ``dot`` makes of ``.source`` (computed once, then reused): sized to
+        fit ``FIT_WIDTH`` as far as ``READABLE`` allows, titled with ``description``."""
         if self._svg is None:
-            self._svg = render_svg(self.source)
+            svg = render_svg(self.source)
+            if self._choose and svg_size(svg)[0] > FIT_WIDTH:
+                options, source = self._laid_out("TB")
+                tall = render_svg(source)
+                if svg_size(tall)[0] < svg_size(svg)[0]:
+                    self.options, self.source, svg = options, source, tall
+            self._svg = with_title(fitted(svg), description(self.options))
         return self._svg
 
     def _repr_mimebundle_(self, include=None, exclude=None):
@@ -538,8 +505,26 @@ class Drawing:
         return self._summary
 
 
+def svg_size(svg):
+    """(width, height) of dot's SVG in CSS pixels."""
+    width, height = SVG_SIZE.search(svg).groups()
+    return float(width) * PX_PER_PT, float(height) * PX_PER_PT
+
+
+def fitted(svg):
+    """dot's SVG shrunk (never enlarged) to ``FIT_WIDTH`` pixels wide, or to ``READABLE`` of its
+    size if that is still wider: its width and height attributes change, its viewBox stays, so
+    everything inside scales. (JupyterLab shows an SVG output as an image at its own size.)"""
+    width, height = svg_size(svg)
+    scale = max(READABLE, min(1.0, FIT_WIDTH / width))
+    if scale == 1.0:
+        return svg
+    return SVG_SIZE.sub(f'<svg width="{width * scale / PX_PER_PT:.2f}pt" '
+                        f'height="{height * scale / PX_PER_PT:.2f}pt"', svg, count=1)
+
+
 def draw(graph_or_node, values=None, grads=None, backward=False, highlight=(), legend=False,
-         groups=True, around=None, depth=2, fold=None, keep=2, direction="LR"):
+         groups=True, around=None, depth=2, fold=None, keep=2, direction=None):
     """Draw a graph (or the graph of a node) with every node's value and gradient.
 
     values, grads  show the numbers on each box (default: yes, unless more than 60 nodes are
@@ -557,7 +542,10 @@ def draw(graph_or_node, values=None, grads=None, backward=False, highlight=(), l
                    repeats and the last one, each in a frame of its own row (its layers
                    framed inside), and one box for the repeats between them. Default: fold when more than 60 nodes
                    would be drawn; True or False to choose.
-    direction      "LR": edges run left to right (the default), "TB": top to bottom
+    direction      "LR": edges run left to right, "TB": top to bottom. Default: left to right
+                   when that fits in a notebook's output (``FIT_WIDTH`` pixels), else whichever
+                   of the two is narrower. A drawing still wider is shrunk to fit, but never
+                   below ``READABLE`` of its size (its text stays readable): it then scrolls.
 
     Big graphs: a leaf used by many ops (an RNN's weights) is drawn once with its numbers and
     again as a small dashed box at each use. A caption under the drawing (and at the end of
@@ -596,7 +584,7 @@ class LiveDrawing:
         self.slots = []
         svg = render_svg(dot_source(graph, self.options, self._placeholder))
         svg = svg[svg.index("<svg"):]
-        svg = svg.replace(">", ">" + LIVE_STYLE, 1)          # right after the <svg ...> tag
+        svg = with_title(svg.replace(">", ">" + LIVE_STYLE, 1), description(self.options))   # style: after the <svg ...> tag
         parts = TOKEN.split(svg)
         self._text, self._slot_index = parts[0::2], [int(i) for i in parts[1::2]]
         width, height = SVG_SIZE.search(svg).groups()

@@ -470,8 +470,11 @@ class Trainer(ipw.VBox):
         self.play.observe(self._tick, names="value")
         self.reset_button.on_click(lambda _: self.reset())
         self.reset()
+        # the plot goes under the controls when both do not fit side by side (an output 848 px
+        # wide, with JupyterLab's file browser open): the controls are never squeezed or cut
+        side_by_side = ipw.Layout(flex_flow="row wrap", align_items="flex-start")
         super().__init__([ipw.HBox([self.play, self.reset_button, self.progress]),
-                          ipw.HBox([ipw.VBox(list(self.controls.values())), self.image])])
+                          ipw.HBox([ipw.VBox(list(self.controls.values())), self.image], layout=side_by_side)])
         self.add_class("mg-train")
 
     def reset(self):

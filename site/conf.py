@@ -20,7 +20,9 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 html_theme = "sphinx_book_theme"
 html_title = "minigraph: build and watch a deep-learning engine"
 html_static_path = ["_static"]
+templates_path = ["_templates"]                 # the theme's search button, named by its text
 html_css_files = ["course.css"]
+html_favicon = "_static/favicon.svg"           # minigraph's three node kinds: input, parameter, op
 html_theme_options = {
     "show_toc_level": 2,
     "navigation_with_keys": False,

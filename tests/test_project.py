@@ -213,6 +213,25 @@ def test_make_lab_serves_the_chapters(tmp_path):
             assert page.status == 200
             assert "jupyter" in page.read().decode("utf-8", "replace").lower()
 
+        # the address it prints (with a token of its own) and the page a browser opens are
+        # chapter 00's, not the Launcher's: both are ServerApp.default_url, which the server
+        # also writes into the page it opens a browser with (jpserver-PID-open.html)
+        runtime = tmp_path / "jupyter-runtime"
+        (opener,) = runtime.glob("jpserver-*-open.html")
+        assert "lab/tree/chapters/00_setup_check.ipynb?token=" in opener.read_text(), opener.read_text()
+        # a kernel starts, and the terminal gets no "running over TCP without encryption" from it
+        request = urllib.request.Request(f"{base}/api/kernels?token={token}", method="POST",
+                                         data=json.dumps({"name": "python3"}).encode())
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            kernel = json.loads(answer.read())
+        connection = runtime / f"kernel-{kernel['id']}.json"
+        deadline = time.monotonic() + 60
+        while not connection.exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert json.loads(connection.read_text())["transport"] == "tcp"
+        time.sleep(5)                                     # what the kernel says while it starts
+        log = log_path.read_text()
+        assert "without encryption" not in log and "Trusting the course's" in log, log
         # the course notebooks were trusted, in the temporary data dir (not in $HOME)
         assert (tmp_path / "jupyter-data" / "nbsignatures.db").exists()
         # and the server really was the one `make lab` started, rooted at the repository

@@ -54,7 +54,8 @@ def test_a_box_shows_its_drawing_slider_text_and_button_in_order():
                   W.HTML('<svg width="10" height="10"><text>mul</text></svg>')])
     page = snapshot.widget_html(box.model_id, snapshot.saved_state(saved(box)))
     assert page.count("flex-direction:column") == 1 and page.count("flex-direction:row") == 1
-    assert re.search(r'<input type="range" disabled min="-3.0" max="3.0" step="0.1" value="0.5"><output>0.5</output>', page)
+    assert ('<label><span class="mg-snapshot-label">x1</span><input type="range" disabled min="-3.0" max="3.0" '
+            'step="0.1" value="0.5"></label><output>0.5</output>') in page
     assert 'value="ROMEO:"' in page and ">prime<" in page and ">x1<" in page
     assert '<button type="button" disabled>new sample</button>' in page
     assert page.index('type="range"') < page.index("ROMEO:") < page.index("new sample") < page.index("<svg")
@@ -81,7 +82,7 @@ def test_text_is_escaped_and_a_prime_with_newlines_keeps_them():
     label, prime = W.Label(value="<b>not bold</b>"), W.Text(value="KING RICHARD:\nA horse!")
     state = snapshot.saved_state(saved(label, prime))
     assert "&lt;b&gt;not bold&lt;/b&gt;" in snapshot.widget_html(label.model_id, state)
-    assert '<textarea disabled rows="2">KING RICHARD:\nA horse!</textarea>' in snapshot.widget_html(prime.model_id, state)
+    assert '<textarea disabled rows="2" aria-label="text box">KING RICHARD:\nA horse!</textarea>' in snapshot.widget_html(prime.model_id, state)
 
 
 def test_a_dropdown_shows_its_choice_and_a_hidden_child_is_left_out():
@@ -132,3 +133,45 @@ def test_html_of_a_live_widget_shows_its_current_state():
     assert "<output>2</output>" in page and ">layer<" in page
     assert f"base64,{base64.b64encode(PNG).decode()}" in page
     assert page == snapshot.widget_html(box.model_id, snapshot.saved_state(saved(box)))
+
+
+def test_every_control_has_an_accessible_name_its_description_or_its_kind():
+    """A screen reader (and axe's "label" and "select-name" rules) needs a name for each form
+    control: its description inside a <label>, else an aria-label (its tooltip, else its kind)."""
+    named = [W.FloatSlider(description="x1"), W.Text(description="prime"), W.Dropdown(options=["a"], description="date"),
+             W.Checkbox(description="exact"), W.Textarea(value="a\nb", description="prime")]
+    bare = [(W.IntSlider(), "slider"), (W.Text(), "text box"), (W.Dropdown(options=["a", "b"]), "choice"),
+            (W.Checkbox(), "check box"), (W.Select(options=["a"]), "choice"), (W.IntProgress(), "progress"),
+            (W.Play(), "play"), (W.Button(icon="refresh"), "refresh"),
+            (W.FloatSlider(tooltip="learning rate"), "learning rate")]
+    state = snapshot.saved_state(saved(*named, *(w for w, _ in bare)))
+    for widget in named:
+        page = snapshot.widget_html(widget.model_id, state)
+        label = re.fullmatch(r'<div class="[^"]*"><label><span class="mg-snapshot-label">([^<]*)</span>'
+                             r'<(input|select|textarea)\b(?![^>]*aria-label).*</label>(<output>.*</output>)?</div>', page, re.S)
+        assert label and label.group(1) == widget.description, page
+    for widget, name in bare:
+        page = snapshot.widget_html(widget.model_id, state)
+        assert "<label>" not in page and re.search(rf'<(input|select|textarea|progress|button)\b[^>]* aria-label="{name}"', page), page
+
+
+CONTROLS = {"IntSlider", "FloatSlider", "FloatLogSlider", "SelectionSlider", "IntRangeSlider", "Dropdown",
+            "Text", "Textarea", "IntText", "FloatText", "BoundedIntText", "Select", "Checkbox",
+            "ToggleButtons", "RadioButtons", "Play", "Button", "ToggleButton"}
+
+
+def test_every_live_control_minigraph_builds_has_a_description():
+    """ipywidgets shows a control's description as its <label>, linked to the input (text boxes,
+    dropdowns), and the static pictures name their controls by it: no control of minigraph's
+    may be built without one (checked on the source: every ``ipw.Control(...)`` call)."""
+    import ast
+    calls = []
+    for path in sorted((ROOT / "minigraph").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "ipw"
+                    and node.func.attr in CONTROLS):
+                described = any(k.arg == "description" for k in node.keywords)
+                calls.append((f"{path.relative_to(ROOT)}:{node.lineno} ipw.{node.func.attr}", described))
+    assert len(calls) >= 30, calls
+    assert all(described for _, described in calls), [where for where, described in calls if not described]

@@ -242,3 +242,69 @@ def test_live_drawing_reserves_room_for_the_longest_number():
         room = len(viz.widest_text(np.zeros(shape)))
         for x in (-1.2345e-11, -1.2345e+100, -0.12345, 12345678.0):
             assert len(viz.format_value(np.full(shape, x))) <= room, (shape, x)
+
+
+# -- fitting a notebook's output, and a text alternative ------------------------------------------
+
+def tanh_chain(n, x=None, prefix="t"):
+    node = x = x if x is not None else mg.Input("x")
+    for k in range(n):
+        node = mg.tanh(node, name=f"{prefix}{k}")
+    return node
+
+
+def test_a_drawing_too_wide_for_the_output_is_laid_out_top_to_bottom_unless_told():
+    g = mg.Graph(tanh_chain(14))
+    wide = mg.draw(g, direction="LR")
+    assert viz.svg_size(render_plain(wide))[0] > viz.FIT_WIDTH       # left to right does not fit
+    chosen = mg.draw(g)
+    chosen.svg()
+    assert chosen.options["direction"] == "TB" and "rankdir=TB" in chosen.source
+    assert viz.svg_size(chosen.svg())[0] <= viz.FIT_WIDTH
+    assert repr(chosen) == repr(wide)                                # the same summary either way
+    assert wide.options["direction"] == "LR" and "rankdir=LR" in wide.source   # a direction given wins
+    small = mg.draw(mg.Graph(tanh_chain(2)))
+    small.svg()
+    assert small.options["direction"] == "LR"                        # fits as it is: left to right
+
+
+def render_plain(drawing):
+    """dot's own SVG of a drawing's source, before fitting."""
+    return viz.render_svg(drawing.source)
+
+
+def test_a_wide_drawing_shrinks_to_the_output_but_never_below_readable():
+    x = mg.Input("x")
+    # eight chains of six: about as wide either way
+    branches = [tanh_chain(6, x, prefix=f"b{i}_") for i in range(8)]
+    total = branches[0]
+    for k, b in enumerate(branches[1:]):
+        total = mg.add(total, b, name=f"sum{k}")
+    for direction in ("LR", "TB"):
+        drawing = mg.draw(mg.Graph(total), direction=direction)
+        natural = viz.svg_size(render_plain(drawing))
+        shown = viz.svg_size(drawing.svg())
+        scale = max(viz.READABLE, min(1, viz.FIT_WIDTH / natural[0]))
+        assert shown == pytest.approx((natural[0] * scale, natural[1] * scale), abs=0.02)
+        assert re.search(r'viewBox="0\.00 0\.00 ', drawing.svg())        # the content scales with it
+    tall = mg.draw(mg.Graph(tanh_chain(3)), direction="TB")
+    assert viz.svg_size(tall.svg()) == viz.svg_size(render_plain(tall))   # never enlarged
+
+
+def test_every_drawing_carries_a_title_naming_what_it_shows(small):
+    for svg in (mg.draw(small).svg(), mg.draw(small, backward=True).svg(), viz.LiveDrawing(small).render()):
+        root = re.search(r"<svg\b[^>]*>\s*<title>([^<]*)</title>", svg)
+        assert root, svg[:300]
+        names = ", ".join(n.name for n in small.nodes)              # (const_N, pow_N: numbered per process)
+        assert re.fullmatch(rf"Drawing of 9 nodes(, backward view)?: {re.escape(names)}", root.group(1))
+    assert ", backward view" in re.search(r"<title>([^<]*)</title>", mg.draw(small, backward=True).svg()).group(1)
+    long = mg.draw(mg.Graph(tanh_chain(20)))
+    title = re.search(r"<svg\b[^>]*>\s*<title>([^<]*)</title>", long.svg()).group(1)
+    assert title == "Drawing of 21 nodes: x, t0, t1, t2, t3, t4, t5, t6, t7, …, t19"
+
+
+def test_the_legend_is_a_row_left_to_right_and_a_column_top_to_bottom(small):
+    wide = statement(mg.draw(small, legend=True, direction="LR").source, "mg-legend")
+    tall = statement(mg.draw(small, legend=True, direction="TB").source, "mg-legend")
+    assert wide.count("<TR>") == 1 and tall.count("<TR>") == len(viz.KIND_COLOURS)
+    assert sorted(re.findall(r">(\w+)</TD>", wide)) == sorted(re.findall(r">(\w+)</TD>", tall)) == sorted(viz.KIND_COLOURS)

@@ -296,3 +296,14 @@ def test_a_drawing_runs_left_to_right_or_top_to_bottom_and_nothing_else(net):
     assert tall[1] > wide[1] and tall[0] < wide[0]
     with pytest.raises(mg.DrawingError, match="left to right"):
         mg.draw(g, direction="RL")
+
+
+def test_the_training_plot_goes_under_its_controls_rather_than_squeeze_them():
+    """At 1280 x 800 with JupyterLab's file browser open the output is 848 px wide: the controls
+    and the plot side by side did not fit, and the controls were cut off. Their row wraps."""
+    from minigraph import snapshot
+    dashboard = mg.widgets.train("xor")
+    row = dashboard.children[1]
+    assert row.children == (row.children[0], dashboard.image) and row.layout.flex_flow == "row wrap"
+    assert "flex-direction:row;flex-wrap:wrap" in snapshot.html_of(row)      # the site's picture too
+    assert repr(dashboard).startswith("Trainer(children=(HBox(children=(Play(value=0, description='Train'")

@@ -28,7 +28,10 @@ lands), on a temporary copy:
    for both kinds, every drawing and every control of the widget lies inside its output area
    (the page is as wide as a learner's screen: an output about 1,000 px wide), and a drawing
    with the controls above it fits in the window's height (see ``check_fits``);
-7. the kernel is pytest's own Python and imports minigraph from the repo.
+7. the kernel is pytest's own Python and imports minigraph from the repo;
+8. in the chapters of ``DRAWINGS_FIT`` (chapter 03's two-layer network was 2,133 and 2,599 px
+   wide), every static ``mg.draw`` drawing is at most ``viz.FIT_WIDTH`` (840) px wide, so it
+   fits an output 848 px wide (1280 x 800 with the file browser open), and carries a title.
 
 On failure a full-page screenshot is saved and its path is in the assertion message.
 """
@@ -279,6 +282,26 @@ def check_fits(nb, selector):
             f"controls' top, more than the window's {window['height']} px")
 
 
+DRAWINGS_FIT = ("03_backpropagation.ipynb",)
+
+
+def check_static_drawings_fit(nb):
+    """Every static drawing (JupyterLab shows an SVG output as an <img> at its own size) is at
+    most FIT_WIDTH px wide and lies inside its output area, and its SVG has a <title> first."""
+    from minigraph.viz import FIT_WIDTH
+    drawings = nb.panel_locator().locator(".jp-RenderedSVG img")
+    assert drawings.count() >= 2, f"{drawings.count()} static drawings"
+    for i in range(drawings.count()):
+        img = drawings.nth(i)
+        img.scroll_into_view_if_needed()
+        area = img.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')]").first.bounding_box()
+        box = img.bounding_box()
+        titled = img.evaluate("i => /^<svg[^>]*>\\s*<title>[^<]+<\\/title>/.test(decodeURIComponent("
+                              "i.src.slice(i.src.indexOf(',') + 1)).replace(/^[^]*?(<svg)/, '$1'))")
+        assert box["width"] <= FIT_WIDTH + 1 and inside(box, area), f"drawing {i + 1}: {box} in {area}"
+        assert titled, f"drawing {i + 1} has no <title> first in its SVG"
+
+
 def check_step_through(nb):
     """Click Step: the highlight moves from the node of the last step to the node the widget's
     kernel side says is now current, and the explanation advances by one step. (At the start
@@ -319,6 +342,8 @@ def test_chapter_in_jupyterlab(request, artifacts, chapter):
             assert report["stepThrough"] >= 1, "the chapter calls step_through() but no .mg-step-through shows"
             check_step_through(nb)
             check_fits(nb, ".mg-step-through")
+        if chapter in DRAWINGS_FIT:
+            check_static_drawings_fit(nb)
         kernel = probe(nb)
         assert (kernel["python"], kernel["prefix"]) == (os.path.realpath(sys.executable), os.path.realpath(sys.prefix)), (
             f"the notebook's kernel runs {kernel['python']} in {kernel['prefix']}, "

@@ -7,7 +7,15 @@ temporary folder, served over HTTP on 127.0.0.1, every page opened.
 - every internal link points at a page and an anchor that exist;
 - chapter 03 and chapter 11 show their graphviz drawings and the static picture of their
   widgets (chapter 03's explorer with its drawn network, chapter 11's attention heatmap);
-- math is typeset by the MathJax that ships with the site, and the search page finds a chapter.
+- math is typeset by the MathJax that ships with the site, and the search page finds a chapter;
+- axe-core (the accessibility engine of browsers' developer tools, shipped as axe.min.js by the
+  axe-playwright-python package, read from disk) finds nothing critical or serious: on four
+  pages in `make test`, on the home page, the 12 chapters and 3 exercise pages with
+  MINIGRAPH_AXE_ALL=1 (about 15 s a page);
+- every drawing is named (role="img", its title) and its text reads at 11 px or more, inside
+  its own box; no page scrolls sideways on a 390 x 844 phone; the site has a favicon;
+- the home page links the repository and Binder of the owner/name it was built for (the test
+  builds with --repository; `make site` takes course.toml's).
 
 The build needs the [site] extra (Sphinx, myst-nb, the theme, django-static-mathjax); without
 it the test fails and names the install command. Building takes 20-30 s on 2 cores.
@@ -16,6 +24,7 @@ it the test fails and names the install command. Building takes 20-30 s on 2 cor
 import functools
 import http.server
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -32,6 +41,7 @@ from labdriver import REPO, Browser, require_browser  # noqa: E402
 
 pytestmark = pytest.mark.browser
 SITE_TOOLS = ("sphinx", "myst_nb", "sphinx_book_theme", "mathjax")
+BUILT_FOR = "example-owner/minigraph"
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +51,7 @@ def site(tmp_path_factory):
         pytest.fail(f"the site's tools are missing ({', '.join(missing)}): pip install -e '.[site]' "
                     "(`make test` installs them with [dev])", pytrace=False)
     out = tmp_path_factory.mktemp("site")
-    proc = subprocess.run([sys.executable, str(REPO / "tools" / "build_site.py"), str(out)],
+    proc = subprocess.run([sys.executable, str(REPO / "tools" / "build_site.py"), "--repository", BUILT_FOR, str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"make site failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return out
@@ -172,7 +182,10 @@ def test_every_page_loads_cleanly_with_its_pictures(site, served, page):
     problems, errors, outside = [], [], []
     page.on("console", lambda msg: msg.type == "error" and errors.append(msg.text))
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.on("requestfailed", lambda req: errors.append(f"failed: {req.url}"))
+    # (the browser asks for the favicon after the load event; going on to the next page aborts
+    # that request, which is not a failure: test_the_home_page_links_..._favicon checks the file is there)
+    page.on("requestfailed", lambda req: req.url.endswith("/favicon.svg") and req.failure == "net::ERR_ABORTED"
+            or errors.append(f"failed: {req.url} ({req.failure})"))
     page.route(re.compile(r"^(?!http://127\.0\.0\.1)"),
                lambda route: (outside.append(route.request.url), route.abort()))
     for name in pages(site):
@@ -192,6 +205,11 @@ def test_every_page_loads_cleanly_with_its_pictures(site, served, page):
             problems.append(f"{name}: {report['empty_svgs']} drawings with no size")
         if report["widget_texts"]:
             problems.append(f"{name}: {report['widget_texts']} widgets shown as their text repr")
+        page.set_viewport_size({"width": 390, "height": 844})            # a phone: no sideways scroll
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        if width > 390:
+            problems.append(f"{name}: {width} px wide on a 390 px phone")
+        page.set_viewport_size({"width": 1300, "height": 1000})
     assert not problems, "\n".join(problems)
 
 
@@ -221,3 +239,74 @@ def test_math_is_typeset_offline_and_search_finds_a_chapter(served, page):
     page.wait_for_function("() => document.querySelectorAll('#search-results li a').length > 0", timeout=30_000)
     links = page.eval_on_selector_all("#search-results li a", "els => els.map(e => e.getAttribute('href'))")
     assert any("03_backpropagation" in link for link in links), links
+
+
+# -- accessibility, drawings, phones ------------------------------------------------------------
+
+AXE_ALL = ["index.html", *(f"chapters/{p.stem}.html" for p in sorted((REPO / "chapters").glob("*.ipynb"))),
+           "exercises/00_warmup.html", "exercises/03_backpropagation.html", "exercises/11_transformer.html"]
+# axe takes about 15 s a page on a loaded 2-core machine: `make test` checks one page of each
+# kind (the home page, a chapter with widget pictures and math, the one with the widest
+# drawings, an exercise); MINIGRAPH_AXE_ALL=1 checks all 16.
+AXE_PAGES = AXE_ALL if os.environ.get("MINIGRAPH_AXE_ALL") else [
+    "index.html", "chapters/03_backpropagation.html", "chapters/11_transformer.html", "exercises/03_backpropagation.html"]
+AXE_RUN = """async () => {
+    const result = await axe.run(document, {rules: {'label-content-name-mismatch': {enabled: true}}});
+    return result.violations.filter(v => v.impact === 'critical' || v.impact === 'serious')
+        .map(v => `${v.impact} ${v.id} (${v.nodes.length}): ${v.nodes[0].html.slice(0, 150)}`);
+}"""
+
+
+def axe_source():
+    spec = importlib.util.find_spec("axe_playwright_python")
+    if spec is None:
+        pytest.fail("axe-playwright-python (it ships axe-core's axe.min.js) is missing: pip install -e '.[dev]'",
+                    pytrace=False)
+    return (Path(spec.origin).parent / "axe.min.js").read_text(encoding="utf-8")
+
+
+def test_axe_finds_nothing_critical_or_serious(served, browser):
+    assert len(AXE_ALL) == 16 and set(AXE_PAGES) <= set(AXE_ALL)
+    axe = axe_source()
+    page = browser.new_page(width=1280, height=800)
+    found = []
+    try:
+        for name in AXE_PAGES:
+            open_page(page, f"{served}/{name}")
+            page.add_script_tag(content=axe)
+            found += [f"{name}: {v}" for v in page.evaluate(AXE_RUN)]
+    finally:
+        page.context.close()
+    assert not found, "axe-core: critical or serious violations\n" + "\n".join(found)
+
+
+DRAWINGS = """() => [...document.querySelectorAll('.mg-drawing svg')].map(svg => {
+    const box = svg.getBoundingClientRect(), frame = svg.closest('.mg-drawing').getBoundingClientRect();
+    return {role: svg.getAttribute('role'), name: svg.getAttribute('aria-label') || '',
+            text_px: 12 * box.width / svg.viewBox.baseVal.width, width: box.width,
+            frame_right: frame.right, frame_width: frame.width};
+})"""
+
+
+def test_every_drawing_is_named_and_reads_at_a_readable_size_inside_its_box(served, page):
+    for chapter in ("03_backpropagation", "07_recurrent_networks", "11_transformer"):
+        open_page(page, f"{served}/chapters/{chapter}.html")
+        content = page.locator("main").bounding_box()
+        drawings = page.evaluate(DRAWINGS)
+        assert len(drawings) >= 2, f"{chapter}: {len(drawings)} drawings"
+        for k, d in enumerate(drawings):
+            where = f"{chapter}, drawing {k + 1}: {d}"
+            assert d["role"] == "img" and d["name"], where
+            assert d["text_px"] >= 11, where                     # dot's 12-point text, as drawn
+            assert d["frame_right"] <= content["x"] + content["width"] + 1, where
+        if chapter == "11_transformer":                          # its GPT: readable, so wider than the page
+            assert any(d["width"] > d["frame_width"] + 1 for d in drawings), drawings
+
+
+def test_the_home_page_links_what_it_was_built_for_and_every_page_has_a_favicon(site):
+    index = (site / "index.html").read_text(encoding="utf-8")
+    assert f"https://github.com/{BUILT_FOR}#readme" in index
+    assert f"https://mybinder.org/v2/gh/{BUILT_FOR}/main?labpath=chapters%2F00_setup_check.ipynb" in index
+    for name in pages(site):
+        icons = re.findall(r'<link rel="icon" href="([^"]+)"', (site / name).read_text(encoding="utf-8"))
+        assert icons and ((site / name).parent / icons[0]).resolve().is_file(), f"{name}: favicon {icons}"

@@ -292,3 +292,14 @@ def test_the_edition_carries_the_licence_its_readme_names(edition):
     readme = (edition / "README.md").read_text(encoding="utf-8")
     assert "`LICENSE`" in readme and "MIT" in readme
     assert (edition / "LICENSE").read_text(encoding="utf-8") == (ROOT / "LICENSE").read_text(encoding="utf-8")
+
+
+def test_the_edition_readme_has_what_chapter_00_points_to_and_the_trust_command():
+    """Chapter 00 sends a learner whose check failed to *Troubleshooting* in the README; without
+    `jupyter trust` the edition's stored drawings show as text tables."""
+    readme = release.README.read_text(encoding="utf-8")
+    chapter00 = (ROOT / "chapters" / "00_setup_check.ipynb").read_text(encoding="utf-8")
+    assert "*Troubleshooting*" in chapter00
+    assert "\n## Troubleshooting\n" in readme
+    assert "jupyter trust chapters/*.ipynb exercises/*.ipynb" in readme
+    assert "jupyter lab chapters/00_setup_check.ipynb" in readme

@@ -31,7 +31,7 @@ from ..toolkit.public import Public
 from ..toolkit.values import encode
 from ..toolkit.vjp import graph_case, vjp_exercise
 
-TITLE = "The Transformer"
+TITLE = "A tiny GPT"
 answers = answers_of(__name__)    # answers/ch11.py: references, mistakes and a judge, used only to judge
 judges = judges_of(__name__)      # judges/ch11.py: the judges that hold no answer
 
