@@ -102,9 +102,12 @@ def _judge_call(reference, call, named):
                          f"no gradient for node '{name}' ({a_kind(reference.kinds[name])})"))
         verdict = compare(reference.expected[name], grads[name])
         if not verdict.passed:
+            shaped = np.shape(grads[name]) != np.shape(reference.expected[name])
             return named(reference, grads, Verdict(
                 False, verdict.expected, verdict.got,
-                f"node '{name}' ({a_kind(reference.kinds[name])}) has the wrong gradient: {verdict.message}"))
+                f"node '{name}' ({a_kind(reference.kinds[name])}) has the wrong gradient: {verdict.message}"
+                + (". Sum each share back to its node's own shape, over every axis broadcasting added "
+                   "or stretched, not only axis 0 (mg.unbroadcast)" if shaped else "")))
     params = call.get("params") or {}
     for name in reference.parameters:
         expected, value = reference.expected[name], decode(params.get(name, {"type": "none"}))
