@@ -45,7 +45,7 @@ import numpy as np
 from . import optim
 from .dtypes import row_of
 from .errors import BadValueError, GraphError, OpError, ShapeError, shape_text
-from .graph import Graph, Op
+from .graph import Graph, Node, Op
 from .opdef import OpDef
 
 # op -> (the name of your rule, its exercise, which of the op's inputs it answers for)
@@ -185,6 +185,11 @@ class Engine:
         if not isinstance(grads, dict):
             raise BadValueError(f"{self.whose('backward')} returned {type(grads).__name__}, not a dict "
                                 f"{{node: gradient}}: did it forget to return the gradients?")
+        named = next((key for key in grads if not isinstance(key, Node)), None)
+        if named is not None:
+            raise BadValueError(f"{self.whose('backward')} returned a dict keyed by "
+                                f"{type(named).__name__} {str(named)[:30]!r}: key it by the nodes "
+                                "themselves, as values is.")
         for node in mirror.order:
             g, what = grads.get(node), f"'{node.name}' ({node.kind}{', op ' + node.op.name if node.op else ''}"
             if g is None and node.kind in ("op", "parameter"):
@@ -267,7 +272,17 @@ class Mirror:
 
     def __init__(self, engine, output):
         self.values, twins, self.engine, self.originals = {}, {}, engine, {}
-        for node in engine.pieces["topo_sort"](output):
+        order = engine.pieces["topo_sort"](output)
+        if order is None or isinstance(order, (str, Node)) or not hasattr(order, "__iter__"):
+            raise BadValueError(f"{engine.whose('topo_sort')} returned {type(order).__name__} for "
+                                f"'{output.name}', not a list of nodes: did it forget to return the list?")
+        order = list(order)
+        strange = next((item for item in order if not isinstance(item, Node)), None)
+        if strange is not None:
+            raise BadValueError(f"{engine.whose('topo_sort')} listed {type(strange).__name__} "
+                                f"{str(strange)[:30]!r} among the nodes of '{output.name}': it lists the "
+                                "nodes themselves.")
+        for node in order:
             early = [p for p in node.inputs if p not in twins]
             if node in twins or early:
                 raise GraphError(f"{engine.whose('topo_sort')} lists '{node.name}' " + (

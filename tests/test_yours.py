@@ -344,3 +344,14 @@ def test_compare_refuses_a_model_for_a_function_no_steps_another_engine_and_two_
                                                r"\(from node 'xor.W1' on\)"):
         sidebyside.compare(engine, lambda: sidebyside._binary("xor", *mg.data.xor(), next(sizes),
                                                                    sidebyside.sigmoid, 2.0, 3, 0))
+
+
+def test_a_topological_order_or_gradients_that_are_not_nodes_are_named(solution):
+    with pytest.raises(mg.BadValueError, match=r"your topo_sort \(02.topo_sort\) returned NoneType for "
+                                               r"'digits.loss', not a list of nodes"):
+        digits_step(Engine(**{**solution, "topo_sort": lambda output: None}))
+    with pytest.raises(mg.BadValueError, match=r"your topo_sort \(02.topo_sort\) listed str 'digits.x'"):
+        digits_step(Engine(**{**solution, "topo_sort": lambda output: [n.name for n in mg.Graph(output).nodes]}))
+    with pytest.raises(mg.BadValueError, match=r"your backward \(03.backward\) returned a dict keyed by str"):
+        digits_step(Engine(**{**solution, "backward": lambda loss, values: {
+            node.name: grad for node, grad in solution["backward"](loss, values).items()}}))
