@@ -3,9 +3,11 @@
 ``03.backward`` asks for the whole algorithm, ``backward(loss, values)``: ``run`` builds a case's
 graph from a spec (``toolkit/graphs.py``) with every op's rule wrapped so that it counts its
 calls and refuses a call with the wrong arguments (a gradient of another shape than its node's,
-another ``ans`` or input values, the node's attributes left out), runs a forward pass for
-``values``, calls the answer (twice when the case says ``again``) and sends back the gradients
-by node name, every Parameter's ``.grad`` and the counts. The judge (``answers/ch03.py``) compares them with the engine's
+another ``ans`` or input values, the node's attributes left out; what it hands back is
+read-only), runs a forward pass for ``values``, calls the answer (twice when the case says
+``again``, the second time on another feed) while every node's ``.value`` holds another pass's
+numbers, refuses an answer that changed the dict ``values``, and sends back the gradients by
+node name, every Parameter's ``.grad`` and the counts. The judge (``answers/ch03.py``) compares them with the engine's
 ``Graph.backward`` on the same graph and names the first node, walking back from the loss,
 whose gradient is wrong.
 
