@@ -88,3 +88,14 @@ def test_a_right_answer_is_judged_on_every_node_and_on_both_calls():
     assert again.expected == "7 gradients, on both calls"
     deep = next(c for c in result.cases if "chain of 300" in c.input)
     assert deep.expected == "302 gradients"
+
+
+def test_a_mistake_that_spoils_several_cases_is_explained_once_in_the_table():
+    from minigraph.grading import check
+    shown = check("03.backward", WRONG["03.backward"]["overwrites at fan-out"][0])
+    paragraph = "where a node feeds several ops (or one op twice), its gradient is the sum"
+    for text in (shown.text, shown.html):
+        assert text.count(paragraph) == 1
+        assert text.count("overwritten at fan-out (as in case 2) (node '") >= 5
+    none = check("03.backward", WRONG["03.backward"]["forgot return"][0]).text
+    assert none.count("did you forget `return`?") == 1 and "the same as case 1" in none
