@@ -163,20 +163,11 @@ class Engine:
         given = dict(values)
         try:
             grads = self.pieces["backward"](mirror.output, given)
-        except ValueError as error:
-            if "read-only" not in str(error):
+        except (ValueError, TypeError) as error:
+            message = in_place_trouble(error, self.whose("backward"))
+            if message is None:
                 raise
-            raise BadValueError(f"{self.whose('backward')} added into an array in place (+=) that is not "
-                                "its own: the share a rule hands back may be the very array of another "
-                                "node's gradient, and values belong to the caller. Add with + (a new "
-                                "array), not +=.") from error
-        except TypeError as error:
-            if "Cannot cast ufunc" not in str(error):
-                raise
-            raise BadValueError(f"{self.whose('backward')} added floats into an integer array in place "
-                                "(+=): np.zeros_like of an integer value (an Input of integers, such as "
-                                "class labels) is an integer array. A gradient is floats: start from "
-                                "zeros of the node's shape (np.zeros), or from the first share.") from error
+            raise BadValueError(message) from error
         deleted = [node for node in values if node not in given]
         if deleted:
             raise GraphError(f"{self.whose('backward')} deleted the entry of '{deleted[0].name}' from "
@@ -231,9 +222,25 @@ class Engine:
         return np.argmax(values[self.mirror(model.logits).output], axis=1)
 
 
-def _read_only(share):
-    """What a rule hands back, as an array backward may read but not add into in place: it may be
-    the very array of the gradient the rule was given (an addition passes g on as it is)."""
+def in_place_trouble(error, who, integers=None):
+    """What went wrong, in words, when numpy refused a backward's ``+=`` (``who``: the backward,
+    ``integers``: the node that holds integers, if known), or None for any other ``error``."""
+    if isinstance(error, ValueError) and "read-only" in str(error):
+        return (f"{who} added into an array in place (+=) that is not its own: use + (a new array), "
+                "not +=. A share a rule hands back may be the very array of another node's gradient "
+                "(an addition passes g on as it is), and values belong to the caller.")
+    if isinstance(error, TypeError) and "Cannot cast ufunc" in str(error):
+        held = f"'{integers}' holds integers, as class labels do" if integers else "an Input of class labels"
+        return (f"{who} added floats into an integer array in place (+=), and numpy refused: "
+                f"np.zeros_like of an integer value ({held}) is an integer array. A gradient is floats: "
+                "start from np.zeros of the node's shape, or from the first share.")
+    return None
+
+
+def read_only(share):
+    """``share`` as an array a backward may read but not write into in place (a view of it): what a
+    rule hands back may be the very array of the gradient it was given (an addition passes g on
+    as it is), and values belong to their caller. The check of 03.backward hands out the same."""
     if isinstance(share, np.ndarray):
         share = share.view()
         share.flags.writeable = False
@@ -327,7 +334,7 @@ class Mirror:
         def minigraphs(k):
             def vjp(g, ans, *args, **attrs):
                 called(g, ans, args)
-                return _read_only(plain.vjps[k](g, ans, *args, **attrs))
+                return read_only(plain.vjps[k](g, ans, *args, **attrs))
             return vjp
 
         if rule is None:
@@ -350,7 +357,7 @@ class Mirror:
                                         f"gradient per input, a tuple of {len(args)}.")
                 share = out[k] if answers == "each" else out
                 _returned(who, where, node.inputs[k], share, (g, ans, *given), np.shape(given[k]), np.shape(ans))
-                return _read_only(share)
+                return read_only(share)
             return vjp
         return tuple(part(k) if answers == "each" or k == 0 else minigraphs(k) for k in range(len(plain.vjps)))
 

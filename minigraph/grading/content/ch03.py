@@ -341,14 +341,6 @@ def opdef_of(what):
     return bias_add.opdef if what == "bias_add" else getattr(mg, what).opdef
 
 
-def _read_only(value):
-    """``value`` as an array the answer may read but not write into (a view of it, if it is one)."""
-    if isinstance(value, np.ndarray):
-        value = value.view()
-        value.flags.writeable = False
-    return value
-
-
 def _counted(counts, current):
     """``make_op`` for ``graphs.build``: each op with its rules wrapped, so that every call is
     counted in ``counts`` ("node:k" -> calls) and refused when its arguments are not the node's
@@ -363,7 +355,7 @@ def _counted(counts, current):
                 node = made[0]
                 _check_call(node, g, ans, args, given, current)
                 counts[f"{node.name}:{k}"] = counts.get(f"{node.name}:{k}", 0) + 1
-                return _read_only(base.vjps[k](g, ans, *args, **given))
+                return mg.yours.read_only(base.vjps[k](g, ans, *args, **given))
             return vjp
 
         op = mg.defop(base.name, base.forward, [rule(k) for k in range(len(inputs))], base.symbol)
@@ -444,7 +436,7 @@ def _untouched(given, values):
 def _one_call(answer, loss, graph, current, counts):
     """The answer called once on ``current`` (``{node: value}``), its results as JSON."""
     counts.clear()
-    values = {node: _read_only(value) for node, value in current.items()}
+    values = {node: mg.yours.read_only(value) for node, value in current.items()}
     given = dict(values)
     try:
         grads = answer(loss, given)
@@ -456,20 +448,12 @@ def _one_call(answer, loss, graph, current, counts):
         raise Rule(f"backward looked up the gradient of '{node.name}' before any had reached it: "
                    "visit the nodes from the loss back (reverse topological order), so that every "
                    "op that uses a node has sent its share first") from None
-    except TypeError as error:
-        if "Cannot cast ufunc" not in str(error):
-            raise
+    except (ValueError, TypeError) as error:
         integers = [node.name for node, value in current.items() if np.asarray(value).dtype.kind in "iu"]
-        raise Rule(f"backward added floats into an integer array in place (+=), and numpy refused: "
-                   f"np.zeros_like of an integer value ('{integers[0]}' holds integers, as class labels "
-                   "do) is an integer array. A gradient is floats: start from np.zeros of the node's "
-                   "shape, or from the first share") from None
-    except ValueError as error:
-        if "read-only" not in str(error):
+        message = mg.yours.in_place_trouble(error, "backward", (integers or [None])[0])
+        if message is None:
             raise
-        raise Rule("backward added into an array in place (+=) that is not its own: use + (a new "
-                   "array), not +=. A share a rule hands back may be the very array of another "
-                   "node's gradient (an addition passes g on as it is), and values belong to the caller") from None
+        raise Rule(message) from None
     _untouched(given, values)
     return {"grads": _named(grads, graph), "params": {p.name: encode(p.grad) for p in graph.parameters},
             "counts": dict(counts)}
