@@ -98,6 +98,11 @@ class Engine:
         if unknown:
             raise BadValueError(f"Engine has no piece called {', '.join(unknown)}; its pieces are: "
                                 f"{', '.join(PIECES)}.")
+        optimizer = pieces.get("optimizer")
+        if optimizer is not None and not isinstance(optimizer, type):
+            raise BadValueError(f"Engine's piece optimizer is your answer to 04.gd, a class such as MyGD "
+                                f"(the class itself, not MyGD(...)); it was given {type(optimizer).__name__} "
+                                f"{str(optimizer)[:40]!r}.")
         for name, piece in pieces.items():
             if piece is not None and not callable(piece):
                 raise BadValueError(f"Engine's piece {name} is your answer to {PIECES[name][0]}, a function "

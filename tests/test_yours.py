@@ -89,6 +89,10 @@ def test_an_unknown_piece_or_one_that_is_not_a_function_is_refused():
     with pytest.raises(mg.BadValueError, match=r"piece tanh_vjp is your answer to 03.tanh_vjp, a function.*"
                                                r"given ndarray"):
         Engine(tanh_vjp=np.zeros(3))
+    for optimizer in (mg.optim.GD([mg.Parameter(1.0)], lr=0.1), lambda value, grad: value - grad):
+        with pytest.raises(mg.BadValueError, match=r"piece optimizer is your answer to 04.gd, a class such as "
+                                                   r"MyGD \(the class itself, not MyGD\(...\)\); it was given"):
+            Engine(optimizer=optimizer)
 
 
 # -- training on the solutions' engine: the same losses as minigraph's ----------------------------
