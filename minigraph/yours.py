@@ -334,7 +334,7 @@ class Mirror:
                 if value is None:
                     raise BadValueError(f"{self.engine.whose('backward')} called the rule of {where} with "
                                         f"None for {what}: did it read node.value? On your engine only "
-                                        "values holds the values: read values[node].")
+                                        "the dict values holds them: read each there, by its node.")
 
         def minigraphs(k):
             def vjp(g, ans, *args, **attrs):

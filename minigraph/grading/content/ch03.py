@@ -366,7 +366,7 @@ def _counted(counts, current):
 
 
 STALE_VALUE = ("did backward read node.value? It holds the value of another forward pass (the last "
-               "one run), not this call's: read every value from values (values[node])")
+               "one run), not this call's: read every value from the dict values, by its node")
 
 
 def _check_call(node, g, ans, args, given, current):

@@ -504,7 +504,7 @@ WRONG = {
         "keyed by names": wrong(backward_by_names, "keyed by names"),
         "forgot return": wrong(lambda loss, values: None, "forget `return`"),
         "deletes the entries of values": wrong(backward_deletes_values, "deleted the entry", "values belongs to the caller"),
-        "reads node.value": wrong(backward_reads_node_value, "node.value", "values[node]"),
+        "reads node.value": wrong(backward_reads_node_value, "node.value", "from the dict values"),
         "a memo at the top of the notebook": wrong(backward_module_memo, "returned the first call's gradients"),
         "summed over axis 0": wrong(backward_sum_axis_0, "summed over axis 0 only"),
         "summed back after adding": wrong(backward_summed_late, "only after the shares were added up"),
