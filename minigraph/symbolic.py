@@ -38,6 +38,10 @@ def _vjp(node, k):
     vjps = GRAPH_VJPS.get(op) or GRAPH_VJPS.get(op.name)
     if vjps is not None:
         return vjps[k]
+    if getattr(op, "on_your_engine", False):
+        raise OpError(f"mg.grad met '{node.name}' ({op.name}), a node of your engine (mg.yours.Engine): "
+                      f"there, gradients come from your backward, which calls each op's rule "
+                      f"(node.op.vjps), not from mg.grad.")
     if getattr(op, "expansion", None) is not None:
         return lambda g, ans, *inputs, **attrs: _through_expansion(op.expansion, k, g, inputs, attrs)
     raise OpError(f"mg.grad: the op '{op.name}' (node '{node.name}') has no VJP written as a graph "

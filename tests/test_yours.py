@@ -89,6 +89,10 @@ def test_an_unknown_piece_or_one_that_is_not_a_function_is_refused():
     with pytest.raises(mg.BadValueError, match=r"piece tanh_vjp is your answer to 03.tanh_vjp, a function.*"
                                                r"given ndarray"):
         Engine(tanh_vjp=np.zeros(3))
+    for optimizer in (mg.optim.GD([mg.Parameter(1.0)], lr=0.1), lambda value, grad: value - grad):
+        with pytest.raises(mg.BadValueError, match=r"piece optimizer is your answer to 04.gd, a class such as "
+                                                   r"MyGD \(the class itself, not MyGD\(...\)\); it was given"):
+            Engine(optimizer=optimizer)
 
 
 # -- training on the solutions' engine: the same losses as minigraph's ----------------------------
@@ -157,7 +161,8 @@ def test_a_wrong_piece_is_named_at_the_first_step_and_node_where_the_numbers_par
     comparison = sidebyside.compare(Engine(**{**solution, piece: wrong}), build, steps=3)
     assert comparison.divergence.startswith(f"step 0: the {where}")
     assert comparison.divergence.endswith(f"the piece that made the difference: {who}.")
-    assert comparison.divergence in repr(comparison)
+    assert comparison.divergence in " ".join(repr(comparison).split())
+    assert all(len(line) <= sidebyside.WIDTH for line in repr(comparison).splitlines())
 
 
 def test_a_wrong_evaluate_is_named_at_the_node_whose_value_differs(solution):
@@ -232,3 +237,125 @@ def test_a_rule_that_fails_or_returns_one_gradient_for_two_inputs_is_named(solut
     with pytest.raises(mg.BadValueError, match=r"your matmul_vjp \(03.matmul_vjp\) returned ndarray at "
                                                r"'digits.xW2' \(matmul\): it returns one gradient per input"):
         digits_step(Engine(**{**solution, "matmul_vjp": lambda g, ans, x, W: g @ W.T}))
+
+
+# -- a wrong piece is named from step 0, whatever training does later ---------------------------
+
+@pytest.mark.parametrize("piece, wrong, build, who", [
+    ("tanh_vjp", lambda g, ans, x: g * (1 - x ** 2), sidebyside.disk, "your tanh_vjp (03.tanh_vjp)"),
+    ("mul_vjp", lambda g, ans, x, y: (g * x, g * y), sidebyside.digits, "your mul_vjp (03.mul_vjp)"),
+], ids=["tanh rule with x", "mul shares swapped"])
+def test_a_piece_that_parts_at_step_0_is_named_even_if_training_fails_later(solution, piece, wrong, build, who):
+    comparison = sidebyside.compare(Engine(**{**solution, piece: wrong}), build)
+    assert comparison.divergence.startswith("step 0: ")
+    assert comparison.divergence.endswith(f"the piece that made the difference: {who}.")
+    shown = repr(comparison)
+    assert "did not set .grad" not in shown and all(len(line) <= sidebyside.WIDTH for line in shown.splitlines())
+    if comparison.stopped:                      # it overflowed later: said after the first difference
+        assert len(comparison.losses) < build().steps and shown.index(comparison.stopped.split(":")[0]) > 0
+
+
+def test_nan_on_both_sides_is_not_a_difference():
+    assert sidebyside._same(np.array([np.nan, 1.0]), np.array([np.nan, 1.0]))
+    comparison = sidebyside.Comparison("x", [1.0, np.nan], [1.0, np.nan])
+    assert comparison.largest_difference == 0.0
+
+
+# -- bad pieces and bad arguments: minigraph's errors naming the piece, the node and what is wrong ---
+
+@pytest.mark.parametrize("piece, rule, error, words", [
+    ("tanh_vjp", lambda g, ans, x: g * np.nan, mg.BadValueError,
+     r"your tanh_vjp \(03.tanh_vjp\) returned shape \(50, 32\) \[nan.*for input 'digits.z1' at 'digits.h1' \(tanh\), "
+     r"not finite numbers"),
+    ("tanh_vjp", lambda g, ans, x: None, mg.BadValueError,
+     r"your tanh_vjp \(03.tanh_vjp\) returned None for input 'digits.z1' at 'digits.h1' \(tanh\)"),
+    ("matmul_vjp", lambda g, ans, x, W: (g @ W.T, (x.T @ g).T), mg.ShapeError,
+     r"your matmul_vjp \(03.matmul_vjp\) returned, for input 'digits.W2' of 'digits.xW2' \(matmul\), a gradient "
+     r"of shape \(10, 32\), but 'digits.W2' has shape \(32, 10\)"),
+    ("softmax_ce_vjp", lambda g, ans, z, y: np.zeros(3), mg.ShapeError,
+     r"your softmax_ce_vjp \(05.softmax_ce_vjp\) returned, for input 'digits.z2'"),
+], ids=["NaN", "None", "transposed", "wrong shape"])
+def test_a_rule_that_returns_nan_none_or_a_wrong_shape_is_named_not_the_backward(solution, piece, rule, error, words):
+    with pytest.raises(error, match=words):
+        digits_step(Engine(**{**solution, piece: rule}))
+
+
+def test_an_evaluate_that_returns_another_value_than_it_computed_is_named(solution):
+    def evaluate(output, feed):
+        return solution["evaluate"](output, feed) * np.nan
+    with pytest.raises(mg.BadValueError, match=r"your evaluate \(02.evaluate\) returned scalar \[nan\] for "
+                                               r"'digits.loss', but the value it computed for 'digits.loss' is"):
+        digits_step(Engine(**{**solution, "evaluate": evaluate}))
+
+
+def test_a_backward_that_deletes_values_reads_node_value_or_writes_in_place_is_named(solution):
+    def deletes(loss, values):
+        grads = solution["backward"](loss, values)
+        values.clear()
+        return grads
+
+    def reads_value(loss, values):
+        return solution["backward"](loss, {node: node.value for node in values})
+
+    def aliasing(loss, values):
+        grads = {loss: np.ones_like(values[loss])}
+        for node in reversed(mg.Graph(loss).nodes):
+            if node.op is not None:
+                for k, parent in enumerate(node.inputs):
+                    gk = mg.unbroadcast(node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs],
+                                                        **node.attrs), np.shape(values[parent]))
+                    if parent in grads:
+                        grads[parent] += gk
+                    else:
+                        grads[parent] = gk
+        for node in grads:
+            if node.kind == "parameter":
+                node.grad = grads[node]
+        return grads
+
+    def by_mg_grad(loss, values):
+        return dict(zip(mg.Graph(loss).nodes, mg.grad(loss, mg.Graph(loss).nodes)))
+
+    with pytest.raises(mg.GraphError, match=r"your backward \(03.backward\) deleted the entry of 'digits.x' from values"):
+        digits_step(Engine(**{**solution, "backward": deletes}))
+    with pytest.raises(mg.BadValueError, match=r"your backward \(03.backward\) called the rule of 'digits.loss' "
+                                               r"\(add\) with None for ans: did it read node.value\?"):
+        digits_step(Engine(**{**solution, "backward": reads_value}))
+    with pytest.raises(mg.BadValueError, match=r"your backward \(03.backward\) added into an array in place \(\+=\)"):
+        digits_step(Engine(**{**solution, "backward": aliasing}))
+    with pytest.raises(mg.OpError, match=r"mg.grad met 'digits.loss' \(add\), a node of your engine"):
+        digits_step(Engine(**{**solution, "backward": by_mg_grad}))
+
+
+def test_compare_refuses_a_model_for_a_function_no_steps_another_engine_and_two_networks(solution):
+    engine = Engine(**solution)
+    with pytest.raises(mg.BadValueError, match=r"the function that builds a model, such as mg.sidebyside.xor, "
+                                               r"not a model it built \(xor\)"):
+        sidebyside.compare(engine, sidebyside.xor())
+    with pytest.raises(mg.BadValueError, match=r"it was given str"):
+        sidebyside.compare(engine, "xor")
+    with pytest.raises(mg.BadValueError, match=r"build\(\) must return a model.*it returned Graph"):
+        sidebyside.compare(engine, lambda: mg.Graph(mg.Input("x")))
+    for steps in (0, -1, 2.5, True):
+        with pytest.raises(mg.BadValueError, match=r"steps is the number of training steps"):
+            sidebyside.compare(engine, sidebyside.xor, steps=steps)
+    with pytest.raises(mg.BadValueError, match=r"engine must be an mg.yours.Engine\(...\) of pieces; it was given dict"):
+        sidebyside.compare(solution, sidebyside.xor)
+    with pytest.raises(mg.BadValueError, match=r"reference must be an mg.yours.Engine"):
+        sidebyside.compare(engine, sidebyside.xor, reference=mg.optim.GD)
+    sizes = iter([[2, 4, 1], [2, 3, 1]])
+    with pytest.raises(mg.BadValueError, match=r"build\(\) made two different networks for the two engines "
+                                               r"\(from node 'xor.W1' on\)"):
+        sidebyside.compare(engine, lambda: sidebyside._binary("xor", *mg.data.xor(), next(sizes),
+                                                                   sidebyside.sigmoid, 2.0, 3, 0))
+
+
+def test_a_topological_order_or_gradients_that_are_not_nodes_are_named(solution):
+    with pytest.raises(mg.BadValueError, match=r"your topo_sort \(02.topo_sort\) returned NoneType for "
+                                               r"'digits.loss', not a list of nodes"):
+        digits_step(Engine(**{**solution, "topo_sort": lambda output: None}))
+    with pytest.raises(mg.BadValueError, match=r"your topo_sort \(02.topo_sort\) listed str 'digits.x'"):
+        digits_step(Engine(**{**solution, "topo_sort": lambda output: [n.name for n in mg.Graph(output).nodes]}))
+    with pytest.raises(mg.BadValueError, match=r"your backward \(03.backward\) returned a dict keyed by str"):
+        digits_step(Engine(**{**solution, "backward": lambda loss, values: {
+            node.name: grad for node, grad in solution["backward"](loss, values).items()}}))

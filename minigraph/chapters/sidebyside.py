@@ -13,17 +13,20 @@ The networks are the course's: XOR and the disk (chapter 04), the 8x8 digits (ch
 written with ``x @ W + b`` (matmul and add) so that your backward rules are the ones at work.
 """
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import data, ops
+from ..errors import BadValueError
 from ..graph import Graph, Input, Parameter
 from ..ops import add, bce_with_logits, matmul, mul, sigmoid, softmax_cross_entropy, tanh, unbroadcast
 from ..yours import RULES, Engine
 
 DECAY = 1e-3             # the digits' weight decay
 TOLERANCE = 1e-9         # relative: closer than this, two numbers count as the same
+WIDTH = 88               # a verdict's lines: they break between words, not where the screen ends
 
 
 @dataclass
@@ -103,23 +106,76 @@ def digits(seed=0, lr=0.5, epochs=3, batch_size=50):
 def compare(engine, build, steps=None, reference=None):
     """Train ``build()`` on ``engine`` and another ``build()`` on ``reference``, step by step; a
     ``Comparison`` of their losses, naming the first difference. ``reference`` is minigraph's own
-    engine, with gradient descent (for momentum: ``Engine(optimizer=mg.optim.Momentum)``)."""
-    runs = [(engine, build()), (reference or Engine(), build())]
-    optimizers = [e.optimizer(m.parameters, m.lr) for e, m in runs]
+    engine, with gradient descent (for momentum: ``Engine(optimizer=mg.optim.Momentum)``).
+
+    Once the numbers have parted, a later step may fail (a wrong rule makes training overflow
+    some 50 steps on): the run then stops there, and the verdict still names the first
+    difference, which is the piece to fix."""
+    runs = [(engine, _built(build)), (_engine(reference or Engine(), "reference"), _built(build))]
+    _engine(engine, "engine")
     steps = runs[0][1].steps if steps is None else steps
-    losses, divergence = ([], []), None
-    pairs = list(zip(*(map(e.mirror(m.loss).twins.get, Graph(m.loss).nodes) for e, m in runs)))
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+        raise BadValueError(f"compare: steps is the number of training steps, a whole number of at least "
+                            f"1; it was given {steps!r}.")
+    pairs = _pairs(runs)
+    optimizers = [e.optimizer(m.parameters, m.lr) for e, m in runs]
+    losses, divergence, stopped = ([], []), None, None
     for step in range(steps):
-        (values, grads), (same_values, same_grads) = [e.step(m, o, step) for (e, m), o in zip(runs, optimizers)]
+        try:
+            with np.errstate(**({"all": "ignore"} if divergence else {})):    # parted: overflow may follow
+                (values, grads), (same_values, same_grads) = [e.step(m, o, step) for (e, m), o in zip(runs, optimizers)]
+        except Exception as error:
+            if divergence is None:
+                raise
+            first = str(error).split(". ")[0].rstrip(".")
+            stopped = (f"then training stopped at step {step}, a consequence of that difference: "
+                       f"{type(error).__name__}: {first}.")
+            break
         for run, (e, m) in enumerate(runs):
             losses[run].append(float((values, same_values)[run][e.mirror(m.loss).output]))
         divergence = divergence or _difference(engine, runs[0][1], step, pairs, values, same_values,
                                                grads, same_grads, runs[1][1].parameters)
-    return Comparison(runs[0][1].name, losses[0], losses[1], divergence)
+    return Comparison(runs[0][1].name, losses[0], losses[1], divergence, stopped)
+
+
+def _engine(engine, what):
+    if not isinstance(engine, Engine):
+        raise BadValueError(f"compare: {what} must be an mg.yours.Engine(...) of pieces; it was given "
+                            f"{type(engine).__name__}.")
+    return engine
+
+
+def _built(build):
+    """``build()``, refused unless ``build`` is a function that makes a ``Model``."""
+    if isinstance(build, Model):
+        raise BadValueError(f"compare takes the function that builds a model, such as mg.sidebyside.xor, "
+                            f"not a model it built ({build.name}): it builds one for each engine.")
+    if not callable(build):
+        raise BadValueError(f"compare takes the function that builds a model, such as mg.sidebyside.xor; "
+                            f"it was given {type(build).__name__}.")
+    model = build()
+    if not isinstance(model, Model):
+        raise BadValueError(f"compare: build() must return a model (mg.sidebyside.Model), such as "
+                            f"mg.sidebyside.xor() does; it returned {type(model).__name__}.")
+    return model
+
+
+def _pairs(runs):
+    """The two models' nodes, paired in the first one's order (each engine's twin of it); refused
+    unless the two models are the same network (the same nodes, kinds and shapes)."""
+    graphs = [Graph(m.loss).nodes for _, m in runs]
+    described = [[(n.kind, n.op.name if n.op else None, np.shape(n.value) if n.op is None
+                   and n.kind != "input" else None) for n in nodes] for nodes in graphs]
+    if described[0] != described[1] or len(runs[0][1].parameters) != len(runs[1][1].parameters):
+        first = next((a.name for a, b, c, d in zip(*graphs, *described) if c != d), None)
+        raise BadValueError("compare: build() made two different networks for the two engines"
+                            + (f" (from node '{first}' on)" if first else "") + ": it must make the "
+                            "same network each time it is called, from the same seed.")
+    return list(zip(*(map(e.mirror(m.loss).twins.get, nodes) for (e, m), nodes in zip(runs, graphs))))
 
 
 def _same(a, b):
-    return np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=TOLERANCE, atol=1e-12)
+    return np.shape(a) == np.shape(b) and np.allclose(a, b, rtol=TOLERANCE, atol=1e-12, equal_nan=True)
 
 
 def _difference(engine, model, step, pairs, values, same_values, grads, same_grads, same_parameters):
@@ -155,6 +211,11 @@ def _blame(engine, mirror, node, values, grads):
     return "backward"
 
 
+def _loss(x):
+    """A loss in a column of 14 characters, however large it grew."""
+    return f"{x:>14.6f}" if abs(x) < 1e6 else f"{x:>14.6g}"
+
+
 @dataclass
 class Comparison:
     """Two runs of one model: on your engine (``losses``) and on minigraph's (``reference``)."""
@@ -163,16 +224,20 @@ class Comparison:
     losses: list
     reference: list
     divergence: str = None
+    stopped: str = None         # why training stopped before its last step, once the numbers parted
 
     @property
     def largest_difference(self):
-        return float(np.max(np.abs(np.subtract(self.losses, self.reference)))) if self.losses else 0.0
+        ours, theirs = np.asarray(self.losses, dtype=float), np.asarray(self.reference, dtype=float)
+        apart = np.abs(ours - theirs)[~(np.isnan(ours) & np.isnan(theirs))]      # NaN on both: alike
+        return float(np.max(apart)) if apart.size else 0.0
 
     def __repr__(self):
         shown = sorted({int(i) for i in np.linspace(0, len(self.losses) - 1, 5)})
         rows = [f"{'step':>6}  {'your engine':>14}  {'minigraph':>14}"]
-        rows += [f"{i:>6}  {self.losses[i]:>14.6f}  {self.reference[i]:>14.6f}" for i in shown]
+        rows += [f"{i:>6}  {_loss(self.losses[i])}  {_loss(self.reference[i])}" for i in shown]
         verdict = (f"the same losses (to 1e-12) at all {len(self.losses)} steps: your engine trains exactly "
                    f"as minigraph's" if self.divergence is None and self.largest_difference <= 1e-12
                    else self.divergence or f"the losses differ by up to {self.largest_difference:.3g}")
+        verdict = "\n".join(textwrap.fill(line, WIDTH) for line in (verdict, self.stopped) if line)
         return f"{self.name}: {len(self.losses)} steps, the loss before each\n" + "\n".join(rows) + "\n" + verdict

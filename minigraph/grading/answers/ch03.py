@@ -7,7 +7,7 @@ import numpy as np
 
 import minigraph as mg
 
-from ..content.ch03 import FUNCTIONS, backward_feed, backward_spec, opdef_of
+from ..content.ch03 import FUNCTIONS, opdef_of
 from ..judges import ch03 as judges
 from ..toolkit.exercise import Verdict, arrays, compare, diagnose
 from ..toolkit.graphs import build
@@ -134,20 +134,30 @@ def breadth_first(loss):
     return order
 
 
-def _walk(loss, values, order, seed=np.ones_like, overwrite=False, summed=True):
+def _walk(loss, values, order, seed=np.ones_like, overwrite=False, summed="back"):
     """Backpropagation visiting the nodes in ``order(loss)``; the other knobs are typical
-    mistakes: another seed, a gradient that overwrites instead of adding, none summed back."""
+    mistakes: another seed, a gradient that overwrites instead of adding, shares summed back
+    (``summed``) not at all (None), over axis 0 only ("axis 0") or only once added up ("late")."""
+    def back(grad, node):
+        return mg.unbroadcast(grad, np.shape(values[node]))
+
     grads = {loss: seed(values[loss])}
     for node in order(loss):
         g = grads.get(node)
         if node.op is None or g is None:
             continue
+        if summed == "late":
+            g = grads[node] = back(g, node)
         args = [values[parent] for parent in node.inputs]
         for k, parent in enumerate(node.inputs):
             gk = node.op.vjps[k](g, values[node], *args, **node.attrs)
-            if summed:
-                gk = mg.unbroadcast(gk, np.shape(values[parent]))
+            if summed == "back":
+                gk = back(gk, parent)
+            elif summed == "axis 0" and np.shape(gk) != np.shape(values[parent]):
+                gk = np.sum(gk, axis=0)
             grads[parent] = gk if overwrite or parent not in grads else grads[parent] + gk
+    if summed == "late":
+        grads = {node: back(g, node) for node, g in grads.items()}
     for node, g in grads.items():
         if isinstance(node, mg.Parameter):
             node.grad = g
@@ -166,11 +176,18 @@ BACKWARD_MISTAKES = {
         functools.partial(_walk, order=reverse_topological, overwrite=True),
     "not summed back: a rule may hand back a gradient of its output's shape where broadcasting "
     "stretched an input; sum it back to the input's shape (mg.unbroadcast)":
-        functools.partial(_walk, order=reverse_topological, summed=False),
+        functools.partial(_walk, order=reverse_topological, summed=None),
+    "summed over axis 0 only: broadcasting may stretch any axis of size 1 and add leading ones (a "
+    "number becomes a whole array), so sum each share back to its node's own shape (mg.unbroadcast)":
+        functools.partial(_walk, order=reverse_topological, summed="axis 0"),
+    "summed back only after the shares were added up: a share of the output's shape, added to one "
+    "of the node's own shape, stretches that one too, and the sum back then counts it once per "
+    "row; sum each share back to its node's shape before adding it":
+        functools.partial(_walk, order=reverse_topological, summed="late"),
     "seeded with 0: the loss's gradient with respect to itself is 1 (np.ones_like), and every "
     "other gradient is a multiple of it":
         functools.partial(_walk, order=reverse_topological, seed=np.zeros_like),
-    "seeded with the loss's value: the seed is d loss / d loss = 1, not the loss":
+    "seeded with the loss's value: the seed is d loss / d loss = 1, not the loss's value":
         functools.partial(_walk, order=reverse_topological, seed=np.array),
 }
 
@@ -211,7 +228,8 @@ def named(reference, grads, verdict):
 
 def _same(reference, made, grads):
     for name in reference.order:
-        if reference.kinds[name] == "constant" and (name not in made or name not in grads):
+        if reference.kinds[name] == "constant" and (name not in made or name not in grads
+                                                    or judges.no_gradient(grads[name])):
             continue
         if (name in made) != (name in grads):
             return False

@@ -3,9 +3,11 @@
 ``03.backward`` asks for the whole algorithm, ``backward(loss, values)``: ``run`` builds a case's
 graph from a spec (``toolkit/graphs.py``) with every op's rule wrapped so that it counts its
 calls and refuses a call with the wrong arguments (a gradient of another shape than its node's,
-another ``ans`` or input values, the node's attributes left out), runs a forward pass for
-``values``, calls the answer (twice when the case says ``again``) and sends back the gradients
-by node name, every Parameter's ``.grad`` and the counts. The judge (``answers/ch03.py``) compares them with the engine's
+another ``ans`` or input values, the node's attributes left out; what it hands back is
+read-only), runs a forward pass for ``values``, calls the answer (twice when the case says
+``again``, the second time on another feed) while every node's ``.value`` holds another pass's
+numbers, refuses an answer that changed the dict ``values``, and sends back the gradients by
+node name, every Parameter's ``.grad`` and the counts. The judge (``answers/ch03.py``) compares them with the engine's
 ``Graph.backward`` on the same graph and names the first node, walking back from the loss,
 whose gradient is wrong.
 
@@ -242,8 +244,9 @@ def _as_it_came(g, ans, x, b):
     return g
 
 
-# x + b, whose rule hands back the output-shaped gradient: where broadcasting stretched b,
-# only a backward that sums each gradient back to its node's shape gives b the right one
+# x + b, whose rule hands back the output-shaped gradient (the statement shows it): where
+# broadcasting stretched b, only a backward that sums each share back to its node's shape gives
+# b the right gradient
 bias_add = mg.defop("bias_add", np.add, [_as_it_came, _as_it_came], symbol="+b")
 
 # the public graphs, as specs (``toolkit/graphs.py``); the loss is each one's last row
@@ -268,20 +271,31 @@ BACKWARD_GRAPHS = {
                   ("b", "parameter", [0.5, -1.0]), ("k", "parameter", [[1.0], [-2.0], [0.5]]),
                   ("z", "matmul", "X", "W"), ("y", "bias_add", "z", "b"), ("a", "tanh", "y"),
                   ("m", "mul", "a", "k"), ("loss", "sum", "m")),
+    # b (1, 2) and s (a number) stretched by bias_add to (3, 2): summing over axis 0 alone gives s
+    # a gradient of shape (2,); b also feeds a product, whose rule sums back itself, so a share
+    # added before it is summed back stretches the sum (and b's other share counts 3 times)
+    "BIASES": (("X", "input"), ("W", "parameter", [[0.6, -0.3], [0.9, 0.4]]),
+               ("b", "parameter", [[0.2, -0.7]]), ("s", "parameter", 0.4),
+               ("z", "matmul", "X", "W"), ("y", "bias_add", "z", "b"), ("a", "tanh", "y"),
+               ("u", "bias_add", "a", "s"), ("m", "mul", "u", "b"), ("loss", "sum", "m")),
     # sums over one axis: their rules need the node's attributes
     "REDUCE": REDUCE[:-1] + (("loss", "sum", "m"),),
-    # Constants, and an op of Constants only (four = two·two)
-    "CONSTANTS": (("x", "input"), ("w", "parameter", [0.5, -1.0, 2.0]), ("t", "constant", [1.0, 0.0, -1.0]),
-                  ("two", "constant", 2.0), ("half", "constant", 0.5), ("h", "mul", "x", "w"),
-                  ("e", "sub", "h", "t"), ("q", "mul", "e", "e"), ("four", "mul", "two", "two"),
-                  ("r", "mul", "q", "four"), ("s", "sum", "r"), ("loss", "mul", "s", "half")),
+    # an Input of integers (as class labels are), Constants, and an op of Constants only
+    "CONSTANTS": (("x", "input", "int"), ("w", "parameter", [0.5, -1.0, 2.0]),
+                  ("t", "constant", [1.0, 0.0, -1.0]), ("two", "constant", 2.0), ("half", "constant", 0.5),
+                  ("h", "mul", "x", "w"), ("e", "sub", "h", "t"), ("q", "mul", "e", "e"),
+                  ("four", "mul", "two", "two"), ("r", "mul", "q", "four"), ("s", "sum", "r"),
+                  ("loss", "mul", "s", "half")),
 }
 BACKWARD_FEEDS = {"CHAIN": {"x": [1.0, 0.5, -0.3]}, "DIAMOND": {"x": [0.5, -1.5]},
                   "SQUARE": {"x": [1.0, 2.0, -1.0]}, "SHARED": {"X": [[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8]]},
-                  "BROADCAST": {"X": [[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8]]}, "REDUCE": FEEDS["REDUCE"],
-                  "CONSTANTS": {"x": [1.0, -2.0, 0.5]}, "deep": {"x": [0.5, -1.0]},
+                  "BROADCAST": {"X": [[0.5, -1.0], [1.5, 0.2], [-0.3, 0.8]]},
+                  "BIASES": {"X": [[1.0, -0.5], [0.3, 0.8], [-1.2, 0.1]]}, "REDUCE": FEEDS["REDUCE"],
+                  "CONSTANTS": {"x": [1, -2, 3]}, "deep": {"x": [0.5, -1.0]},
                   "diamonds": {"x": [0.3, -0.2]}}
-DEEP = 500           # ops in the deep chain: within Python's recursion limit (1,000 calls deep)
+# ops in the deep chain: a recursive walk is within Python's recursion limit (1,000 calls deep)
+# even when it recurses inside a list comprehension, two calls per node on Python 3.11
+DEEP = 300
 STALE = 0.25         # each Parameter's .grad before the first call, as an earlier pass left it
 
 
@@ -301,6 +315,21 @@ def backward_feed(case):
     return case.get("feed") or BACKWARD_FEEDS[case["graph"]]
 
 
+def other_feed(feed):
+    """A feed of the same shapes and dtypes with other numbers (integers stay integers)."""
+    def other(value):
+        value = np.asarray(value)
+        return (1 - value).tolist() if value.dtype.kind in "iu" else np.round(0.3 - 0.8 * value, 6).tolist()
+    return {name: other(value) for name, value in feed.items()}
+
+
+def backward_feeds(case):
+    """The feed of each call: one, or two with other numbers when the case calls backward twice
+    (a second call on the same values would not show gradients kept from the first)."""
+    feed = backward_feed(case)
+    return [feed, other_feed(feed)] if case.get("again") else [feed]
+
+
 def engine_op(name, what, inputs, attrs):
     """An op node of a spec made with the engine's own op; bias_add is the engine's add (the
     same forward, with rules that sum back): ``graphs.build(spec, engine_op)``."""
@@ -312,9 +341,11 @@ def opdef_of(what):
     return bias_add.opdef if what == "bias_add" else getattr(mg, what).opdef
 
 
-def _counted(counts):
+def _counted(counts, current):
     """``make_op`` for ``graphs.build``: each op with its rules wrapped, so that every call is
-    counted in ``counts`` ("node:k" -> calls) and refused when its arguments are not the node's."""
+    counted in ``counts`` ("node:k" -> calls) and refused when its arguments are not the node's
+    values in ``current`` (``{node: value}`` of the call under way). What a rule hands back is
+    read-only, as in the engine: a share may be the very array of the gradient it was given."""
 
     def make_op(name, what, inputs, attrs):
         base, made = opdef_of(what), []
@@ -322,9 +353,9 @@ def _counted(counts):
         def rule(k):
             def vjp(g, ans, *args, **given):
                 node = made[0]
-                _check_call(node, k, g, ans, args, given)
+                _check_call(node, g, ans, args, given, current)
                 counts[f"{node.name}:{k}"] = counts.get(f"{node.name}:{k}", 0) + 1
-                return base.vjps[k](g, ans, *args, **given)
+                return mg.yours.read_only(base.vjps[k](g, ans, *args, **given))
             return vjp
 
         op = mg.defop(base.name, base.forward, [rule(k) for k in range(len(inputs))], base.symbol)
@@ -334,9 +365,13 @@ def _counted(counts):
     return make_op
 
 
-def _check_call(node, k, g, ans, args, given):
-    """Refuse (``Rule``) a call of ``node``'s rule for input ``k`` whose arguments are not the
-    node's: its gradient, its value, its inputs' values, its attributes."""
+STALE_VALUE = ("did backward read node.value? It holds the value of another forward pass (the last "
+               "one run), not this call's: read every value from the dict values, by its node")
+
+
+def _check_call(node, g, ans, args, given, current):
+    """Refuse (``Rule``) a call of ``node``'s rule whose arguments are not the node's: its
+    gradient, its value, its inputs' values (``current``), its attributes."""
     what = f"the rule of '{node.name}' ({node.op.name})"
     if node.attrs and not given and len(args) == len(node.inputs):
         settings = ", ".join(f"{key}={value!r}" for key, value in node.attrs.items())
@@ -345,21 +380,26 @@ def _check_call(node, k, g, ans, args, given):
     if len(args) < len(node.inputs):
         raise Rule(f"{what} was given {len(args)} input value(s), but '{node.name}' has "
                    f"{len(node.inputs)} inputs: after g and ans come the values of all its inputs")
-    if np.shape(g) != np.shape(node.value):
-        if np.size(g) < np.size(node.value) and not np.any(g):
+    value = current[node]
+    if np.shape(g) != np.shape(value):
+        if np.size(g) < np.size(value) and not np.any(g):
             raise Rule(f"{what} was called with g = 0 of {shape_text(g)}: no gradient had reached "
                        f"'{node.name}' yet. Visit the nodes from the loss back (reverse topological "
                        "order), so that every consumer has sent its share first")
         raise Rule(f"{what} was handed a gradient of {shape_text(g)}, but '{node.name}' has "
-                   f"{shape_text(node.value)}: a gradient has its node's shape. Where broadcasting "
+                   f"{shape_text(value)}: a gradient has its node's shape. Where broadcasting "
                    "stretched an input, sum the gradient back to the input's shape (mg.unbroadcast)")
-    if not np.array_equal(ans, node.value):
-        raise Rule(f"{what} was given, as ans, something other than the value of '{node.name}': "
-                   "ans is the op's own output, the node's own entry in values")
+    if not np.array_equal(ans, value):
+        stale = ans is None or np.array_equal(ans, node.value)
+        raise Rule(f"{what} was given, as ans, something other than this call's value of "
+                   f"'{node.name}': " + (STALE_VALUE if stale else
+                                         "ans is the op's own output, the node's own entry in values"))
     for parent, arg in zip(node.inputs, args):
-        if not np.array_equal(arg, parent.value):
-            raise Rule(f"{what} was given, for its input '{parent.name}', another value: after g "
-                       "and ans come the values of the node's inputs, in the order of node.inputs")
+        if not np.array_equal(arg, current[parent]):
+            stale = arg is None or np.array_equal(arg, parent.value)
+            raise Rule(f"{what} was given, for its input '{parent.name}', another value than this "
+                       "call's: " + (STALE_VALUE if stale else "after g and ans come the values of "
+                                     "the node's inputs, in the order of node.inputs"))
 
 
 def _named(grads, graph):
@@ -381,33 +421,61 @@ def _named(grads, graph):
     return {node.name: encode(value) for node, value in grads.items()}
 
 
-def _one_call(answer, loss, graph, values, counts):
+def _untouched(given, values):
+    """Refuse (``Rule``) an answer that changed the caller's dict ``values`` (``given``, as it is now)."""
+    for node, value in values.items():
+        if node not in given:
+            raise Rule(f"backward deleted the entry of '{node.name}' from values: values belongs to "
+                       "the caller, who still needs it after backward returns (your engine's next "
+                       "piece reads it); read it, never change it")
+        if given[node] is not value:
+            raise Rule(f"backward replaced the entry of '{node.name}' in values: values belongs to "
+                       "the caller; keep what you compute in a dict of your own")
+
+
+def _one_call(answer, loss, graph, current, counts):
+    """The answer called once on ``current`` (``{node: value}``), its results as JSON."""
     counts.clear()
+    values = {node: mg.yours.read_only(value) for node, value in current.items()}
+    given = dict(values)
     try:
-        grads = _named(answer(loss, dict(values)), graph)
+        grads = answer(loss, given)
     except KeyError as error:
         node = error.args[0] if error.args else None
         if not isinstance(node, mg.Node):
             raise
+        _untouched(given, values)
         raise Rule(f"backward looked up the gradient of '{node.name}' before any had reached it: "
                    "visit the nodes from the loss back (reverse topological order), so that every "
                    "op that uses a node has sent its share first") from None
-    return {"grads": grads, "params": {p.name: encode(p.grad) for p in graph.parameters},
+    except (ValueError, TypeError) as error:
+        integers = [node.name for node, value in current.items() if np.asarray(value).dtype.kind in "iu"]
+        message = mg.yours.in_place_trouble(error, "backward", (integers or [None])[0])
+        if message is None:
+            raise
+        raise Rule(message) from None
+    _untouched(given, values)
+    return {"grads": _named(grads, graph), "params": {p.name: encode(p.grad) for p in graph.parameters},
             "counts": dict(counts)}
 
 
 def _run_backward(answer, case):
-    counts = {}
-    nodes = build(backward_spec(case), _counted(counts))
-    loss = nodes[backward_spec(case)[-1][0]]
+    """Each call of the case on its own values; meanwhile every node's ``.value`` holds another
+    forward pass's (the other call's, or another feed's), as in an engine that has run since."""
+    counts, current = {}, {}
+    spec = backward_spec(case)
+    nodes = build(spec, _counted(counts, current))
+    loss = nodes[spec[-1][0]]
     graph = mg.Graph(loss)
-    graph.forward(backward_feed(case))
-    values = {node: np.array(node.value) for node in graph.nodes}
     for p in graph.parameters:                   # as an earlier backward pass would leave them
         p.grad = np.full(np.shape(p.value), STALE)
-    calls = [_one_call(answer, loss, graph, values, counts)]
-    if case.get("again"):
-        calls.append(_one_call(answer, loss, graph, values, counts))
+    feeds, calls = backward_feeds(case), []
+    for index, feed in enumerate(feeds):
+        graph.forward(feed)
+        current.clear()
+        current.update({node: np.array(node.value) for node in graph.nodes})
+        graph.forward(feeds[index - 1] if len(feeds) > 1 else other_feed(feed))
+        calls.append(_one_call(answer, loss, graph, current, counts))
     return {"calls": calls}
 
 
@@ -426,9 +494,12 @@ BACKWARD_TEXTS = {
     "SQUARE": "one op uses h twice: h = x − w, s = h·h, loss = sum(s)",
     "SHARED": "W in two layers: h1 = tanh(X@W), h2 = σ(h1@W), loss = sum(h2)",
     "BROADCAST": "broadcasting: y = bias_add(X@W, b), b (2,); m = tanh(y)·k, k (3, 1); loss = sum(m)",
+    "BIASES": "broadcasting, a shared bias: y = bias_add(X@W, b), b (1, 2); u = bias_add(tanh(y), s), "
+              "s a number; loss = sum(u·b)",
     "REDUCE": "attributes: a = x·w, s = sum(a, axis=0), k = sum(a, axis=1, keepdims=True), "
               "loss = sum(k·tanh(s))",
-    "CONSTANTS": "Constants t, two, half; four = two·two; loss = sum((x·w − t)²·four)·half",
+    "CONSTANTS": "x an Input of integers; Constants t, two, half; four = two·two; "
+                 "loss = sum((x·w − t)²·four)·half",
     "deep": f"a chain of {DEEP} tanh ops: t1 = tanh(x), …, loss = sum(t{DEEP})",
     "diamonds": "8 stacked diamonds: p1=tanh(h0), q1=σ(h0), h1=p1+q1, …, loss = sum(h8·x)",
 }
@@ -439,30 +510,35 @@ def _describe_backward(case):
         text = f"random graph: {formula(case['spec'], 'loss')}; {_shapes(case['spec'], case)}"
     else:
         text = BACKWARD_TEXTS[case["graph"]]
-    return text + ("; called twice" if case.get("again") else "")
+    return text + ("; called twice, with other values the second time" if case.get("again") else "")
 
 
 def random_backward_case(rng):
-    """A hidden case: a random graph of 4 to 9 ops on an Input X (n, m), an Input y (m,), a
-    Parameter W (m, m) for matmuls (shared when used twice), a Parameter b (m,), a Constant c,
-    each op on earlier nodes, mostly recent ones (diamonds; the same node twice in one op);
-    broadcasting (bias_add among them), sums over an axis; the ops nothing uses are added up,
-    so that every op reaches the loss, and loss = sum of that. Half of them call backward twice."""
+    """A hidden case: a random graph of 5 to 10 ops on an Input X (n, m) of integers, an Input y
+    (m,), a Parameter W (m, m) for matmuls (shared when used twice), a Parameter b of (m,) or
+    (1, m), a Parameter s (a number), a Constant c, each op on earlier nodes, mostly recent ones
+    (diamonds; the same node twice in one op); broadcasting (bias_add among them: it always adds
+    s, which also feeds s·s), sums over an axis; the ops nothing uses are added up, so that every
+    op reaches the loss, and loss = sum of that. Every case calls backward twice, with other
+    values the second time."""
     n, m = int(rng.integers(1, 4)), int(rng.integers(2, 5))
 
     def drawn(shape, scale=1.0):
         return np.round(rng.normal(0.0, scale, shape), 4).tolist()
 
-    spec = [["X", "input"], ["y", "input"], ["W", "parameter", drawn((m, m), 0.7)],
-            ["b", "parameter", drawn((m,))],
+    b_shape = (m,) if rng.random() < 0.5 else (1, m)
+    spec = [["X", "input", "int"], ["y", "input"], ["W", "parameter", drawn((m, m), 0.7)],
+            ["b", "parameter", drawn(b_shape)],
+            ["s", "parameter", round(float(rng.choice([-1, 1]) * rng.uniform(0.3, 1.5)), 4)],
             ["c", "constant", drawn((m,)) if rng.random() < 0.5 else round(float(rng.normal()), 4)]]
-    shapes = {"X": (n, m), "y": (m,), "W": (m, m), "b": (m,), "c": np.shape(spec[-1][2])}
+    leaves = len(spec)
+    shapes = {"X": (n, m), "y": (m,), "W": (m, m), "b": b_shape, "s": (), "c": np.shape(spec[-1][2])}
     first = "matmul" if rng.random() < 0.5 else "bias_add"
-    spec.append(["h1", first, "X", "W" if first == "matmul" else "b"])
-    shapes["h1"] = (n, m)
+    spec += [["h1", first, "X", "W" if first == "matmul" else "b"], ["h2", "bias_add", "h1", "s"]]
+    shapes["h1"] = shapes["h2"] = (n, m)
     ops = ["add", "sub", "mul", "tanh", "sigmoid", "matmul", "bias_add", "sum"]
-    for k in range(2, int(rng.integers(5, 11))):
-        earlier = [row[0] for row in spec if row[0] != "W"]
+    for k in range(3, int(rng.integers(6, 12))):
+        earlier = [row[0] for row in spec if row[0] not in ("W", "s")]
 
         def recent():
             return earlier[-1 - min(int(rng.geometric(0.35)) - 1, len(earlier) - 1)]
@@ -491,16 +567,17 @@ def random_backward_case(rng):
             shape = np.broadcast_shapes(shapes[left], shapes[right])
         spec.append(row)
         shapes[name] = tuple(shape)
-    used = {name for row in spec[5:] for name in row[2:] if isinstance(name, str)}
-    ends = [row[0] for row in spec[5:] if row[0] not in used]     # ops nothing uses yet
+    spec.append(["ss", "mul", "s", "s"])          # s gets a share of its own shape too
+    used = {name for row in spec[leaves:] for name in row[2:] if isinstance(name, str)}
+    ends = [row[0] for row in spec[leaves:] if row[0] not in used]     # ops nothing uses yet
     total = ends[0]
     for k, end in enumerate(ends[1:], start=1):                   # so every op reaches the loss
         spec.append([f"out{k}", "add", total, end])
         total = f"out{k}"
     spec.append(["loss", "sum", total])
     above = set(ancestors(spec, "loss"))
-    feed = {name: drawn(shapes[name]) for name in ("X", "y") if name in above}
-    return {"spec": spec, "feed": feed, "again": bool(rng.random() < 0.5)}
+    feed = {"X": rng.integers(-3, 4, (n, m)).tolist(), **({"y": drawn((m,))} if "y" in above else {})}
+    return {"spec": spec, "feed": feed, "again": True}
 
 
 backward = Exercise(
@@ -514,10 +591,16 @@ backward = Exercise(
       "hint": ("bias_add's rule hands back a gradient of its output's shape for both inputs.",
                "b has shape (2,); what arrives for it has shape (3, 2): sum it back to b's shape "
                "before adding it to b's gradient.")},
+     {"graph": "BIASES",
+      "hint": ("b (1, 2) and s (a number) were stretched to (3, 2): sum each share back to its "
+               "node's own shape, whatever broadcasting did.",
+               "mg.unbroadcast(share, shape) sums over every axis broadcasting added or stretched; "
+               "b also gets a share from the product, so sum each share back before adding it.")},
      {"graph": "REDUCE", "hint": "A sum over one axis has attributes (axis, keepdims): its rule needs them too."},
-     {"graph": "CONSTANTS"},
+     {"graph": "CONSTANTS",
+      "hint": "x holds integers, but its gradient is floats: a gradient never takes its value's dtype."},
      {"graph": "SHARED", "again": True,
-      "hint": "A second call must give the same gradients: nothing may outlive a call."},
+      "hint": "A second call, with other values, must give their gradients: nothing may outlive a call."},
      {"graph": "diamonds",
       "hint": "Every h feeds two ops: visit each node once, after all its consumers."},
      {"graph": "deep"}),

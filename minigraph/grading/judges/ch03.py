@@ -6,7 +6,7 @@ import numpy as np
 
 import minigraph as mg
 
-from ..content.ch03 import (HAND_FEED, HAND_HINTS, HAND_ORDER, STALE, backward_feed, backward_spec,
+from ..content.ch03 import (HAND_FEED, HAND_HINTS, HAND_ORDER, STALE, backward_feeds, backward_spec,
                             engine_op, hand_graph)
 from ..toolkit.exercise import Verdict, compare
 from ..toolkit.graphs import a_kind, build, kinds_of
@@ -30,12 +30,12 @@ def judge_hand(case, got):
 # -- 03.backward: against the engine's own Graph.backward, which ships anyway ----------------------
 
 class BackwardCase:
-    """One case of 03.backward in the grader: the engine's gradients (``Graph.backward`` with
-    respect to every node, Constants included) on the case's graph. ``mistakes`` is left for
-    whoever can name typical mistakes (the full course's ``answers/ch03.py``)."""
+    """One call of a case of 03.backward in the grader: the engine's gradients (``Graph.backward``
+    with respect to every node, Constants included) on the case's graph for ``feed``.
+    ``mistakes`` is left for whoever can name typical mistakes (the full course's ``answers/ch03.py``)."""
 
-    def __init__(self, case):
-        self.spec, self.feed = backward_spec(case), backward_feed(case)
+    def __init__(self, case, feed):
+        self.spec, self.feed = backward_spec(case), feed
         self.kinds = kinds_of(self.spec)
         nodes = build(self.spec, engine_op)
         graph = mg.Graph(nodes[self.spec[-1][0]])
@@ -46,6 +46,11 @@ class BackwardCase:
         self.mistakes = None
 
 
+def no_gradient(grad):
+    """Is ``grad`` (decoded) zeros, or None: what a Constant may get instead of its gradient?"""
+    return grad is None or (isinstance(grad, (np.ndarray, float, int)) and not np.any(grad))
+
+
 def _as_found(reference, grads, verdict):
     return verdict
 
@@ -54,21 +59,29 @@ def judge_backward(case, got, named=_as_found):
     """Each call's gradients against the engine's, the first wrong node named walking back from
     the loss; ``named(reference, grads, verdict)`` may put a typical mistake's name on a verdict."""
     calls = got.get("calls") if isinstance(got, dict) else None
-    if not isinstance(calls, list) or not calls or not all(isinstance(c, dict) for c in calls):
+    feeds = backward_feeds(case)
+    if (not isinstance(calls, list) or len(calls) != len(feeds)
+            or not all(isinstance(c, dict) for c in calls)):
         return Verdict(False, message="the notebook sent no readable results")
-    reference = BackwardCase(case)
-    for index, call in enumerate(calls):
+    references = [BackwardCase(case, feed) for feed in feeds]
+    for index, (reference, call) in enumerate(zip(references, calls)):
         verdict = _judge_call(reference, call, named)
         if not verdict.passed:
             if index == 0:
                 return verdict
+            if _judge_call(references[0], call, _as_found).passed:
+                return Verdict(False, verdict.expected, verdict.got,
+                               "the second call, with other values, returned the first call's "
+                               "gradients: they were kept from the first call (in a dict at the "
+                               "notebook's top level, or a default argument such as grads={}, which "
+                               "is made once, when def runs). Compute them afresh on every call")
             return Verdict(False, verdict.expected, verdict.got,
-                           "the first call was right, but the second call on the same graph was "
-                           "not: something outlived the first call (a dict given as a default "
-                           "argument, grads={}, is made once and shared by every call; a .grad "
-                           f"added onto keeps the last one). {verdict.message}")
+                           "the first call was right, but the second call on the same graph, with "
+                           "other values, was not: something outlived the first call (a dict given "
+                           "as a default argument, grads={}, is made once and shared by every call; "
+                           f"a .grad added onto keeps the last one). {verdict.message}")
     twice = ", on both calls" if len(calls) > 1 else ""
-    return Verdict(True, f"{len(reference.expected)} gradients{twice}", "all right")
+    return Verdict(True, f"{len(references[0].expected)} gradients{twice}", "all right")
 
 
 def _judge_call(reference, call, named):
@@ -82,16 +95,19 @@ def _judge_call(reference, call, named):
                            "that reaches it). Visit each node once, after all its consumers")
     grads = {name: decode(value) for name, value in (call.get("grads") or {}).items()}
     for name in reference.order:
+        if reference.kinds[name] == "constant" and (name not in grads or no_gradient(grads[name])):
+            continue                   # a Constant's gradient may be left out, or zeros: none is used
         if name not in grads:
-            if reference.kinds[name] == "constant":
-                continue
             return named(reference, grads, Verdict(False, "a gradient", "none",
                          f"no gradient for node '{name}' ({a_kind(reference.kinds[name])})"))
         verdict = compare(reference.expected[name], grads[name])
         if not verdict.passed:
+            shaped = np.shape(grads[name]) != np.shape(reference.expected[name])
             return named(reference, grads, Verdict(
                 False, verdict.expected, verdict.got,
-                f"node '{name}' ({a_kind(reference.kinds[name])}) has the wrong gradient: {verdict.message}"))
+                f"node '{name}' ({a_kind(reference.kinds[name])}) has the wrong gradient: {verdict.message}"
+                + (". Sum each share back to its node's own shape, over every axis broadcasting added "
+                   "or stretched, not only axis 0 (mg.unbroadcast)" if shaped else "")))
     params = call.get("params") or {}
     for name in reference.parameters:
         expected, value = reference.expected[name], decode(params.get(name, {"type": "none"}))

@@ -56,6 +56,7 @@ class EngineRule:
 
     functions: tuple
     advice: str = NUMPY
+    shown: tuple = ()          # (path, how a learner knows it): the path a refusal names instead
 
     def found(self):
         """``[(path, what, the functions there)]``, copies included: looked up once before an
@@ -74,7 +75,7 @@ class EngineRule:
         swapped = {}
         try:
             for path, what, functions in found or self.found():
-                message = (f"{name} calls the engine's own {what} ({path}), which is what this "
+                message = (f"{name} calls the engine's own {what} ({dict(self.shown).get(path, path)}), which is what this "
                            f"exercise asks you to write: {self.advice}")
                 for function in functions:
                     if id(function) not in swapped:
@@ -100,9 +101,10 @@ class EngineRule:
         return refusing_while_it_runs, contextlib.nullcontext()
 
 
-def refused(functions, advice=NUMPY):
-    """An ``EngineRule``: ``functions`` maps a path from ``mg`` to what it is, in words."""
-    return EngineRule(tuple(functions.items()), advice)
+def refused(functions, advice=NUMPY, shown=None):
+    """An ``EngineRule``: ``functions`` maps a path from ``mg`` to what it is, in words; ``shown``
+    maps a path a learner never saw to the one the chapters show, for the refusal to name."""
+    return EngineRule(tuple(functions.items()), advice, tuple((shown or {}).items()))
 
 
 def forward_of(op):

@@ -1,6 +1,7 @@
 """Graphs written down as *specs*, shared by chapters 01 and 02.
 
-A spec is a list of ``(name, what, *args)`` rows, where ``what`` is ``"input"``, ``"parameter"``
+A spec is a list of ``(name, what, *args)`` rows, where ``what`` is ``"input"`` (args: nothing, or
+``"int"`` for an Input of integers, such as class labels), ``"parameter"``
 (args: its value), ``"constant"`` (args: its value) or an op name (args: the names of its
 inputs, then perhaps a dict of the op's attributes, such as ``{"axis": 0}``). ``build(spec)``
 makes the nodes, with exactly these names, both in the learner's kernel (an exercise's ``run``)
@@ -78,7 +79,7 @@ def build(spec, make_op=None):
     nodes = {}
     for name, what, *args in spec:
         if what == "input":
-            nodes[name] = mg.Input(name)
+            nodes[name] = mg.Input(name, dtype=int) if args == ["int"] else mg.Input(name)
         elif what == "parameter":
             nodes[name] = mg.Parameter(args[0], name=name)
         elif what == "constant":

@@ -65,9 +65,45 @@ def _rows(result):
     return [(str(c.index), CASE_WORDS[c.status], c.input, c.expected, c.got) for c in result.cases]
 
 
-def _notes(case):
+REPEATED = 60           # a message that begins like an earlier case's for this long is shortened
+
+
+def _head(message):
+    """``(head, details)``: a message ``"mistake (details)"`` split before the parenthesis that
+    closes it (a typical mistake, named, then what this case showed), or ``(message, "")``."""
+    if message.endswith(")"):
+        depth = 0
+        for at in range(len(message) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(message[at], 0)
+            if depth == 0:
+                return message[:at].rstrip(), message[at:]
+    return message, ""
+
+
+def _messages(cases):
+    """What went wrong in each case that did not pass, by case; a message that repeats an earlier
+    case's (a typical mistake named in every case it spoils) says so instead of saying it again:
+    its first words, "as in case N", and what differs (the node, the numbers)."""
+    told, said = {}, {}
+    for case in cases:
+        message = case.message if case.status != "pass" else ""
+        head, details = _head(message)
+        if message in said:
+            message = f"the same as case {said[message]}"
+        elif details and len(head) >= REPEATED and head in said:
+            name = head.split(":")[0]
+            name = name if len(name) <= REPEATED else name[:REPEATED].rsplit(" ", 1)[0] + " …"
+            message = f"{name} (as in case {said[head]}) {details}"
+        elif message:
+            said.setdefault(message, case.index)
+            said.setdefault(head, case.index)
+        told[case.index] = message
+    return told
+
+
+def _notes(case, told):
     """The lines under a case's row: what went wrong (unless it passed), and its first hint."""
-    notes = [case.message] if case.status != "pass" and case.message else []
+    notes = [told[case.index]] if told.get(case.index) else []
     return notes + ([f"hint: {case.hint}"] if case.hint else [])
 
 
@@ -84,9 +120,10 @@ def check_text(result):
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
         lines.append("  " + "  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
         indent = "  " + " " * (widths[0] + 2)              # notes start under "result"
+        told = _messages(result.cases)
         for row, case in zip(rows, result.cases):
             lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
-            lines += [indent + note for note in _notes(case) + _more_hints(case)]
+            lines += [indent + note for note in _notes(case, told) + _more_hints(case)]
     return "\n".join(lines)
 
 
@@ -96,12 +133,13 @@ def check_html(result):
     if rows:
         parts.append("<table><tr>" + "".join(f"<th{LEFT}>{h}</th>" for h in
                                              ("case", "result", "input", "expected", "got")) + "</tr>")
+        told = _messages(result.cases)
         for row, case in zip(rows, result.cases):
             colour = CASE_COLOURS.get(case.status, RED)
             cells = [_e(row[0]), f"<span style=\"color:{colour}\">{_e(row[1])}</span>",
                      *(f"<code>{_e(v)}</code>" for v in row[2:])]
             parts.append("<tr>" + "".join(f"<td{LEFT}>{c}</td>" for c in cells) + "</tr>")
-            notes, more = _notes(case), _more_hints(case)
+            notes, more = _notes(case, told), _more_hints(case)
             if notes or more:
                 details = ("<details><summary>a sharper hint</summary>" + "<br>".join(map(_e, more))
                            + "</details>") if more else ""

@@ -204,6 +204,51 @@ def backward_recursive_pull(loss, values):
     return grads
 
 
+def backward_seeded_with_one(loss, values):
+    """The seed as the number 1 (a loss is one number), Constants given zeros, a comprehension."""
+    order = mg.Graph(loss).nodes
+    grads = {node: np.zeros(np.shape(values[node])) for node in order}
+    grads[loss] = 1.0
+    for node in order[::-1]:
+        if node.op is None:
+            continue
+        shares = [rule(grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
+                  for rule in node.op.vjps]
+        for parent, share in zip(node.inputs, shares):
+            grads[parent] = grads[parent] + mg.unbroadcast(share, np.shape(values[parent]))
+    for node in order:
+        if node.kind == "constant":
+            grads[node] = np.zeros(np.shape(values[node]))
+        elif node.kind == "parameter":
+            node.grad = grads[node]
+    return grads
+
+
+def backward_recursive_comprehension(loss, values):
+    """A recursive walk written with a list comprehension (two Python calls per level), a
+    gradient started from np.zeros and added to in place, the Constants left out."""
+    seen = set()
+
+    def visit(node):
+        if node in seen:
+            return []
+        seen.add(node)
+        return [n for parent in node.inputs for n in visit(parent)] + [node]
+
+    grads = {loss: np.ones_like(values[loss], dtype=float)}
+    for node in reversed(visit(loss)):
+        if node.op is None:
+            if node.kind == "parameter":
+                node.grad = grads[node]
+            continue
+        for k, parent in enumerate(node.inputs):
+            share = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
+            if parent.kind != "constant":
+                grads.setdefault(parent, np.zeros(np.shape(values[parent])))
+                grads[parent] += mg.unbroadcast(share, np.shape(values[parent]))
+    return grads
+
+
 # -- 03.backward: typical wrong answers -----------------------------------------------------------
 
 def walked(order, seed=np.ones_like, add=True, unbroadcast=True, attrs=True, ans_of_parent=False,
@@ -306,6 +351,95 @@ def backward_by_a_kept_engine(loss, values):
     return {n: n.grad for n in graph.nodes}
 
 
+def backward_deletes_values(loss, values):
+    """Frees each value once its node is done: the caller's dict loses its entries."""
+    grads = {loss: np.ones_like(values[loss])}
+    for node in reversed(mg.Graph(loss).nodes):
+        if node.op is not None:
+            send_shares(node, grads, values)
+        del values[node]
+    return set_grads(grads)
+
+
+def backward_reads_node_value(loss, values):
+    """Reads each node's .value (left by the last forward pass) instead of values[node]."""
+    grads = {loss: np.ones_like(loss.value)}
+    for node in reversed(mg.Graph(loss).nodes):
+        if node.op is not None:
+            args = [p.value for p in node.inputs]
+            for k, parent in enumerate(node.inputs):
+                gk = mg.unbroadcast(node.op.vjps[k](grads[node], node.value, *args, **node.attrs),
+                                    np.shape(parent.value))
+                grads[parent] = grads[parent] + gk if parent in grads else gk
+    return set_grads(grads)
+
+
+MEMO = {}
+
+
+def backward_module_memo(loss, values):
+    """Keeps the gradients of each loss in a dict at the top of the notebook."""
+    if loss not in MEMO:
+        MEMO[loss] = walked(reverse_order)(loss, values)
+    return set_grads(MEMO[loss])
+
+
+def summed_over_axis_0(share, shape):
+    return share.sum(axis=0) if np.shape(share) != shape else share
+
+
+def backward_sum_axis_0(loss, values):
+    """Sums a stretched share over the rows only."""
+    grads = {loss: np.ones_like(values[loss])}
+    for node in reversed(mg.Graph(loss).nodes):
+        if node.op is not None:
+            for k, parent in enumerate(node.inputs):
+                gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
+                gk = summed_over_axis_0(gk, np.shape(values[parent]))
+                grads[parent] = grads[parent] + gk if parent in grads else gk
+    return set_grads(grads)
+
+
+def backward_summed_late(loss, values):
+    """Adds the shares as they come and sums a node's gradient back to its shape when it is used."""
+    grads = {loss: np.ones_like(values[loss])}
+    for node in reversed(mg.Graph(loss).nodes):
+        grads[node] = mg.unbroadcast(grads[node], np.shape(values[node]))
+        if node.op is not None:
+            for k, parent in enumerate(node.inputs):
+                gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
+                grads[parent] = grads[parent] + gk if parent in grads else gk
+    return set_grads(grads)
+
+
+def backward_zeros_like(loss, values):
+    """Starts every gradient as np.zeros_like(value) and adds the shares in place."""
+    order = mg.Graph(loss).nodes
+    grads = {node: np.zeros_like(values[node]) for node in order}
+    grads[loss] += 1
+    for node in reversed(order):
+        if node.op is not None:
+            for k, parent in enumerate(node.inputs):
+                gk = node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs], **node.attrs)
+                grads[parent] += mg.unbroadcast(gk, np.shape(values[parent]))
+    return set_grads(grads)
+
+
+def backward_aliasing(loss, values):
+    """Keeps the first share it gets as the node's gradient, and adds later ones into it in place."""
+    grads = {loss: np.ones_like(values[loss])}
+    for node in reversed(mg.Graph(loss).nodes):
+        if node.op is not None:
+            for k, parent in enumerate(node.inputs):
+                gk = mg.unbroadcast(node.op.vjps[k](grads[node], values[node], *[values[p] for p in node.inputs],
+                                                    **node.attrs), np.shape(values[parent]))
+                if parent in grads:
+                    grads[parent] += gk
+                else:
+                    grads[parent] = gk
+    return set_grads(grads)
+
+
 def backward_by_names(loss, values):
     return {node.name: grad for node, grad in walked(reverse_order)(loss, values).items()}
 
@@ -369,6 +503,13 @@ WRONG = {
                                                                    "engine's own backward pass"),
         "keyed by names": wrong(backward_by_names, "keyed by names"),
         "forgot return": wrong(lambda loss, values: None, "forget `return`"),
+        "deletes the entries of values": wrong(backward_deletes_values, "deleted the entry", "values belongs to the caller"),
+        "reads node.value": wrong(backward_reads_node_value, "node.value", "from the dict values"),
+        "a memo at the top of the notebook": wrong(backward_module_memo, "returned the first call's gradients"),
+        "summed over axis 0": wrong(backward_sum_axis_0, "summed over axis 0 only"),
+        "summed back after adding": wrong(backward_summed_late, "only after the shares were added up"),
+        "zeros_like, then +=": wrong(backward_zeros_like, "integers", "np.zeros_like"),
+        "the first share kept, then +=": wrong(backward_aliasing, "in place", "not +="),
     },
     "03.hand_backprop": {
         "one path into a": wrong({**HAND, "a": 1.0, "w": 2.0, "x": -1.0}, "node 'a'", "two consumers"),
@@ -409,6 +550,8 @@ RIGHT = {
         "iterative topo_sort and a defaultdict": backward_iterative_defaultdict,
         "recursive topological order": backward_recursive_order,
         "recursive pull from the consumers, with a memo": backward_recursive_pull,
+        "seeded with the number 1, Constants given zeros": backward_seeded_with_one,
+        "recursion in a list comprehension, np.zeros and +=": backward_recursive_comprehension,
     },
     "03.hand_backprop": {
         "floats": dict(HAND),

@@ -8,7 +8,8 @@ from minigraph.losses import softmax_ce_vjp_logits as engine_ce_vjp
 
 from . import wrong
 from .ch02 import evaluate_in_order, topo_kahn, topo_recursive, topo_stack
-from .ch03 import backward_recursive_order, backward_recursive_pull, mul_vjp_by_hand, reverse_order, walked
+from .ch03 import (backward_deletes_values, backward_reads_node_value, backward_recursive_order,
+                   backward_recursive_pull, mul_vjp_by_hand, reverse_order, walked)
 
 
 def softmax_rows(z):
@@ -299,6 +300,22 @@ WRONG = {
         "minigraph's gradient descent": wrong({"engine": learners_engine(optimizer=mg.optim.GD), "lr": 0.5},
                                               "gradient descent's update"),
         "the engine alone": wrong(learners_engine(), "must be a dict"),
+        "tanh rule with x (overflows at about step 55)": wrong(
+            {"engine": learners_engine(tanh_vjp=lambda g, ans, x: g * (1 - x ** 2)), "lr": 0.5},
+            "parts from minigraph's at step 1"),
+        "mul shares swapped (overflows later)": wrong(
+            {"engine": learners_engine(mul_vjp=lambda g, ans, x, y: (g * x, g * y)), "lr": 0.5},
+            "parts from minigraph's at step 1"),
+        "learning rate too small": wrong({"engine": learners_engine(), "lr": 0.1}, "too small",
+                                         "losses are minigraph's"),
+        "learning rate too small, and a wrong piece": wrong(
+            {"engine": learners_engine(softmax_ce_vjp=ce_not_divided), "lr": 0.05}, "too small",
+            "parts from minigraph's at step 1"),
+        "backward deletes the entries of values": wrong(
+            {"engine": learners_engine(backward=backward_deletes_values), "lr": 0.5}, "stopped at step 0",
+            "deleted the entry"),
+        "backward reads node.value": wrong(
+            {"engine": learners_engine(backward=backward_reads_node_value), "lr": 0.5}, "read node.value"),
     },
 }
 
