@@ -197,3 +197,13 @@ def graded_here(student, chapter, seed, path=None):
     return SubmissionResult(path or f"{student.name}/{chapter}_synthetic.ipynb", chapter, "graded",
                             f"{points(score)} of {points(total)} points", score, total, results,
                             seed=seed, answers={e: a[2] for e, a in student.answers.items()})
+
+
+def write_report(path, chapter, students):
+    """A JSON report as the grader writes it (``--json``) for ``students``, judged here
+    (``graded_here``, each with a seed of its own), without kernels."""
+    from minigraph.grading.batch.gradebook import to_json
+    from minigraph.grading.batch.grader import Settings
+    results = [graded_here(s, chapter, seed=10_000 + i, path=f"{s.name}/{chapter}_synthetic.ipynb")
+               for i, s in enumerate(students)]
+    Path(path).write_text(json.dumps(to_json(results, Settings()), indent=1))

@@ -245,6 +245,8 @@ def test_answer_sources_take_the_last_top_level_definition_and_skip_magics():
 def test_a_hidden_case_is_described_without_its_numbers():
     assert hidden_kind("hidden case: x=[[0.3, -1.2], [2, 4]], axis=1") == \
         "hidden case with x=an array of shape (2, 2), axis=a number"
+    assert hidden_kind("hidden case: g=[[0.5, 1.5, 2], [3, 4…, x=[1, 2]") == \
+        "hidden case with g=an array, x=an array of shape (2,)"
 
 
 @pytest.mark.parametrize("path, student", [("subs/alice/00_warmup.ipynb", "alice"),

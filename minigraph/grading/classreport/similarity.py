@@ -129,7 +129,8 @@ def engine_units(root=PACKAGE):
             tree = ast.parse(source)
         except SyntaxError:
             continue
-        units += [(f"{relative}: {node.name}", ast.get_source_segment(source, node))
+        lines = source.splitlines(keepends=True)          # a top-level unit is whole lines
+        units += [(f"{relative}: {node.name}", "".join(lines[node.lineno - 1:node.end_lineno]))
                   for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))]
     return units
 
@@ -171,7 +172,9 @@ def flags(submissions, engine=None, on_exercise=None):
             stub_cache[chapter] = stubs(chapter) if chapter in registry.CHAPTERS else {}
         stub = stub_cache[chapter].get(exercise_id)
         boilerplate = fingerprint(stub).hashes if stub else ()
-        prints = {student: fingerprint(source, boilerplate) for student, source in answers.items()}
+        made = {}                                   # one fingerprint per distinct answer
+        prints = {student: made.get(source) or made.setdefault(source, fingerprint(source, boilerplate))
+                  for student, source in answers.items()}
         prints = {s: fp for s, fp in prints.items() if fp.token_coverage >= MIN_TOKENS}
         found += _pairs(exercise_id, prints)
         if engine is not None:

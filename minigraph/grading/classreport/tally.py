@@ -92,6 +92,7 @@ def hardest(stats):
 
 # -- a hidden case, in words ----------------------------------------------------------------
 
+NEXT_INPUT = re.compile(r",\s*\w+=")
 NUMBER = re.compile(r"(?<![\w.])-?\d+(\.\d+)?(e-?\d+)?(?![\w.])")
 
 
@@ -101,11 +102,17 @@ def hidden_kind(text):
     text = text[len(HIDDEN):].lstrip(": ") if text.startswith(HIDDEN) else text
     out, start, i = [], 0, 0
     while i < len(text):
-        end = _closing(text, i) if text[i] == "[" else None
-        if end is None:
+        if text[i] != "[":
             i += 1
             continue
-        out += [NUMBER.sub("a number", text[start:i]), _array_words(text[i:end + 1])]
+        end = _closing(text, i)
+        if end is None:               # cut short in the report ("…"): an array, up to the next input
+            following = NEXT_INPUT.search(text, i)
+            end = (following.start() if following else len(text)) - 1
+            words = "an array"
+        else:
+            words = _array_words(text[i:end + 1])
+        out += [NUMBER.sub("a number", text[start:i]), words]
         start = i = end + 1
     return "hidden case with " + "".join(out) + NUMBER.sub("a number", text[start:])
 
