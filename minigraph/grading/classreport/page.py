@@ -140,10 +140,14 @@ def _exercise(s, found):
         kind, who = s.hidden_failed
         main.append(f"<p>Hidden case most often failed: <b>{e(kind)}</b>, by {len(who)} "
                     f"student{'s' if len(who) != 1 else ''} ({e(', '.join(who))}).</p>")
-    if found:
-        main.append("<p>Similarity flags (to review, not a verdict): " + ", ".join(
-            f'<a href="#{_anchor(f)}" class="flag">{e(f.student)} ~ {e(f.other)}</a>' for f in found) + "</p>")
-    return (f'<h3 id="exercise-{e(s.id)}">{e(s.id)} <small>{e(s.title)}, {points(s.points)} point{"" if s.points == 1 else "s"}</small></h3>'
+    links = [f'<a href="#{_anchor(g.shown)}" class="flag">{e(" ~ ".join(g.students))}</a>'
+             for g in similarity.groups(found)]
+    links += [f'<a href="#{_anchor(f)}" class="flag">{e(f.student)} ~ minigraph\'s {e(f.other)}</a>'
+              for f in found if f.kind == "engine"]
+    if links:
+        main.append("<p>Similarity flags (to review, not a verdict): " + ", ".join(links) + "</p>")
+    return (f'<h3 id="exercise-{e(s.id)}">{e(s.id)} <small>{e(s.title)}, {points(s.points)} '
+            f'point{"" if s.points == 1 else "s"}</small></h3>'
             f'<div class="exercise"><div>{"".join(side)}</div><div>{"".join(main)}</div></div>')
 
 
@@ -159,14 +163,26 @@ def _similarity(found):
              f"MOSS's winnowing). Flagged: two students' answers sharing at least "
              f"{percent(similarity.PAIR_SIMILARITY)} of each one's tokens, or an answer of which at least "
              f"{percent(similarity.ENGINE_SIMILARITY)} is in one function or class of minigraph; answers "
-             f"shorter than {similarity.MIN_TOKENS} tokens are never flagged. A flag is a reason "
-             f"to look, not evidence of copying: short or standard answers are alike by nature. "
-             f"Passages found in both are <mark>marked</mark>.</p>"]
+             f"shorter than {similarity.MIN_TOKENS} tokens are never flagged. Students linked by "
+             f"such pairs form a group, shown by its most alike pair. A flag is a reason to look, "
+             f"not evidence of copying: short or standard answers are alike by nature. Passages "
+             f"found in both are <mark>marked</mark>.</p>"]
     if not found:
         parts.append("<p>None.</p>")
+    for g in similarity.groups(found):
+        f = g.shown
+        who = (f"{e(f.student)} and {e(f.other)}" if len(g.students) == 2 else
+               f"{len(g.students)} students ({e(', '.join(g.students))}; {g.pairs} pairs flagged)")
+        parts.append(_side_by_side(f, f"{e(f.exercise)}: {who}",
+                                   f"{e(f.student)} (left) and {e(f.other)} (right)"))
     for f in found:
-        other = "minigraph's " + f.other if f.kind == "engine" else f.other
-        parts.append(f'<h3 id="{_anchor(f)}">{e(f.exercise)}: {e(f.student)} and {e(other)}</h3>'
-                     f"<p>{percent(f.similarity[0])} of {e(f.student)}'s answer, {percent(f.similarity[1])} "
-                     f"of the other.</p><div class=\"pair\"><pre>{f.marked[0]}</pre><pre>{f.marked[1]}</pre></div>")
+        if f.kind == "engine":
+            parts.append(_side_by_side(f, f"{e(f.exercise)}: {e(f.student)} and minigraph's code",
+                                       f"{e(f.student)} (left) and minigraph's {e(f.other)} (right)"))
     return "".join(parts)
+
+
+def _side_by_side(f, title, which):
+    return (f'<h3 id="{_anchor(f)}">{title}</h3><p>{which}: {percent(f.similarity[0])} of the left '
+            f"answer, {percent(f.similarity[1])} of the right one.</p>"
+            f'<div class="pair"><pre>{f.marked[0]}</pre><pre>{f.marked[1]}</pre></div>')

@@ -210,3 +210,40 @@ def _engine(exercise_id, prints, engine):
         if sa >= ENGINE_SIMILARITY:
             found.append(Flag("engine", exercise_id, student, name, (sa, su), marked))
     return found
+
+
+@dataclass
+class Group:
+    """Students of one exercise linked by pair flags (A ~ B and B ~ C: one group of three), and
+    the pair most alike among them, to show side by side."""
+
+    exercise: str
+    students: list
+    shown: Flag
+    pairs: int
+
+
+def groups(found):
+    """The pair flags of ``found`` gathered into ``Group``s (a class passing one answer around
+    gives one group, not every pair of it), largest first."""
+    parent = {}
+
+    def root(key):
+        while parent.setdefault(key, key) != key:
+            key = parent[key]
+        return key
+
+    pairs = [f for f in found if f.kind == "pair"]
+    for f in pairs:
+        parent[root((f.exercise, f.student))] = root((f.exercise, f.other))
+    gathered = {}
+    for f in pairs:
+        gathered.setdefault(root((f.exercise, f.student)), []).append(f)
+    made = []
+    for flags in gathered.values():
+        students = sorted({s for f in flags for s in (f.student, f.other)})
+        # the most alike pair, preferring two texts that differ (a disguise shows what was changed)
+        shown = max(flags, key=lambda f: (round(min(f.similarity), 2), f.marked[0] != f.marked[1],
+                                          f.student, f.other))
+        made.append(Group(flags[0].exercise, students, shown, len(flags)))
+    return sorted(made, key=lambda g: (g.exercise, -len(g.students), g.students))
