@@ -4,7 +4,6 @@ from its JSON must count exactly what was put in (each student's points, each na
 flag the planted copies and nothing written independently, and give each student feedback that
 shows no hidden input, expected value or other student's anything."""
 
-import ast
 import csv
 import importlib
 import inspect
@@ -82,6 +81,8 @@ def test_each_mistakes_count_and_students_are_what_was_put_in(graded):
             for mistake in {c.mistake for c in e.cases if c.mistake}:
                 expected[e.id, mistake] += 1
                 who.setdefault((e.id, mistake), []).append(name)
+    cases = [c for s in graded["grades"]["submissions"] for e in s["exercises"] for c in e["cases"]]
+    assert all(c["mistake"] in c["message"] for c in cases)          # named in check()'s words
     got = {(x["id"], m["mistake"]): m["count"] for x in graded["numbers"]["exercises"] for m in x["mistakes"]}
     assert got == dict(expected) and expected, "a class with no named mistake tests nothing"
     students = {(x["id"], m["mistake"]): m["students"] for x in graded["numbers"]["exercises"] for m in x["mistakes"]}
@@ -95,8 +96,7 @@ def test_each_mistakes_count_and_students_are_what_was_put_in(graded):
 
 
 def public_mistakes(exercise_id, source):
-    exercise = registry.exercise(exercise_id) if hasattr(registry, "exercise") else next(
-        e for e in registry.exercises(exercise_id[:2]) if e.id == exercise_id)
+    exercise = registry.find(exercise_id)
     answer = synthetic.answer_object(source, exercise.name)
     return {c.mistake for c in grade(exercise, run_cases(exercise, answer)).cases if c.mistake}
 

@@ -13,7 +13,7 @@ makes it on several cases of one exercise counts once.
 
 import ast
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
