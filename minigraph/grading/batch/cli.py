@@ -4,6 +4,9 @@
     python -P -m minigraph.grading a/00_warmup.ipynb b/00_warmup.ipynb --jobs 2 \\
         --json grades.json --junit grades.xml --csv gradebook.csv
 
+``--class-report FILE`` also writes the instructor's view of the class at the end (points,
+typical mistakes, similarity flags: ``python -m minigraph.grading report --help``).
+
 ``-P`` keeps the working folder off Python's module path: started inside a folder a student
 controls, a ``minigraph/`` there would otherwise be the grader. The grader refuses to run when
 a folder it imports from lies in what it grades.

@@ -68,7 +68,7 @@ def _entries(path):
     try:
         report = json.loads(read_untrusted(path, MAX_REPORT).decode("utf-8"))
     except Unreadable as error:
-        raise BadReport(f"cannot read {display_name(path)}: it is {error}") from None
+        raise BadReport(f"cannot read {display_name(path)}: {error}") from None
     except (ValueError, RecursionError) as error:     # also UnicodeDecodeError
         raise BadReport(f"{display_name(path)} is not JSON ({error})") from None
     if (not isinstance(report, dict) or report.get("grader") != "minigraph.grading"
