@@ -69,8 +69,8 @@ def write(submissions, reports, out, csv_path=None, json_path=None, feedback_dir
           stream=None):
     """Make the class report of ``submissions`` (``load.Submission``) and write its files."""
     students = sorted({s.student for s in submissions})
-    exercises = {(s.student, a) for s in submissions for a in s.result.answers} if compare else set()
-    bar = Progress(1 + len({a for _, a in exercises}) + (len(students) if feedback_dir else 0),
+    compared = {a for s in submissions for a in s.result.answers} if compare else set()
+    bar = Progress(1 + len(compared) + (len(students) if feedback_dir else 0),
                    label="class report", rate_unit="steps", every=0.5,
                    display=stream_display(stream), clock=time.perf_counter)
     stats = exercise_stats(submissions)

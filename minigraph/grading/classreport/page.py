@@ -47,9 +47,9 @@ def e(text):
     return html.escape(str(text), quote=True)
 
 
-def table(header, rows, numeric=(), sortable=True, id=None):
-    """An HTML table; ``numeric`` are the columns aligned right. A cell is text, or a pair
-    (shown HTML, sort key)."""
+def table(header, rows, numeric=(), id=None):
+    """An HTML table that sorts by the column whose title is clicked; ``numeric`` are the
+    columns aligned right. A cell is text, or a pair (shown HTML, sort key)."""
     head = "".join(f'<th{" class=num" if i in numeric else ""}>{e(h)}</th>' for i, h in enumerate(header))
     body = []
     for row in rows:
@@ -59,8 +59,7 @@ def table(header, rows, numeric=(), sortable=True, id=None):
             attrs = (' class="num"' if i in numeric else "") + (f' data-sort="{e(key)}"' if key is not None else "")
             cells.append(f"<td{attrs}>{shown}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    attrs = ' class="sortable"' if sortable else ""
-    attrs += f' id="{e(id)}"' if id else ""
+    attrs = ' class="sortable"' + (f' id="{e(id)}"' if id else "")
     return (f'<table{attrs}><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table>')
 
