@@ -258,6 +258,9 @@ def test_answer_sources_take_the_last_top_level_definition_and_skip_magics():
     found = answer_sources(notebook, registry.exercises("00"))
     assert found == {"00.relu": "relu = lambda x: np.maximum(x, 0)",
                      "00.broadcast_shape": "broadcast_shape: tuple = (3, 4)"}
+    cell = nbformat.v4.new_code_cell("def relu(x):\n    ### BEGIN SOLUTION\n    return np.maximum(x, 0)  # max")
+    assert answer_sources(nbformat.v4.new_notebook(cells=[cell]), registry.exercises("00")) == {
+        "00.relu": "def relu(x):\n    return np.maximum(x, 0)"}
 
 
 def test_a_hidden_case_is_described_without_its_numbers():

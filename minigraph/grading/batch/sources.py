@@ -5,8 +5,10 @@ minigraph's own code, from the JSON reports alone: so the grader records, per ex
 text of the last top-level definition of the answer's name (``def relu``, ``class Adam``,
 ``broadcast_shape = ...``) -- what the kernel ended up holding, in the usual top-to-bottom
 notebook. Only the definition: the check cells, imports and the learner's experiments around
-it are not part of the answer. A cell that is not plain Python (an IPython ``%magic``) is
-skipped. Nothing here runs the code.
+it are not part of the answer. It is kept as Python's ``ast.unparse`` writes it: comments and
+layout are no part of what is compared, and no comment of a notebook (``### BEGIN SOLUTION``
+of a solution graded by mistake) reaches the report. A cell that is not plain Python (an
+IPython ``%magic``) is skipped. Nothing here runs the code.
 """
 
 import ast
@@ -31,7 +33,7 @@ def answer_sources(notebook, exercises):
         for node in tree.body:
             for name in _defined(node):
                 if name in names:
-                    found[names[name]] = (ast.get_source_segment(source, node) or "")[:MAX_SOURCE]
+                    found[names[name]] = ast.unparse(node)[:MAX_SOURCE]
     return found
 
 
