@@ -44,10 +44,15 @@ CONDA_ONLY = {"python", "pip"}
 
 # ------------------------------------------------------------------ dependency consistency --
 
+# extras that environment.yml installs too (an instructor's conda environment grades)
+EXTRAS_IN_ENVIRONMENT = ("grading",)
+
+
 def pyproject_dependencies(pyproject: dict) -> dict[str, SpecifierSet]:
-    """{normalised name: version specifier} of [project].dependencies."""
+    """{normalised name: version specifier} of [project].dependencies and EXTRAS_IN_ENVIRONMENT."""
     deps = {}
-    for line in pyproject["project"]["dependencies"]:
+    extras = pyproject["project"].get("optional-dependencies", {})
+    for line in pyproject["project"]["dependencies"] + [d for x in EXTRAS_IN_ENVIRONMENT for d in extras.get(x, [])]:
         req = Requirement(line)
         deps[canonicalize_name(req.name)] = req.specifier
     return deps

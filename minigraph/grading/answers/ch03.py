@@ -223,7 +223,7 @@ def named(reference, grads, verdict):
              if made is not None and _same(reference, made, grads)]
     if len(found) != 1:
         return verdict
-    return Verdict(False, verdict.expected, verdict.got, f"{found[0]} ({verdict.message})")
+    return Verdict(False, verdict.expected, verdict.got, f"{found[0]} ({verdict.message})", found[0])
 
 
 def _same(reference, made, grads):

@@ -4,6 +4,9 @@
     python -P -m minigraph.grading a/00_warmup.ipynb b/00_warmup.ipynb --jobs 2 \\
         --json grades.json --junit grades.xml --csv gradebook.csv
 
+``--class-report FILE`` also writes the instructor's view of the class at the end (points,
+typical mistakes, similarity flags: ``python -m minigraph.grading report --help``).
+
 ``-P`` keeps the working folder off Python's module path: started inside a folder a student
 controls, a ``minigraph/`` there would otherwise be the grader. The grader refuses to run when
 a folder it imports from lies in what it grades.
@@ -98,6 +101,9 @@ def parse_args(argv):
                         "submission, a column per exercise, then the total)")
     parser.add_argument("--gradescope", metavar="FILE", help="also write Gradescope's results.json "
                         "(for exactly one notebook)")
+    parser.add_argument("--class-report", metavar="FILE",
+                        help="also write the class report (HTML) at the end: what `python -m "
+                             "minigraph.grading report` makes from the JSON report (see there)")
     parser.add_argument("--learners", action="store_true",
                         help="print and write only what learners may see (for a run whose output "
                              "they can read, as in GitHub Classroom): scores and messages, no seeds, "
@@ -147,6 +153,8 @@ def main(argv=None):
         print("\n\n".join(submission_text(r) for r in results))
         print(f"\n{summary(results, settings.sandbox, cgroup.available())}")
         _write_reports(args, settings, results, complete=True)
+        if args.class_report:
+            _class_report(args, results)
     except CannotRun as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_CANNOT_RUN
@@ -242,6 +250,17 @@ def _seeds(args, notebooks):
                         f"regrade only notebooks it graded, named as that run named them, from "
                         f"the same folder{example}")
     return [recorded[name] for name in names]
+
+
+def _class_report(args, results):
+    """The class report of this run (``classreport``), from its results as the JSON has them."""
+    from ..classreport.cli import write
+    from ..classreport.load import Submission, student_of
+    try:
+        write([Submission(student_of(r.path), r) for r in results], [args.json or "this run"],
+              args.class_report)
+    except (ImportError, OSError) as error:
+        raise CannotRun(f"cannot write the class report {args.class_report}: {error}") from None
 
 
 def _write_reports(args, settings, results, complete):

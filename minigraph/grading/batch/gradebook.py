@@ -74,7 +74,7 @@ def to_json(results, settings, complete=True):
     """Plain data: settings, then one entry per submission. ``complete`` is False while a run
     is still going (the report is rewritten as each result comes in)."""
     limits = settings.limits
-    return {"grader": "minigraph.grading", "format": 3, "complete": complete,
+    return {"grader": "minigraph.grading", "format": 4, "complete": complete,
             "settings": {"cell_timeout": settings.cell_timeout, "timeout": settings.timeout,
                          "kernel": settings.kernel, "chapter": settings.chapter,
                          "sandbox": settings.sandbox, "memory_mb": limits.memory_mb,
@@ -152,13 +152,14 @@ def to_csv(results, exercise_ids):
     writer.writerow(["submission", "chapter", *exercise_ids, "total", "max_score", "status", "flags"])
     for r in results:
         scores = {e.id: points(e.score) for e in r.exercises}
-        writer.writerow([_cell(r.path), r.chapter or "", *(scores.get(i, "") for i in exercise_ids),
+        writer.writerow([spreadsheet_cell(r.path), r.chapter or "", *(scores.get(i, "") for i in exercise_ids),
                          points(r.score), points(r.max_score), r.status,
-                         _cell("; ".join(r.flags))])
+                         spreadsheet_cell("; ".join(r.flags))])
     return out.getvalue()
 
 
-def _cell(text):
+def spreadsheet_cell(text):
+    """``text`` made inert for a spreadsheet: a leading ``'`` where it would run as a formula."""
     return "'" + text if text.startswith(SPREADSHEET_FORMULA) else text
 
 
@@ -166,8 +167,9 @@ def for_learners(result):
     """``result`` (a ``grader.SubmissionResult``) with only what its learner may see: no seed
     (with it and the grader's code, the hidden cases could be drawn again), no flags (they are
     for the instructor), and each hidden case counted but not shown -- its inputs, expected
-    value and message stay with the instructor's report."""
-    return replace(result, seed=None, seed_given=False, flags=[],
+    value and message stay with the instructor's report; and no copy of the answers' sources
+    (the class report's, for the instructor)."""
+    return replace(result, seed=None, seed_given=False, flags=[], answers={},
                    exercises=[learner_exercise(e) for e in result.exercises])
 
 

@@ -45,6 +45,7 @@ from ..toolkit.values import shorten
 from . import cgroup, runner, sandbox
 from .files import Unreadable, display_name, read_untrusted
 from .scan import reference_uses, review_flags
+from .sources import answer_sources
 from .sandbox import Limits
 from .workspace import Workspace
 
@@ -84,6 +85,7 @@ class SubmissionResult:
     seed: int | None = None      # the hidden cases' (``exercise.with_hidden(exercise, seed)`` draws them again)
     seed_given: bool = False     # True: ``seed`` was given (a regrading), not drawn here
     sha256: str | None = None    # of the file graded: a regrading uses ``seed`` only on these bytes
+    answers: dict = field(default_factory=dict)         # exercise id -> its source (``sources.py``)
 
     def to_dict(self):
         return asdict(self)
@@ -219,7 +221,8 @@ async def _grade(path, chapter, settings, slot, seed):
     score = round(sum(r.score for r in graded), 2)
     total = sum(e.points for e in exercises)
     return SubmissionResult(name, chapter, "graded", f"{points(score)} of {points(total)} points",
-                            score, total, graded, notes, flags, seed, given, digest)
+                            score, total, graded, notes, flags, seed, given, digest,
+                            answer_sources(notebook, exercises))
 
 
 def _regrading_seed(seed, digest):

@@ -55,16 +55,19 @@ def neuron_structure(case, got):
     return None
 
 
+def named(verdict, mistake):
+    """A failing verdict whose message is ``mistake``, a typical one, said in full."""
+    return Verdict(False, verdict.expected, verdict.got, mistake, mistake)
+
+
 def neuron_output(expected, output, x, W, b):
     """The neuron's output against ``expected``, naming an activation left out or mistaken."""
     verdict = compare(expected, output)
     if not verdict.passed and same(output, x @ W + b):
-        return Verdict(False, verdict.expected, verdict.got,
-                       "your output is the value before the activation: the neuron's output "
-                       "goes through σ (mg.sigmoid)")
+        return named(verdict, "your output is the value before the activation: the neuron's "
+                              "output goes through σ (mg.sigmoid)")
     if not verdict.passed and same(output, np.tanh(x @ W + b)):
-        return Verdict(False, verdict.expected, verdict.got,
-                       "your activation is tanh; the neuron asks for σ (mg.sigmoid)")
+        return named(verdict, "your activation is tanh; the neuron asks for σ (mg.sigmoid)")
     return verdict
 
 

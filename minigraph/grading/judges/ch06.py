@@ -22,7 +22,7 @@ def judge_rates(expected, case, got, diagnosed=lambda case, values: None):
             named = diagnosed(case, [v if isinstance(v, np.ndarray) else np.nan for v in values])
             message = (f"at t = {case['inputs']['steps'][k]}: {verdict.message}"
                        + (f". Looks like: {named}" if named else ""))
-            return Verdict(False, verdict.expected, verdict.got, message)
+            return Verdict(False, verdict.expected, verdict.got, message, named or "")
     return Verdict(True, f"{len(values)} value{'s' if len(values) > 1 else ''}", "all right")
 
 

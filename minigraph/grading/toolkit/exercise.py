@@ -213,7 +213,7 @@ def diagnose(verdict, got, mistakes, wrong_outputs):
     named = [message for message, function in mistakes.items() if _gives(wrong_outputs, function, got)]
     if len(named) != 1:
         return verdict
-    return Verdict(False, verdict.expected, verdict.got, f"{named[0]} ({verdict.message})")
+    return Verdict(False, verdict.expected, verdict.got, f"{named[0]} ({verdict.message})", named[0])
 
 
 def _gives(wrong_outputs, mistake, got):
@@ -430,6 +430,7 @@ class CaseResult:
     message: str = ""
     hint: str = ""                                    # the first level: a nudge
     more_hints: list = field(default_factory=list)    # sharper levels, shown on request
+    mistake: str = ""    # the typical mistake the judge named ("" none), as the message says it
 
 
 @dataclass
@@ -503,6 +504,7 @@ def _grade_case(exercise, index, case, record):
             verdict = Verdict(False, message=sentences(why, MAX_MESSAGE))
         row.status = "pass" if verdict.passed else "fail"
         row.expected, row.got, row.message = verdict.expected, verdict.got, verdict.message
+        row.mistake = verdict.mistake
     elif status == "not_done":
         row.status, row.message = "not_done", "not done yet (NotImplementedError)"
     elif status == "timeout":

@@ -74,7 +74,7 @@ def judged_against(expected, got, rtol=RTOL, atol=ATOL, reveal=True):
         return verdict
     told = telltale(np.asarray(expected, dtype=float), got, rtol, atol)
     return verdict if told is None else Verdict(False, verdict.expected, verdict.got,
-                                                f"{told} ({verdict.message})")
+                                                f"{told} ({verdict.message})", told)
 
 
 def telltale(expected, got, rtol=RTOL, atol=ATOL):

@@ -1,7 +1,7 @@
 """A judge's decision on one case (``Verdict``) and the comparison most judges make
 (``compare``): shape first, then values, in words a learner can act on."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -12,12 +12,21 @@ RTOL, ATOL = 1e-6, 1e-9      # how close an answer must be to the reference (np.
 
 @dataclass(frozen=True)
 class Verdict:
-    """The judge's decision on one case, with the texts a learner sees when it failed."""
+    """The judge's decision on one case, with the texts a learner sees when it failed.
+
+    ``mistake`` is the typical mistake the answer was recognised to make, in the words the
+    message starts with ("" when none was named): the class report counts these.
+    """
 
     passed: bool
     expected: str = ""
     got: str = ""
     message: str = ""
+    mistake: str = ""
+
+    def reworded(self, message):
+        """This verdict with another message (the mistake it names, if any, kept)."""
+        return replace(self, message=message)
 
 
 def compare(expected, got, rtol=RTOL, atol=ATOL, reveal=True):

@@ -180,8 +180,8 @@ def _judge_parts(expected, got, inputs, named):
         if not verdict.passed:
             verdict = named(k, verdict, part)
             which = f"the gradient for {inputs[k]}"
-            return Verdict(False, verdict.expected, verdict.got, verdict.message
-                           if which in verdict.message else f"{which}: {verdict.message}")
+            return verdict.reworded(verdict.message if which in verdict.message
+                                    else f"{which}: {verdict.message}")
     return Verdict(True, "both gradients", "both right")
 
 
@@ -217,7 +217,8 @@ def _told(verdict, got, forward, g, values, k, attrs):
         without_g = numeric_vjp(forward, np.ones_like(g), values, k, attrs)
         if without_g.shape == got.shape and np.allclose(without_g, got, rtol=RTOL, atol=ATOL):
             told = "the upstream gradient g is missing: a VJP multiplies the local derivative by g"
-    return verdict if told is None else Verdict(False, verdict.expected, verdict.got, f"{told} ({verdict.message})")
+    return verdict if told is None else Verdict(False, verdict.expected, verdict.got,
+                                                f"{told} ({verdict.message})", told)
 
 
 def _public_graph(build, forward, n_rules, case, got, naming):
@@ -241,9 +242,8 @@ def _public_graph(build, forward, n_rules, case, got, naming):
         verdict = compare(numeric_vjp(forward, g, args, k, attrs), value, rtol=RTOL, atol=ATOL)
         if not verdict.passed:
             verdict = _told(verdict, value, forward, g, args, k, attrs)
-            return Verdict(False, verdict.expected, verdict.got,
-                           f"call {i} of {naming[k]} in the backward pass returned a wrong gradient: "
-                           f"{verdict.message}")
+            return verdict.reworded(f"call {i} of {naming[k]} in the backward pass returned a "
+                                    f"wrong gradient: {verdict.message}")
     leaves = [n for n in yours.nodes if n.op is None and n.grad is not None]
     grads = {leaf.name: np.array(leaf.grad) for leaf in leaves}
     for leaf in leaves:

@@ -1,0 +1,46 @@
+"""The source of each answer in a notebook, as the learner wrote it, for the class report.
+
+The class report (``minigraph.grading.classreport``) compares answers with each other and with
+minigraph's own code, from the JSON reports alone: so the grader records, per exercise, the
+text of the last top-level definition of the answer's name (``def relu``, ``class Adam``,
+``broadcast_shape = ...``) -- what the kernel ended up holding, in the usual top-to-bottom
+notebook. Only the definition: the check cells, imports and the learner's experiments around
+it are not part of the answer. It is kept as Python's ``ast.unparse`` writes it: comments and
+layout are no part of what is compared, and no comment of a notebook (``### BEGIN SOLUTION``
+of a solution graded by mistake) reaches the report. A cell that is not plain Python (an
+IPython ``%magic``) is skipped. Nothing here runs the code.
+"""
+
+import ast
+
+from .scan import one_line_ending
+
+MAX_SOURCE = 20_000            # characters of one answer kept in the report
+
+
+def answer_sources(notebook, exercises):
+    """``{exercise id: source}`` for every exercise whose name the notebook defines at top level."""
+    names = {exercise.name: exercise.id for exercise in exercises}
+    found = {}
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        source = one_line_ending(cell.source)
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            for name in _defined(node):
+                if name in names:
+                    found[names[name]] = ast.unparse(node)[:MAX_SOURCE]
+    return found
+
+
+def _defined(node):
+    """The names a top-level statement binds (``def f``, ``class C``, ``x = ...``, ``x: T = ...``)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    targets = node.targets if isinstance(node, ast.Assign) else (
+        [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else [])
+    return [t.id for t in targets if isinstance(t, ast.Name)]
