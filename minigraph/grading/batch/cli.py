@@ -40,7 +40,7 @@ Exit status:
     0  grading completed, whatever the scores (a notebook that is broken, loops, crashes or
        attacks the grader is graded, with a message, and still gives 0)
     2  grading could not run: bad arguments, a path that does not exist or is a link to a
-       folder, no notebooks found, an unknown chapter, no such Jupyter kernel, no sandbox
+       folder, no notebooks found, an unknown chapter, no sandbox
        (and no --no-sandbox), a report file that cannot be written, or a --seeds-from
        report that cannot be read or holds no seed for a notebook
 """
@@ -51,7 +51,6 @@ import os
 import sys
 import time
 
-from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
 from ...progress import Progress, stream_display
 from ..toolkit import registry
@@ -103,8 +102,6 @@ def parse_args(argv):
                              "no flags, no hidden case's inputs or expected values")
     parser.add_argument("--chapter", metavar="NN", help="grade every notebook as chapter NN "
                         "(default: the NN_ prefix of each file name)")
-    parser.add_argument("--kernel", default="python3", metavar="NAME",
-                        help="Jupyter kernel to run the notebooks in (default python3)")
     parser.add_argument("--memory", type=int, default=sandbox.Limits.memory_mb, metavar="MB",
                         help=f"memory (address space) of each process of a submission, and as root "
                              f"of all its processes together (default {sandbox.Limits.memory_mb})")
@@ -166,10 +163,6 @@ def _prepare(args):
         except registry.UnknownExercise as error:
             raise CannotRun(str(error)) from None
     try:
-        KernelSpecManager().get_kernel_spec(args.kernel)
-    except NoSuchKernel:
-        raise CannotRun(f"no Jupyter kernel named '{args.kernel}' (is ipykernel installed?)") from None
-    try:
         notebooks = find_notebooks(args.paths)
     except (FileNotFoundError, ValueError) as error:
         raise CannotRun(str(error)) from None
@@ -189,7 +182,7 @@ def _prepare(args):
         raise CannotRun(f"cannot grade without a sandbox as root: {sandbox.unprivileged_reason()}")
     limits = sandbox.Limits(memory_mb=args.memory,
                             cpu_seconds=int(args.timeout) + 60)
-    settings = Settings(args.cell_timeout, args.timeout, args.kernel, args.chapter,
+    settings = Settings(args.cell_timeout, args.timeout, args.chapter,
                         sandbox=not args.no_sandbox, limits=limits)
     _write_reports(args, settings, [], complete=False)        # fail now if a report cannot be written
     return settings, notebooks, seeds

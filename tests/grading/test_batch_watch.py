@@ -1,0 +1,111 @@
+"""The grader's own kernel and its watch: the fourth review's attacks and honest look-alikes.
+
+One grading run of tests/fixtures/submissions-watch (two at a time), plus a notebook saved with
+22 MB of outputs made at test time:
+
+* a notebook that reconfigures its kernel (a minigraph or a numpy of its own on the import
+  path, a kernelspec, an IPython startup file, an ``ipython_kernel_config.py``, then ``exit()``)
+  gains nothing: each is the unsolved exercise notebook, and scores 0;
+* code kept where a reading of the cells does not look (a ``.py`` file, ``run_cell``, ``timeit``,
+  a pickle, an f-string's fields, a name put together at run time, a module's alias) is flagged,
+  by the kernel's watch (``watch.py``) or the scan, at its cell and line;
+* honest notebooks that look like machinery keep full marks with no flag.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_batch_cli import FAST, MAKE, grader  # noqa: E402
+
+WATCH = ROOT / "tests" / "fixtures" / "submissions-watch"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reports")
+    planted = tmp_path_factory.mktemp("planted")
+    big = planted / MAKE.plant_big_outputs(planted, (ROOT / "tests" / "fixtures" / "submissions" /
+                                                     "00_honest_a.ipynb").read_text())
+    proc = grader(WATCH, big, *FAST, "--jobs", "2", "--json", out / "grades.json", cwd=out)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((out / "grades.json").read_text())
+    return {"proc": proc, "subs": {Path(s["path"]).name: s for s in report["submissions"]}, "big": big}
+
+
+def test_the_fixtures_are_all_graded(run):
+    assert set(run["subs"]) == {p.name for p in WATCH.glob("*.ipynb")} | {run["big"].name}
+
+
+# each is the unsolved exercise notebook plus a cell that rewires the kernel (and ends it)
+RECONFIGURES = ["00_attack_shadow_package.ipynb", "00_attack_shadow_numpy.ipynb", "00_attack_kernelspec.ipynb",
+                "00_attack_startup_file.ipynb", "00_attack_kernel_config.ipynb"]
+
+
+@pytest.mark.parametrize("name", RECONFIGURES)
+def test_a_notebook_that_reconfigures_its_kernel_gains_nothing(run, name):
+    sub = run["subs"][name]
+    assert (sub["status"], sub["score"]) == ("graded", 0), sub
+    assert all(e["status"] == "not_done" for e in sub["exercises"])
+    assert any("writes a Python file" in flag for flag in sub["flags"]), sub["flags"]
+
+
+def test_a_cell_that_rewired_the_kernel_then_ended_it_costs_only_itself(run):
+    for name in RECONFIGURES[1:]:
+        (note,) = run["subs"][name]["notes"]
+        assert note == "cell 3 ended its kernel (exit() or quit()): the notebook ran again, in a fresh kernel, without it"
+
+
+# code the scan cannot read in a cell's text: the flag that names it
+HIDDEN = {
+    "00_watch_py_file.ipynb": ["cell 4, line 5: writes a Python file (`helpers.py`)",
+                               "cell 4, line 11: imports code from outside the installed packages"],
+    "00_watch_run_cell.ipynb": ["cell 4, line 1: runs source text that is in no cell, or that the scan flags, "
+                                "through a tool (`def relu(x): from minigraph import kernels"],
+    "00_watch_timeit.ipynb": ["cell 4, line 2: runs source text that is in no cell, or that the scan flags, "
+                              "through a tool (`"],
+    "00_watch_pickle.ipynb": ["cell 4, line 5: unpickles a global that is not data (`builtins.exec`)"],
+    "00_watch_fstring.ipynb": ["cell 4, line 4: builds a function from a code object",
+                               "cell 4, line 4: looks into a function's code, frames or the garbage collector "
+                               "(the watch saw it run) (`__code__`)"],
+    "00_watch_getattr.ipynb": ["cell 4, line 4: looks into a function's code, frames or the garbage collector "
+                               "(the watch saw it run) (`__code__`)"],
+    "00_watch_kernels_alias.ipynb": ["cell 4, line 4: uses the engine's internals, which are not its public API"],
+}
+
+
+@pytest.mark.parametrize("name", HIDDEN)
+def test_code_hidden_from_the_scan_is_flagged_at_its_cell_and_line(run, name):
+    sub = run["subs"][name]
+    assert sub["status"] == "graded"
+    for flag in HIDDEN[name]:
+        assert any(f.startswith(flag) for f in sub["flags"]), (flag, sub["flags"])
+
+
+HONEST = ["00_honest_optional_parts.ipynb", "00_honest_big_outputs.ipynb"]
+
+
+@pytest.mark.parametrize("name", HONEST)
+def test_an_honest_look_alike_keeps_full_marks_and_no_flag(run, name):
+    sub = run["subs"][name]
+    assert (sub["status"], sub["score"], sub["flags"], sub["notes"]) == ("graded", 7, [], []), sub
+
+
+def test_the_size_limit_counts_code_not_outputs(run):
+    assert os.path.getsize(run["big"]) > 20_000_000          # over the limit the file once had
+
+
+def test_the_kernel_cannot_be_configured_by_what_the_notebook_writes(tmp_path):
+    """The kernel's command line is the grader's: a kernelspec on the machine is not read."""
+    from minigraph.grading.batch import runner
+    argv = runner.kernel_argv({"chapter": "00", "watch_fd": 7}, tmp_path)
+    assert argv[:3] == [sys.executable, "-I", runner.kernel_module.__file__] and argv[-2:] == ["-f", "{connection_file}"]
+    probe = subprocess.run([sys.executable, "-I", "-c", "import sys; print(sys.flags.safe_path, sys.flags.ignore_environment)"],
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert probe.stdout.split() == ["True", "1"]
