@@ -253,11 +253,12 @@ ATTACKS = {
     "00_attack_reference_table.ipynb": (4, "graded", "returned None", False),
     "00_attack_reference_getattr.ipynb": (4, "graded", "is a reference answer, which is not part of "
                                           "this installation", False),
-    "00_attack_results_deep.ipynb": (0, "error", "results.json is nested too deeply", True),
-    "00_attack_results_huge.ipynb": (0, "error", "results.json is too large (67.1 MB", True),
-    "00_attack_results_fifo.ipynb": (0, "error", "results.json is not a regular file (a FIFO)", True),
+    # the kernel runs the submission's code: its results file is whatever that code wrote
+    "00_attack_results_deep.ipynb": (0, "error", "results.json is nested too deeply", False),
+    "00_attack_results_huge.ipynb": (0, "error", "results.json is too large (67.1 MB", False),
+    "00_attack_results_fifo.ipynb": (0, "error", "results.json is not a regular file (a FIFO)", False),
     "00_attack_many_errors.ipynb": (7, "graded", "", False),
-    "00_attack_unprintable.ipynb": (0, "graded", "\\x1b[1A\\x1b[2K\\x1b[G 00.relu", True),
+    "00_attack_unprintable.ipynb": (0, "graded", "\\x1b[1A\\x1b[2K\\x1b[G 00.relu", False),
     "00_attack_fills_disk.ipynb": (7, "graded", "", False),
     "00_attack_gradescope_score.ipynb": (0, "graded", "not done yet", False),
 }
@@ -311,12 +312,11 @@ def test_no_escape_sequence_or_lone_surrogate_from_a_kernel_reaches_a_report(run
     assert sub["exercises"][0]["cases"][0]["message"] == forged and forged in run["proc"].stdout
 
 
-def test_a_disguised_fake_collector_still_scores_but_is_flagged_for_review(run):
-    # the limit README states: a kernel reports what it likes; the instructor is told where to look
-    # (the reference's own sigmoid refuses while an answer runs, so that exercise is lost: 5 of 7)
+def test_a_fake_collector_is_never_imported_and_is_flagged_for_review(run):
+    # the grading code was imported before the notebook's first cell: an import system of the
+    # notebook's own that serves another collector serves it to no one (the notebook is unsolved)
     sub = submission(run, "00_attack_disguised_collector.ipynb")
-    graded = exercises(sub)
-    assert sub["score"] == 5 and graded["00.sigmoid"][0] == 0 and graded["00.sigmoid_vjp"][0] == 3
+    assert sub["score"] == 0 and all(e["status"] == "not_done" for e in sub["exercises"])
     assert sub["flags"] == ["cell 3: uses Python's import machinery ('importlib'), which no exercise needs"]
 
 

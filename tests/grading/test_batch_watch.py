@@ -109,3 +109,72 @@ def test_the_kernel_cannot_be_configured_by_what_the_notebook_writes(tmp_path):
     probe = subprocess.run([sys.executable, "-I", "-c", "import sys; print(sys.flags.safe_path, sys.flags.ignore_environment)"],
                            capture_output=True, text=True, cwd=tmp_path)
     assert probe.stdout.split() == ["True", "1"]
+
+
+# -- what the watch's reports become (no kernel) ---------------------------------------------
+
+def flags_of(records, cells, graded=True):
+    from minigraph.grading.batch import watched
+    return watched.flags(records, cells, review=lambda text: ["flag"] if "kernels" in text else [], graded=graded)
+
+
+CELLS = {3: "import timeit\ntimeit.timeit('relu(x)', globals=globals())", 4: "%timeit relu(x)"}
+
+
+def test_source_text_a_tool_runs_is_read_like_a_cell():
+    import timeit
+    template = timeit.template.format(stmt="relu(x)", setup="pass", init="")
+    clean = [{"event": "cell", "cell": 3}, {"event": "run-string", "text": template, "line": 2},
+             {"event": "cell", "cell": 4}, {"event": "run-string", "text": "relu(x)", "line": 1}, {"event": "done"}]
+    assert flags_of(clean, CELLS) == []
+    made = [{"event": "cell", "cell": 3}, {"event": "run-string", "text": "relu = fast(x)", "line": 2}, {"event": "done"}]
+    assert flags_of(made, CELLS) == ["cell 3, line 2: runs source text that is in no cell, or that the scan "
+                                     "flags, through a tool (`relu = fast(x)`)"]
+    scanned = [{"event": "cell", "cell": 4}, {"event": "run-string", "text": "kernels.relu", "line": 1}, {"event": "done"}]
+    assert len(flags_of(scanned, {4: "kernels.relu"})) == 1
+
+
+def test_a_report_made_while_grading_names_the_cell_whose_line_it_is():
+    records = [{"event": "cell", "cell": 3}, {"event": "cell", "cell": "grading"},
+               {"event": "introspects", "text": "__code__", "file": "/tmp/ipykernel_3/123.py", "line": 2,
+                "code": "return f.__code__"}, {"event": "done"}]
+    cells = {3: "x = 1", 5: "def relu(x):\n    return f.__code__"}
+    assert flags_of(records, cells) == ["cell 5, line 2: looks into a function's code, frames or the garbage "
+                                        "collector (the watch saw it run) (`__code__`)"]
+
+
+def test_a_channel_that_ends_before_done_is_flagged_and_reports_are_capped():
+    silent = [{"event": "hello"}, {"event": "cell", "cell": 3}]
+    assert flags_of(silent, CELLS) == ["the kernel's watch went silent before grading ended (its channel was "
+                                       "closed or replaced): what the submission did after that was not seen"]
+    assert flags_of(silent, CELLS, graded=False) == []              # no grading ran: nothing to expect
+    many = [{"event": "cell", "cell": 3}] + [{"event": "pickle", "text": f"os.f{i}", "line": 1} for i in range(30)]
+    found = flags_of(many + [{"event": "done"}], CELLS)
+    assert len(found) == 11 and found[-1] == "... and 20 more reports of the watch"
+
+
+def test_the_hook_reports_only_the_submissions_own_requests(tmp_path):
+    """A Python whose audit hook is the watch's: a cell-like file's compile, __code__ and
+    sys._getframe are reported; the standard library's own (dataclasses' exec, a traceback's
+    frames) are not."""
+    script = tmp_path / "cell.py"
+    script.write_text("import dataclasses, os, sys, traceback\n"
+                      "from minigraph.grading.batch import watch\n"
+                      "watch.Watch(int(sys.argv[1])).install()\n"
+                      "@dataclasses.dataclass\nclass Point:\n    x: int = 0\n"
+                      "traceback.format_stack()\n"
+                      "f = lambda: 1\n"
+                      "getattr(f, '__co' + 'de__')\n"
+                      "sys._getframe()\n"
+                      "exec('y = 2')\n"
+                      "os.write(int(sys.argv[1]), b'')\n")
+    read, write = os.pipe()
+    proc = subprocess.run([sys.executable, str(script), str(write)], pass_fds=(write,), capture_output=True,
+                          text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        records = [json.loads(line) for line in pipe.read().splitlines()]
+    assert proc.returncode == 0, proc.stderr
+    assert [(r["event"], r.get("text"), r.get("line")) for r in records] == [
+        ("hello", None, None), ("introspects", "__code__", 9), ("introspects", "sys._getframe", 10),
+        ("compile", "y = 2", 11), ("exec", "<string>", 11)]
