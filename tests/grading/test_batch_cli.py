@@ -146,13 +146,13 @@ def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
     assert len(run["json"]["submissions"]) == 57
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
-    assert summary == "graded 57 notebooks (13 could not be run); 15 flagged for review" + (
+    assert summary == "graded 57 notebooks (13 could not be run); 12 flagged for review" + (
         "" if cgroup.available() else "; limits per process only (no control group: run as root "
                                       "on Linux with cgroup v1 for limits on a submission's processes together)")
     bar = [line for line in run["proc"].stderr.splitlines() if line.startswith("grading ")]
     assert len(bar) == 58 and bar[0].endswith("| 0/57")          # the progress bar: a line per result
     assert all(" elapsed  " in line and line.endswith(" left") for line in bar[1:-1])
-    assert bar[-1].startswith("grading 100% |") and "| 57/57  flagged 15  not run 13  " in bar[-1]
+    assert bar[-1].startswith("grading 100% |") and "| 57/57  flagged 12  not run 13  " in bar[-1]
     assert bar[-1].endswith(" in all")
 
 
@@ -245,7 +245,8 @@ def test_an_honest_oddity_gets_its_check_score_and_no_flag(run, name):
 ATTACKS = {
     "00_attack_kill_parent.ipynb": (0, "error", "the run ended early (exit status 137) while running cell 3", False),
     "00_attack_outlive.ipynb": (7, "graded", "", False),
-    "00_attack_writes_everywhere.ipynb": (7, "graded", "", False),      # "ch00.py" in a string is a name
+    # "ch00.py" in a string is a name; the watch sees the .py files it tries to write
+    "00_attack_writes_everywhere.ipynb": (7, "graded", "", True),
     "00_attack_rebind.ipynb": (4, "graded", "expected 0, got -2", False),
     "00_attack_reference_open.ipynb": (6, "graded", "FLAGGED, no points", True),
     # the reference answers are not in the sandbox: reaching for them gets nothing

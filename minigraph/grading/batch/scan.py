@@ -47,7 +47,7 @@ INTERNALS_IN_TEXT = re.compile(r"minigraph\s*\.\s*grading(?=\s*\.\s*(?!tools\b)\
 # a torch module's ``net.eval()``, are no disguise.)
 IMPORT_TRICKS = re.compile(r"\b(__import__|__builtins__|builtins|meta_path|path_hooks|setprofile"
                            r"|settrace)\b|\bimportlib\s*\.\s*(?!reload\b)\w"
-                           r"|\bfrom\s+importlib\b(?!\s+import\s+reload\s*$)|\bimport\s+importlib\s*\."
+                           r"|\bfrom\s+importlib\b(?!\s+import\s+reload\s*$)|\bimport[ \t]+importlib\s*\."
                            r"|\bsys\s*\.\s*modules\b|(?<![.\w])(?<!def )(exec|eval)\s*\(", re.MULTILINE)
 
 
