@@ -8,6 +8,7 @@ import importlib
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -738,3 +739,18 @@ def test_answers_are_judged_apart_within_a_time_limit():
     # forkserver judges chapter 00 in under 10 ms, so any positive limit would be a race)
     late = asyncio.run(judge_apart("00", results, 5, {}, 0))
     assert {r.message for r in late} == {"its answers could not be judged within 0 s"}
+
+
+def test_each_grader_draws_its_own_block_of_sandbox_users():
+    """Two graders that are each PID 1 of a PID namespace of their own (two containers on one
+    host) get different users: the block is drawn at random, not made from the process ID."""
+    code = ("import os\nfrom minigraph.grading.batch import cgroup, sandbox\n"
+            "print(os.getpid(), sandbox.sandbox_uid(0), sandbox.sandbox_uid(sandbox.SLOTS - 1), cgroup.name_of(0))")
+    alone = ["unshare", "--pid", "--fork"] if os.geteuid() == 0 and shutil.which("unshare") else []
+    runs = [subprocess.run([*alone, sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout.split() for _ in range(3)]
+    if alone:
+        assert [pid for pid, *_ in runs] == ["1", "1", "1"]
+    assert len({first for _, first, _, _ in runs}) == len({group for *_, group in runs}) == 3
+    for _, first, last, _ in runs:
+        assert sandbox.FIRST_UID <= int(first) and int(last) == int(first) + sandbox.SLOTS - 1 < 2**32 - 2
