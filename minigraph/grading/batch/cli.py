@@ -8,7 +8,9 @@
 controls, a ``minigraph/`` there would otherwise be the grader. The grader refuses to run when
 a folder it imports from lies in what it grades.
 
-Each notebook runs in a fresh kernel, in a sandbox of its own (bubblewrap: no network, no
+Each notebook runs in a fresh kernel of the grader's own (kernel.py: one fixed command line,
+no configuration the notebook can write, an audit hook watching what runs: watch.py), in a
+sandbox of its own (bubblewrap: no network, no
 other files, no secrets, limited memory, processes and time; see sandbox.py), on a copy of
 the file (the file itself is never modified). It is graded against the chapter its name
 starts with (``00_warmup.ipynb`` -> chapter 00) or ``--chapter``. A table per notebook goes

@@ -4,8 +4,9 @@ For one submission the grader
 
 1. reads the file safely (``files.read_untrusted``: a regular file of bounded size, read with
    a time limit; anything else is a graded zero with a message) and never writes to it;
-2. looks at its code for uses of minigraph's grading internals (``scan.py``): an answer
-   defined next to them is flagged for the instructor and earns nothing;
+2. looks at its code for uses of minigraph's grading internals (``scan.py``, in a process of
+   its own with a time limit: ``examine_apart``): an answer defined next to them is flagged for
+   the instructor and earns nothing;
 3. makes a fresh folder, ``home``, with a copy of the notebook in ``home/work`` and the job,
    and runs ``runner.py`` there in a sandbox (``sandbox.py``): the runner executes every code
    cell in a new kernel, then the *collector* (``collect.py``), which runs each answer's cases
@@ -13,7 +14,8 @@ For one submission the grader
    to regrade: ``grade_all``'s ``seeds``) and hands over only once the learner's cells have
    run -- and writes what came out to
    ``home/results.json``. The whole run is stopped after ``timeout`` seconds, and nothing it
-   started outlives it;
+   started outlives it. Meanwhile the kernel's watch (``watch.py``) reports what the notebook's
+   code does over a pipe this process reads (``watched.py``): flags for review;
 4. reads the results as untrusted data (bounded size, bounded nesting) and judges them here
    (``exercise.grade``, in a process of its own with a time limit: ``judge_apart``), against
    reference answers the submission never saw (they are not in its sandbox). The kernel decides nothing but what its answers returned: tampering

@@ -41,7 +41,9 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(_gradi
 RUNS_STRINGS = tuple(os.sep + part for part in (
     os.path.join("IPython", "core", ""), os.path.join("ipykernel", ""), "timeit.py", "code.py",
     "codeop.py", "runpy.py", "pdb.py", "bdb.py"))
-# what a frame or function shows of itself: the way to rebuild or unwrap a function
+# what a frame or function shows of itself: the way to rebuild or unwrap a function (Python
+# 3.11 audits __code__, f_code, tb_frame and the generators' frames and code; the others are
+# here for the Pythons that audit them)
 INTROSPECTION = {"__code__", "__globals__", "__closure__", "__builtins__", "f_code", "f_globals",
                  "f_locals", "f_back", "f_builtins", "tb_frame", "gi_frame", "gi_code", "cr_frame",
                  "cr_code", "ag_frame", "ag_code", "co_code"}
@@ -120,6 +122,9 @@ class Watch:
         elif event in ("exec", "code.__new__"):
             if own:
                 return (event, getattr(args[0], "co_filename", ""))
+        elif event in ("marshal.loads", "marshal.load"):      # code objects from bytes
+            if own:
+                return ("code.__new__", event)
         elif event == "open":
             path, mode, flags = (list(args) + [None, None])[:3]
             path = os.fsdecode(path) if isinstance(path, (str, bytes)) else ""
@@ -182,5 +187,5 @@ def place_dict(place):
     return {"file": filename, "line": line, "code": code}
 
 
-WATCHED = {"compile", "exec", "code.__new__", "open", "pickle.find_class", "object.__getattr__",
+WATCHED = {"compile", "exec", "code.__new__", "marshal.loads", "marshal.load", "open", "pickle.find_class", "object.__getattr__",
            "object.__setattr__", *FRAMES}
