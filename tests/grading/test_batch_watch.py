@@ -20,9 +20,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_batch_cli import FAST, MAKE, grader  # noqa: E402
+from tests.grading.test_batch_cli import FAST, MAKE, ROOT, grader
 
 WATCH = ROOT / "tests" / "fixtures" / "submissions-watch"
 
