@@ -102,7 +102,7 @@ def test_the_size_limit_counts_code_not_outputs(run):
 def test_the_kernel_cannot_be_configured_by_what_the_notebook_writes(tmp_path):
     """The kernel's command line is the grader's: a kernelspec on the machine is not read."""
     from minigraph.grading.batch import runner
-    argv = runner.kernel_argv({"chapter": "00", "watch_fd": 7}, tmp_path)
+    argv = runner.kernel_argv({"chapter": "00", "watch_fd": 7})
     assert argv[:3] == [sys.executable, "-I", runner.kernel_module.__file__] and argv[-2:] == ["-f", "{connection_file}"]
     probe = subprocess.run([sys.executable, "-I", "-c", "import sys; print(sys.flags.safe_path, sys.flags.ignore_environment)"],
                            capture_output=True, text=True, cwd=tmp_path)

@@ -78,7 +78,7 @@ class KernelLost(Exception):
         self.index, self.why = index, why
 
 
-def kernel_argv(job, home):
+def kernel_argv(job):
     """The one command line of every kernel of this run (``kernel.py``): never a kernelspec."""
     package_root = str(Path(kernel_module.__file__).resolve().parents[3])
     return [sys.executable, "-I", kernel_module.__file__, package_root, job["chapter"],
@@ -104,7 +104,7 @@ class _Client(NotebookClient):
     def __init__(self, job, home, kept, notes):
         cells = [nbformat.v4.new_code_cell(job["cells"][i]) for i in kept]
         collector = nbformat.v4.new_code_cell("# the grader's cell; written once the cells above have run")
-        km = _Manager(kernel_argv(job, home), connection_file=str(home / "runtime" / f"kernel-{len(notes)}.json"))
+        km = _Manager(kernel_argv(job), connection_file=str(home / "runtime" / f"kernel-{len(notes)}.json"))
         super().__init__(nbformat.v4.new_notebook(cells=cells + [collector]), km=km,
                          timeout=job["cell_timeout"], allow_errors=True,
                          interrupt_on_timeout=True, record_timing=False,
