@@ -152,9 +152,9 @@ def test_a_channel_that_ends_before_done_is_flagged_and_reports_are_capped():
 
 
 def test_the_hook_reports_only_the_submissions_own_requests(tmp_path):
-    """A Python whose audit hook is the watch's: a cell-like file's compile, __code__ and
-    sys._getframe are reported; the standard library's own (dataclasses' exec, a traceback's
-    frames) are not."""
+    """A Python whose audit hook is the watch's: a cell-like file's compile, __code__,
+    sys._getframe and a .py file written (through pathlib) are reported; the standard library's
+    own (dataclasses' exec, a traceback's frames) are not."""
     script = tmp_path / "cell.py"
     script.write_text("import dataclasses, os, sys, traceback\n"
                       "from minigraph.grading.batch import watch\n"
@@ -165,7 +165,7 @@ def test_the_hook_reports_only_the_submissions_own_requests(tmp_path):
                       "getattr(f, '__co' + 'de__')\n"
                       "sys._getframe()\n"
                       "exec('y = 2')\n"
-                      "os.write(int(sys.argv[1]), b'')\n")
+                      "import pathlib; pathlib.Path(os.path.dirname(__file__), 'made.py').write_text('')\n")
     read, write = os.pipe()
     proc = subprocess.run([sys.executable, str(script), str(write)], pass_fds=(write,), capture_output=True,
                           text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
@@ -175,4 +175,4 @@ def test_the_hook_reports_only_the_submissions_own_requests(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert [(r["event"], r.get("text"), r.get("line")) for r in records] == [
         ("hello", None, None), ("introspects", "__code__", 9), ("introspects", "sys._getframe", 10),
-        ("compile", "y = 2", 11), ("exec", "<string>", 11)]
+        ("compile", "y = 2", 11), ("exec", "<string>", 11), ("writes-code", str(tmp_path / "made.py"), 12)]

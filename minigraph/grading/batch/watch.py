@@ -132,7 +132,7 @@ class Watch:
                 return None
             writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
                 isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
-            if writes:
+            if writes and self.submission_below(caller):     # pathlib's write_text for it included
                 return ("writes-code", path)
             if caller is not None and caller.f_code.co_filename.startswith("<frozen importlib") \
                     and self.untrusted(os.path.realpath(path)) and "__pycache__" not in path:
@@ -153,9 +153,12 @@ class Watch:
 
     def runs_for_submission(self, caller):
         """Whether ``caller`` is a tool that runs strings, called by the submission's code."""
-        if not caller.f_code.co_filename.endswith(RUNS_STRINGS) and os.sep + "IPython" + os.sep not in caller.f_code.co_filename:
-            return False
-        frame = caller.f_back
+        filename = caller.f_code.co_filename
+        return (filename.endswith(RUNS_STRINGS) or os.sep + "IPython" + os.sep in filename) \
+            and self.submission_below(caller.f_back)
+
+    def submission_below(self, frame):
+        """Whether ``frame`` or a frame that called it is the submission's code."""
         while frame is not None:
             if self.untrusted(frame.f_code.co_filename):
                 return True
