@@ -603,6 +603,8 @@ def test_a_killed_grader_keeps_what_it_graded_and_leaves_no_process(tmp_path):
         deadline = time.time() + 120
         while time.time() < deadline and not (report.exists() and json.loads(report.read_text())["submissions"]):
             time.sleep(0.5)
+        while time.time() < deadline and not list(tmp_path.glob("minigraph-grade-*/box/home/work")):
+            time.sleep(0.2)                      # the second notebook's space: made once its code is read
         time.sleep(3)                            # the second notebook is running now
     finally:
         grading.kill()
