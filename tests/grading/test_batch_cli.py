@@ -147,13 +147,13 @@ def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
     assert len(run["json"]["submissions"]) == 57
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
-    assert summary == "graded 57 notebooks (13 could not be run); 15 flagged for review" + (
+    assert summary == "graded 57 notebooks (13 could not be run); 12 flagged for review" + (
         "" if cgroup.available() else "; limits per process only (no control group: run as root "
                                       "on Linux with cgroup v1 for limits on a submission's processes together)")
     bar = [line for line in run["proc"].stderr.splitlines() if line.startswith("grading ")]
     assert len(bar) == 58 and bar[0].endswith("| 0/57")          # the progress bar: a line per result
     assert all(" elapsed  " in line and line.endswith(" left") for line in bar[1:-1])
-    assert bar[-1].startswith("grading 100% |") and "| 57/57  flagged 15  not run 13  " in bar[-1]
+    assert bar[-1].startswith("grading 100% |") and "| 57/57  flagged 12  not run 13  " in bar[-1]
     assert bar[-1].endswith(" in all")
 
 
@@ -246,7 +246,8 @@ def test_an_honest_oddity_gets_its_check_score_and_no_flag(run, name):
 ATTACKS = {
     "00_attack_kill_parent.ipynb": (0, "error", "the run ended early (exit status 137) while running cell 3", False),
     "00_attack_outlive.ipynb": (7, "graded", "", False),
-    "00_attack_writes_everywhere.ipynb": (7, "graded", "", False),      # "ch00.py" in a string is a name
+    # "ch00.py" in a string is a name; the watch sees the .py files it tries to write
+    "00_attack_writes_everywhere.ipynb": (7, "graded", "", True),
     "00_attack_rebind.ipynb": (4, "graded", "expected 0, got -2", False),
     "00_attack_reference_open.ipynb": (6, "graded", "FLAGGED, no points", True),
     # the reference answers are not in the sandbox: reaching for them gets nothing
@@ -254,11 +255,12 @@ ATTACKS = {
     "00_attack_reference_table.ipynb": (4, "graded", "returned None", False),
     "00_attack_reference_getattr.ipynb": (4, "graded", "is a reference answer, which is not part of "
                                           "this installation", False),
-    "00_attack_results_deep.ipynb": (0, "error", "results.json is nested too deeply", True),
-    "00_attack_results_huge.ipynb": (0, "error", "results.json is too large (67.1 MB", True),
-    "00_attack_results_fifo.ipynb": (0, "error", "results.json is not a regular file (a FIFO)", True),
+    # the kernel runs the submission's code: its results file is whatever that code wrote
+    "00_attack_results_deep.ipynb": (0, "error", "results.json is nested too deeply", False),
+    "00_attack_results_huge.ipynb": (0, "error", "results.json is too large (67.1 MB", False),
+    "00_attack_results_fifo.ipynb": (0, "error", "results.json is not a regular file (a FIFO)", False),
     "00_attack_many_errors.ipynb": (7, "graded", "", False),
-    "00_attack_unprintable.ipynb": (0, "graded", "\\x1b[1A\\x1b[2K\\x1b[G 00.relu", True),
+    "00_attack_unprintable.ipynb": (0, "graded", "\\x1b[1A\\x1b[2K\\x1b[G 00.relu", False),
     "00_attack_fills_disk.ipynb": (7, "graded", "", False),
     "00_attack_gradescope_score.ipynb": (0, "graded", "not done yet", False),
 }
@@ -312,12 +314,11 @@ def test_no_escape_sequence_or_lone_surrogate_from_a_kernel_reaches_a_report(run
     assert sub["exercises"][0]["cases"][0]["message"] == forged and forged in run["proc"].stdout
 
 
-def test_a_disguised_fake_collector_still_scores_but_is_flagged_for_review(run):
-    # the limit README states: a kernel reports what it likes; the instructor is told where to look
-    # (the reference's own sigmoid refuses while an answer runs, so that exercise is lost: 5 of 7)
+def test_a_fake_collector_is_never_imported_and_is_flagged_for_review(run):
+    # the grading code was imported before the notebook's first cell: an import system of the
+    # notebook's own that serves another collector serves it to no one (the notebook is unsolved)
     sub = submission(run, "00_attack_disguised_collector.ipynb")
-    graded = exercises(sub)
-    assert sub["score"] == 5 and graded["00.sigmoid"][0] == 0 and graded["00.sigmoid_vjp"][0] == 3
+    assert sub["score"] == 0 and all(e["status"] == "not_done" for e in sub["exercises"])
     assert sub["flags"] == ["cell 3: uses Python's import machinery ('importlib'), which no exercise needs"]
 
 
@@ -345,7 +346,7 @@ def test_kernel_messages_are_capped_in_number_and_size(run):
     ("00_dev_zero.ipynb", "not a notebook: the file is not a regular file (a symbolic link)"),
     ("00_shadow.ipynb", "not a notebook: the file is not a regular file (a symbolic link)"),
     ("00_fifo.ipynb", "not a notebook: the file is not a regular file (a FIFO)"),
-    ("00_too_large.ipynb", "not a notebook: the file is too large (30.0 MB; at most 20 MB)"),
+    ("00_too_large.ipynb", "not a notebook: the file is too large (70.0 MB; at most 64 MB)"),
     ("00_deep.ipynb", "not a valid notebook: its JSON is nested too deeply"),
 ])
 def test_a_bad_file_is_that_submissions_error(run, name, message):
@@ -621,6 +622,8 @@ def test_a_killed_grader_keeps_what_it_graded_and_leaves_no_process(tmp_path):
         deadline = time.time() + 120
         while time.time() < deadline and not (report.exists() and json.loads(report.read_text())["submissions"]):
             time.sleep(0.5)
+        while time.time() < deadline and not list(tmp_path.glob("minigraph-grade-*/box/home/work")):
+            time.sleep(0.2)                      # the second notebook's space: made once its code is read
         time.sleep(3)                            # the second notebook is running now
     finally:
         grading.kill()
@@ -689,7 +692,7 @@ def test_help_documents_the_flags_and_exit_statuses():
 @pytest.mark.parametrize("args, message", [
     (["does/not/exist.ipynb"], "no such file or folder: does/not/exist.ipynb"),
     (["EMPTY"], "no notebooks (.ipynb) found in"),
-    ([SOLUTION, "--kernel", "no-such-kernel"], "no Jupyter kernel named 'no-such-kernel'"),
+    ([SOLUTION, "--kernel", "python3"], "unrecognized arguments: --kernel"),    # the grader's kernel only
     ([SOLUTION, "--chapter", "99"], "no chapter '99'"),
     ([SOLUTION, "--jobs", "0"], "must be positive"),
     ([FIXTURES / "00_not_json.ipynb", "--json", "no/such/folder/out.json"], "cannot write no/such/folder/out.json"),

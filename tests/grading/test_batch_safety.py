@@ -2,11 +2,13 @@
 files, names in reports, the collector's rebind, the static scan, the
 gradebook writers and Gradescope's format. (tests/grading/test_batch_cli.py grades real attacks.)"""
 
+import asyncio
 import csv
 import importlib
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,6 +21,7 @@ import pytest
 
 # collect is imported here so that it is among the modules fresh_minigraph saves and restores
 from minigraph.grading.batch import cgroup, collect, sandbox, workspace  # noqa: F401
+from minigraph.grading.batch import grader as grader_module
 from minigraph.grading.toolkit import registry
 from minigraph.grading.toolkit.exercise import HIDDEN_CASES, ExerciseResult, grade, run_cases, with_hidden
 from minigraph.grading.batch.files import Unreadable, display_name, read_untrusted, write_atomically
@@ -533,6 +536,12 @@ HONEST_CELLS = [
     "pattern = re.compile('a+')\ndef relu(x):\n    return x * (x > 0)",
     "with np.errstate(all='ignore'):\n    table = np.exp(np.arange(800.0))   # a chapter's own cell",
     "def relu(x):\n    return np.where(x > 0, x, 0.0)\ny = relu(x).view(np.ndarray)",
+    # the fourth review's: asking whether a package is installed or loaded; the course's tools
+    # through the package's alias; f-strings whose fields are plain code
+    "import importlib.util, sys\nHAVE_TORCH = importlib.util.find_spec('torch') is not None\n"
+    "IN_COLAB = 'google.colab' in sys.modules\nif 'torch' not in sys.modules:\n    pass",
+    "import minigraph as mg\nrelu = 1\nmg.grading.tools.ch04.try_recipe({'hidden': [8]})",
+    "def relu(x):\n    print(f'{np.shape(x)} -> {np.maximum(x, 0)!r:>10}', f'{{literal}}')\n    return np.maximum(x, 0)",
 ]
 
 
@@ -561,6 +570,12 @@ BYPASS_CELLS = [
      "line 2: silences numpy's floating-point warnings inside an answer"),
     ("def relu(x):\n    return np.array([max(v, 0) for v in x.view(np.ndarray).ravel()])",
      "line 2: unwraps the grader's array inside an answer"),
+    # the fourth review's: an f-string's fields are code; an alias names its module
+    ("import types\n_made = f'{types.FunctionType(mg.relu.__code__, {})}'", "line 2: builds a function from a code object"),
+    ("from minigraph import kernels as K\ndef relu(x):\n    return K.relu_into(x, x)", "line 3: uses the engine's internals"),
+    ("import minigraph.kernels as fast\ndef sigmoid(x):\n    return fast.sigmoid_into(x, x)",
+     "line 3: calls another copy, in the engine, of the maths"),
+    ("import importlib.util\nspec = importlib.util.spec_from_file_location('m', 'm.py')", None),
 ]
 
 
@@ -568,8 +583,38 @@ BYPASS_CELLS = [
 def test_a_bypass_is_flagged_with_its_cell_and_line(source, flag):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 00"),
                                                nbformat.v4.new_code_cell(source)])
+    if flag is None:                        # the import machinery beyond asking what is installed
+        assert [why for _, why, _ in reference_uses(notebook, registry.exercises("00"))] == [
+            "uses Python's import machinery ('importlib'), which no exercise needs"]
+        return
     found = review_flags(notebook, registry.exercises("00"))
     assert any(f.startswith(f"cell 2, {flag}") for f in found), found
+
+
+def test_the_recipe_cell_may_call_the_course_tool_through_mg():
+    """05's recipe, tried in its own cell by the course's tool reached through ``mg``: no use of
+    the grading internals, and the recipe keeps its points."""
+    cell = ("digits_recipe = {'hidden': [128], 'optimizer': 'adam'}\n"
+            "train_acc, test_acc, losses = mg.grading.tools.ch05.try_recipe(digits_recipe)")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import minigraph as mg"),
+                                               nbformat.v4.new_code_cell(cell)])
+    assert reference_uses(notebook, registry.exercises("05")) == []
+    assert review_flags(notebook, registry.exercises("05")) == []
+
+
+def test_a_line_of_many_strings_is_read_in_time_or_left_to_a_person(monkeypatch):
+    """The scan is linear in a line's length (120,000 strings: once quadratic, minutes in the
+    grader's event loop), and runs in a process of its own with a time limit: a notebook it cannot
+    read in time is not graded, with a message, and holds up no other."""
+    line = "x = [" + ", ".join(['"ab"'] * 120_000) + "]"
+    data = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(line)])).encode()
+    assert len(line) > 700_000
+    problem, notebook, uses, flags = asyncio.run(grader_module.examine_apart(data, "00"))
+    assert (problem, uses, flags) == (None, [], []) and notebook.cells[0].source == line
+    monkeypatch.setattr(grader_module, "EXAMINE_TIMEOUT", 0.01)
+    problem, notebook, _, _ = asyncio.run(grader_module.examine_apart(data, "00"))
+    assert notebook is None and problem == ("not graded: its code could not be read within 0.01 s "
+                                            "(look at it by hand)")
 
 
 def test_the_static_scan_reads_imports_as_python_whatever_their_layout():
@@ -694,3 +739,18 @@ def test_answers_are_judged_apart_within_a_time_limit():
     # forkserver judges chapter 00 in under 10 ms, so any positive limit would be a race)
     late = asyncio.run(judge_apart("00", results, 5, {}, 0))
     assert {r.message for r in late} == {"its answers could not be judged within 0 s"}
+
+
+def test_each_grader_draws_its_own_block_of_sandbox_users():
+    """Two graders that are each PID 1 of a PID namespace of their own (two containers on one
+    host) get different users: the block is drawn at random, not made from the process ID."""
+    code = ("import os\nfrom minigraph.grading.batch import cgroup, sandbox\n"
+            "print(os.getpid(), sandbox.sandbox_uid(0), sandbox.sandbox_uid(sandbox.SLOTS - 1), cgroup.name_of(0))")
+    alone = ["unshare", "--pid", "--fork"] if os.geteuid() == 0 and shutil.which("unshare") else []
+    runs = [subprocess.run([*alone, sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT))).stdout.split() for _ in range(3)]
+    if alone:
+        assert [pid for pid, *_ in runs] == ["1", "1", "1"]
+    assert len({first for _, first, _, _ in runs}) == len({group for *_, group in runs}) == 3
+    for _, first, last, _ in runs:
+        assert sandbox.FIRST_UID <= int(first) and int(last) == int(first) + sandbox.SLOTS - 1 < 2**32 - 2

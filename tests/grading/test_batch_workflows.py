@@ -27,7 +27,8 @@ def test_the_test_and_the_classroom_workflows_exist_and_grade_as_readme_says():
     for package in ("graphviz", "bubblewrap"):
         assert package in ci and any(package in run for run in steps)
     classroom = (WORKFLOWS / "classroom.yml").read_text()
-    assert 'sudo "$(which python)" -P -m minigraph.grading "$GITHUB_WORKSPACE/submission" --chapter' in classroom
+    assert ('sudo "$(which python)" -P -m minigraph.grading "$GITHUB_WORKSPACE/submission/$NOTEBOOK" '
+            '--chapter "$CHAPTER"') in classroom
     assert "--learners --json grades.json --junit grades.xml --csv grades.csv" in classroom
 
 
@@ -40,10 +41,13 @@ pathlib.Path("grades.json").write_text(json.dumps({"submissions": [{"score": 7, 
 
 
 def student_repository(folder):
-    """A student's repository: the unsolved warm-up, and a minigraph/ folder that would be the
-    grader (and write 7 of 7) if Python imported from it."""
+    """A student's repository: the unsolved warm-up, a solved notebook that is not the
+    assignment's (old/Untitled.ipynb), and a minigraph/ folder that would be the grader (and
+    write 7 of 7) if Python imported from it."""
     folder.mkdir(parents=True)
     shutil.copy(ROOT / "exercises" / "00_warmup.ipynb", folder / "00_warmup.ipynb")
+    (folder / "old").mkdir()
+    shutil.copy(ROOT / "solutions" / "00_warmup.ipynb", folder / "old" / "Untitled.ipynb")
     (folder / "minigraph" / "grading").mkdir(parents=True)
     (folder / "minigraph" / "__init__.py").write_text("")
     (folder / "minigraph" / "grading" / "__init__.py").write_text("")
@@ -69,8 +73,9 @@ def test_the_classroom_workflow_may_only_read_and_keeps_the_checkout_away_from_t
 
 def test_the_classroom_workflow_grades_a_repository_holding_a_minigraph_folder(tmp_path):
     """The workflow's own command line, run as it would run: from the runner's temporary
-    folder, on a checkout holding a minigraph/ of the student's. The course's grader grades
-    (0 of 7: the notebook is unsolved), and the reports hold nothing but the learners' view."""
+    folder, on a checkout holding a minigraph/ of the student's. The course's grader grades the
+    assignment's notebook alone (0 of 7: it is unsolved; the solved old/Untitled.ipynb is not
+    graded), and the reports hold nothing but the learners' view."""
     workflow, checkout, grade, upload = classroom()
     workspace, temp = tmp_path / "workspace", tmp_path / "runner-temp"
     repository = student_repository(workspace / checkout["with"]["path"])
@@ -78,12 +83,13 @@ def test_the_classroom_workflow_grades_a_repository_holding_a_minigraph_folder(t
     # sudo runs it as root with a clean environment, where pip installed the course; here the
     # course is this checkout (PYTHONPATH), and the grader runs as whoever runs the tests
     command = grade["run"].replace('sudo "$(which python)"', f'"{sys.executable}"')
-    env = dict(os.environ, GITHUB_WORKSPACE=str(workspace), CHAPTER="00", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, GITHUB_WORKSPACE=str(workspace), CHAPTER="00", NOTEBOOK="00_warmup.ipynb",
+               PYTHONPATH=str(ROOT))
     proc = subprocess.run(["bash", "-c", command], cwd=temp, env=env, capture_output=True,
                           text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "HIJACKED" not in proc.stdout + proc.stderr
-    assert "0 of 7 points" in proc.stdout
+    assert "0 of 7 points" in proc.stdout and "Untitled" not in proc.stdout
     (report,) = json.loads((temp / "grades.json").read_text())["submissions"]
     assert (report["score"], report["max_score"], report["seed"], report["flags"]) == (0, 7, None, [])
     hidden = [c for e in report["exercises"] for c in e["cases"] if c["input"].startswith("hidden")]

@@ -278,3 +278,21 @@ def test_a_case_is_timed_by_the_cpu_time_it_takes_with_a_wall_clock_backstop():
         with time_limit(limit):
             time.sleep(30)                                 # waits for ever: the backstop
     assert limit * WALL_CLOCK_FACTOR <= time.monotonic() - started < 5
+
+
+def test_printing_an_input_is_not_a_loop_and_a_loop_still_is(capsys):
+    """A ``print(x)`` left in relu loses nothing (numpy's printing walks the entries, on a plain
+    view); a loop over the entries is still refused."""
+    from minigraph.grading.toolkit.exercise import grade, run_cases
+    (relu,) = [e for e in registry.exercises("00") if e.name == "relu"]
+
+    def printing(x):
+        print(x, repr(x), f"{x}")
+        return np.maximum(x, 0)
+
+    def looping(x):
+        return np.array([max(v, 0.0) for v in x])
+    assert grade(relu, run_cases(relu, printing), relu.cases).score == relu.points
+    assert "[-2.  -0.5  0.   1.5  3. ]" in capsys.readouterr().out
+    looped = grade(relu, run_cases(relu, looping), relu.cases)
+    assert looped.score == 0 and "loops over the array entry by entry" in looped.cases[0].message

@@ -21,6 +21,8 @@ import os
 import time
 from pathlib import Path
 
+from .sandbox import RUN
+
 ROOT = Path("/sys/fs/cgroup")
 CONTROLLERS = ("cpu", "memory", "pids")
 PERIOD_US = 100_000                 # the CPU quota's period; the quota is one such period: one CPU
@@ -75,5 +77,6 @@ class Group:
 
 
 def name_of(slot):
-    """The group of sandbox ``slot`` of this grader process."""
-    return f"minigraph-grade-{os.getpid()}-{slot}"
+    """The group of sandbox ``slot`` of this grader process (named by its block of users, drawn
+    at random: another grader, PID 1 of another container, has another)."""
+    return f"minigraph-grade-{RUN}-{slot}"

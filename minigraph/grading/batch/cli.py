@@ -11,7 +11,9 @@ typical mistakes, similarity flags: ``python -m minigraph.grading report --help`
 controls, a ``minigraph/`` there would otherwise be the grader. The grader refuses to run when
 a folder it imports from lies in what it grades.
 
-Each notebook runs in a fresh kernel, in a sandbox of its own (bubblewrap: no network, no
+Each notebook runs in a fresh kernel of the grader's own (kernel.py: one fixed command line,
+no configuration the notebook can write, an audit hook watching what runs: watch.py), in a
+sandbox of its own (bubblewrap: no network, no
 other files, no secrets, limited memory, processes and time; see sandbox.py), on a copy of
 the file (the file itself is never modified). It is graded against the chapter its name
 starts with (``00_warmup.ipynb`` -> chapter 00) or ``--chapter``. A table per notebook goes
@@ -43,7 +45,7 @@ Exit status:
     0  grading completed, whatever the scores (a notebook that is broken, loops, crashes or
        attacks the grader is graded, with a message, and still gives 0)
     2  grading could not run: bad arguments, a path that does not exist or is a link to a
-       folder, no notebooks found, an unknown chapter, no such Jupyter kernel, no sandbox
+       folder, no notebooks found, an unknown chapter, no sandbox
        (and no --no-sandbox), a report file that cannot be written, or a --seeds-from
        report that cannot be read or holds no seed for a notebook
 """
@@ -54,7 +56,6 @@ import os
 import sys
 import time
 
-from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
 from ...progress import Progress, stream_display
 from ..toolkit import registry
@@ -110,8 +111,6 @@ def parse_args(argv):
                              "no flags, no hidden case's inputs or expected values")
     parser.add_argument("--chapter", metavar="NN", help="grade every notebook as chapter NN "
                         "(default: the NN_ prefix of each file name)")
-    parser.add_argument("--kernel", default="python3", metavar="NAME",
-                        help="Jupyter kernel to run the notebooks in (default python3)")
     parser.add_argument("--memory", type=int, default=sandbox.Limits.memory_mb, metavar="MB",
                         help=f"memory (address space) of each process of a submission, and as root "
                              f"of all its processes together (default {sandbox.Limits.memory_mb})")
@@ -175,10 +174,6 @@ def _prepare(args):
         except registry.UnknownExercise as error:
             raise CannotRun(str(error)) from None
     try:
-        KernelSpecManager().get_kernel_spec(args.kernel)
-    except NoSuchKernel:
-        raise CannotRun(f"no Jupyter kernel named '{args.kernel}' (is ipykernel installed?)") from None
-    try:
         notebooks = find_notebooks(args.paths)
     except (FileNotFoundError, ValueError) as error:
         raise CannotRun(str(error)) from None
@@ -198,7 +193,7 @@ def _prepare(args):
         raise CannotRun(f"cannot grade without a sandbox as root: {sandbox.unprivileged_reason()}")
     limits = sandbox.Limits(memory_mb=args.memory,
                             cpu_seconds=int(args.timeout) + 60)
-    settings = Settings(args.cell_timeout, args.timeout, args.kernel, args.chapter,
+    settings = Settings(args.cell_timeout, args.timeout, args.chapter,
                         sandbox=not args.no_sandbox, limits=limits)
     _write_reports(args, settings, [], complete=False)        # fail now if a report cannot be written
     return settings, notebooks, seeds

@@ -1,14 +1,18 @@
 """The grader's side inside a submission's kernel: run every answer's cases, write JSON.
 
-The runner appends one cell to the submission (``runner.collector_cell``). That cell first
-forgets every ``minigraph`` module the submission imported -- so a monkey-patched engine or
-grading module is thrown away -- imports this module fresh, and calls ``collect`` with the old
-modules. Only JSON leaves the kernel, and the grader judges it at home.
+The grader's kernel (``kernel.py``) imports this module, and the engine and the chapter's
+exercises with it, before any code of the submission runs (``prepare``), then takes every
+``minigraph`` module out of ``sys.modules``: the notebook's ``import minigraph`` makes a copy of
+its own, which it may patch as it likes. Once the learner's cells have run, the runner sends the
+grading request (``REQUEST``) on the kernel's shell channel; ``serve``'s handler puts the modules
+imported at start back in ``sys.modules`` -- the notebook's copy goes aside -- and calls
+``collect`` with the objects it imported then, never looked up again by name. Only JSON leaves
+the kernel, and the grader judges it at home.
 
-After the fresh import, the learner's names (``mg``, ``Graph`` ...) still point at the old
-copy of the engine; ``rebind`` points them at the fresh one. The learner's functions look their
-globals up when they are called, so from then on there is one engine in the kernel, and a node
-built by the learner's code is a node to the checks (``isinstance`` works).
+The learner's names (``mg``, ``Graph`` ...) still point at the notebook's copy of the engine;
+``rebind`` points them at the grader's. The learner's functions look their globals up when they
+are called, so from then on there is one engine in the kernel, and a node built by the learner's
+code is a node to the checks (``isinstance`` works).
 
 ``rebind`` decides what a name refers to by identity (the very object found in an old module),
 never by what the object says about itself (``__module__``, ``__name__`` can be set to
@@ -16,9 +20,9 @@ anything); it never touches the answers themselves, and never hands out anything
 ``minigraph.grading``.
 
 Each exercise runs on its public cases and on hidden ones drawn from ``seed``
-(``exercise.with_hidden``): the grader draws the seed per submission and the runner writes it
-into this cell only once the learner's cells have run, so no table made in them holds the
-hidden cases' answers. Nothing here could compute those answers anyway: the reference answers
+(``exercise.with_hidden``): the grader draws the seed per submission and the runner sends it
+only with the grading request, once the learner's cells have run, so no table made in them holds
+the hidden cases' answers. Nothing here could compute those answers anyway: the reference answers
 (``minigraph/grading/answers/``) are not in the sandbox, whose view of that folder is empty.
 The grader draws the same cases and judges them at home.
 """
@@ -26,12 +30,44 @@ The grader draws the same cases and judges them at home.
 import importlib
 import json
 import os
+import sys
 import types
 
 from ..toolkit import engine, registry
 from ..toolkit.exercise import run_cases, with_hidden
 
 GRADING = "minigraph.grading"
+REQUEST, REPLY = "minigraph_grade_request", "minigraph_grade_reply"      # shell-channel messages
+
+
+def prepare(chapter):
+    """Import what grading ``chapter`` needs (its exercises, the engine), at the kernel's start."""
+    registry.exercises(chapter)
+
+
+def serve(kernel, grading_modules, watch):
+    """Answer the runner's ``REQUEST`` (``{"chapter", "path", "seed"}``) on ``kernel``'s shell
+    channel: collect the answers in the user's namespace with ``grading_modules`` (the
+    ``minigraph`` modules imported at start) in ``sys.modules``, tell the watch (``watch.py``)
+    that grading is over, and reply ``{"status": "ok"}`` or what went wrong."""
+    shell = kernel.shell
+
+    def handle(stream, ident, parent):
+        content = parent.get("content", {})
+        status = "ok"
+        try:
+            notebooks = {name: module for name, module in list(sys.modules.items())
+                         if name.split(".")[0] == "minigraph"}
+            for name in notebooks:
+                del sys.modules[name]
+            sys.modules.update(grading_modules)
+            collect(content["chapter"], shell.user_ns, content["path"], notebooks, content["seed"])
+        except BaseException as error:           # an interrupt included: the runner waits for a reply
+            status = f"{type(error).__name__}: {error}"
+        watch.done()
+        kernel.session.send(stream, REPLY, {"status": status}, parent, ident)
+
+    kernel.shell_handlers[REQUEST] = handle
 
 
 def rebind(namespace, old_modules, keep=()):

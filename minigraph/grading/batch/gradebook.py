@@ -76,7 +76,7 @@ def to_json(results, settings, complete=True):
     limits = settings.limits
     return {"grader": "minigraph.grading", "format": 4, "complete": complete,
             "settings": {"cell_timeout": settings.cell_timeout, "timeout": settings.timeout,
-                         "kernel": settings.kernel, "chapter": settings.chapter,
+                         "kernel": "minigraph.grading.batch.kernel", "chapter": settings.chapter,
                          "sandbox": settings.sandbox, "memory_mb": limits.memory_mb,
                          "processes": limits.processes, "file_mb": limits.file_mb,
                          "control_groups": cgroup.available()},

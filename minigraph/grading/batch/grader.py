@@ -4,8 +4,9 @@ For one submission the grader
 
 1. reads the file safely (``files.read_untrusted``: a regular file of bounded size, read with
    a time limit; anything else is a graded zero with a message) and never writes to it;
-2. looks at its code for uses of minigraph's grading internals (``scan.py``): an answer
-   defined next to them is flagged for the instructor and earns nothing;
+2. looks at its code for uses of minigraph's grading internals (``scan.py``, in a process of
+   its own with a time limit: ``examine_apart``): an answer defined next to them is flagged for
+   the instructor and earns nothing;
 3. makes a fresh folder, ``home``, with a copy of the notebook in ``home/work`` and the job,
    and runs ``runner.py`` there in a sandbox (``sandbox.py``): the runner executes every code
    cell in a new kernel, then the *collector* (``collect.py``), which runs each answer's cases
@@ -13,7 +14,8 @@ For one submission the grader
    to regrade: ``grade_all``'s ``seeds``) and hands over only once the learner's cells have
    run -- and writes what came out to
    ``home/results.json``. The whole run is stopped after ``timeout`` seconds, and nothing it
-   started outlives it;
+   started outlives it. Meanwhile the kernel's watch (``watch.py``) reports what the notebook's
+   code does over a pipe this process reads (``watched.py``): flags for review;
 4. reads the results as untrusted data (bounded size, bounded nesting) and judges them here
    (``exercise.grade``, in a process of its own with a time limit: ``judge_apart``), against
    reference answers the submission never saw (they are not in its sandbox). The kernel decides nothing but what its answers returned: tampering
@@ -42,14 +44,16 @@ from ..toolkit import registry
 from ..toolkit.exercise import CASE_TIME_LIMIT, failed_to_run, grade, missing, with_hidden
 from ..toolkit.report import points
 from ..toolkit.values import shorten
-from . import cgroup, runner, sandbox
+from . import cgroup, runner, sandbox, watched
 from .files import Unreadable, display_name, read_untrusted
-from .scan import reference_uses, review_flags
+from .scan import one_line_ending, reference_uses, review_flags
 from .sources import answer_sources
 from .sandbox import Limits
 from .workspace import Workspace
 
-MAX_NOTEBOOK = 20_000_000        # bytes of a submitted notebook
+MAX_NOTEBOOK = 64_000_000        # bytes of a submitted notebook, outputs included (they are not run)
+MAX_CODE = 20_000_000            # characters of its code cells, which are
+EXAMINE_TIMEOUT = 60.0           # seconds to parse and scan one notebook
 MAX_RESULTS = 8_000_000          # bytes of the results a kernel hands back
 MAX_NOTES_FILE = 200_000         # bytes of the runner's notes
 MAX_NOTES, MAX_NOTE = 20, 200    # notes kept per submission, characters per note
@@ -58,12 +62,12 @@ READ_TIMEOUT = 30.0              # seconds to read one file
 
 @dataclass(frozen=True)
 class Settings:
-    """How to grade: time limits (seconds), the Jupyter kernel, the chapter (None: from the
-    file name ``NN_topic.ipynb``), whether to use a sandbox, and the sandbox's limits."""
+    """How to grade: time limits (seconds), the chapter (None: from the file name
+    ``NN_topic.ipynb``), whether to use a sandbox, and the sandbox's limits. (The kernel is
+    always the grader's own: ``kernel.py``.)"""
 
     cell_timeout: float = 60.0
     timeout: float = 600.0
-    kernel: str = "python3"
     chapter: str | None = None
     sandbox: bool = True
     limits: Limits = Limits()
@@ -197,20 +201,20 @@ async def _grade(path, chapter, settings, slot, seed):
         return _unrunnable(name, chapter, exercises, f"not a notebook: the file is {error}", [])
     digest = hashlib.sha256(data).hexdigest()
     seed, changed = _regrading_seed(seed, digest)
-    problem, notebook = parse_notebook(data)
+    problem, notebook, uses, flags = await examine_apart(data, chapter)
     if problem:
         result = _unrunnable(name, chapter, exercises, problem, changed)
         result.sha256 = digest
         return result
-    uses = reference_uses(notebook, exercises)
-    flags = [f"cell {number}: {why}" for number, why, _ in uses] + review_flags(notebook, exercises)
     flagged = {answer: why for _, why, answers in uses for answer in answers}
     given = seed is not None
     if not given:
         seed = secrets.randbits(62)                # the hidden cases of this submission
     with Workspace(settings.limits) as space:
-        notes = changed + await _execute(notebook, data, chapter, exercises, space, settings, slot, seed)
+        notes, reports = await _execute(notebook, data, chapter, exercises, space, settings, slot, seed)
+        notes = changed + notes
         results, problem = await _read_json(space.home / runner.RESULTS, MAX_RESULTS)
+    flags += watch_flags(reports, notebook, exercises, graded=results is not None)
     if results is None:
         result = _unrunnable(name, chapter, exercises, "no answers were collected: " +
                              (notes[-1] if notes else problem), notes)
@@ -223,6 +227,16 @@ async def _grade(path, chapter, settings, slot, seed):
     return SubmissionResult(name, chapter, "graded", f"{points(score)} of {points(total)} points",
                             score, total, graded, notes, flags, seed, given, digest,
                             answer_sources(notebook, exercises))
+
+
+def watch_flags(reports, notebook, exercises, graded):
+    """The flags of what the kernel's watch reported (``watched.flags``)."""
+    numbered = enumerate(notebook.cells, start=1)
+    cells = {n: one_line_ending(c.source) for n, c in numbered if c.cell_type == "code"}
+
+    def review(text):
+        return review_flags(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(text)]), exercises)
+    return watched.flags(reports, cells, review, graded)
 
 
 def _regrading_seed(seed, digest):
@@ -245,8 +259,47 @@ async def _read(path, limit):
         raise Unreadable(f"not readable within {points(READ_TIMEOUT)} s") from None
 
 
+async def examine_apart(data, chapter):
+    """``(problem, notebook, uses, flags)`` of a submission's bytes: ``parse_notebook`` and the
+    scan (``scan.py``), in a process of its own with a time limit (``EXAMINE_TIMEOUT``), so that
+    no notebook -- a line of a million strings, JSON of 64 MB -- holds up the others graded
+    meanwhile. ``uses``: ``scan.reference_uses``; ``flags``: the flags they and
+    ``scan.review_flags`` make."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_examine, args=(send, data, chapter), daemon=True)
+    process.start()
+    send.close()
+    try:
+        found = receive.recv() if await asyncio.to_thread(receive.poll, EXAMINE_TIMEOUT) else None
+    except EOFError:                             # it died (memory?)
+        found = None
+    finally:
+        process.kill()
+        await asyncio.to_thread(process.join)
+        receive.close()
+    if found is None:
+        return (f"not graded: its code could not be read within {points(EXAMINE_TIMEOUT)} s "
+                "(look at it by hand)", None, [], [])
+    return found
+
+
+def _examine(send, data, chapter):
+    """In the examining process: ``examine_apart``'s answer, sent back through ``send``."""
+    problem, notebook = parse_notebook(data)
+    uses, flags = [], []
+    if notebook is not None:
+        exercises = registry.exercises(chapter)
+        uses = reference_uses(notebook, exercises)
+        flags = [f"cell {number}: {why}" for number, why, _ in uses] + review_flags(notebook, exercises)
+    send.send((problem, notebook, uses, flags))
+    send.close()
+
+
 def parse_notebook(data):
-    """(None, notebook), or (what is wrong with the bytes, None)."""
+    """(None, notebook), or (what is wrong with the bytes, None). The outputs it holds count
+    for nothing (the grader runs the code again); its code may be ``MAX_CODE`` characters."""
     try:
         text = data.decode("utf-8-sig")         # a byte-order mark (some editors write one) is no content
         json.loads(text)
@@ -260,6 +313,9 @@ def parse_notebook(data):
         nbformat.validate(notebook)
     except Exception as error:               # nbformat raises many kinds for many problems
         return f"not a valid notebook: JSON, but not in Jupyter's format ({shorten(error, MAX_NOTE)})", None
+    code = sum(len(cell.source) for cell in notebook.cells if cell.cell_type == "code")
+    if code > MAX_CODE:
+        return f"too much code: {code / 1e6:.1f} million characters in its code cells (at most {MAX_CODE / 1e6:g})", None
     return None, notebook
 
 
@@ -369,15 +425,18 @@ async def _read_notes(home):
 
 async def _execute(notebook, data, chapter, exercises, space, settings, slot, seed):
     """Run the submission in ``space`` (in a sandbox unless told not to), handing the runner
-    ``seed`` on its standard input; return the notes."""
+    ``seed`` on its standard input; return the notes and the records of the watch channel
+    (``watched.py``), whose write end the run inherits."""
     home = space.home
     work = home / runner.WORK
     work.mkdir()
+    sandbox.make_config(home)
+    watch_read, watch_write = os.pipe()
     (work / "submission.ipynb").write_bytes(data)      # the learner's own name may be unprintable
     code = [c for c in notebook.cells if c.cell_type == "code"]
     job = {"cells": [c.source for c in code],
            "numbers": [i for i, c in enumerate(notebook.cells, start=1) if c.cell_type == "code"],
-           "chapter": chapter, "kernel": settings.kernel, "cell_timeout": settings.cell_timeout,
+           "chapter": chapter, "watch_fd": watch_write, "cell_timeout": settings.cell_timeout,
            "collector_timeout": settings.cell_timeout + CASE_TIME_LIMIT * len(exercises) + 10}
     (home / runner.JOB).write_text(json.dumps(job), encoding="utf-8")
     # -P: the runner's folder, which the kernel can write, is no place to import from
@@ -389,12 +448,19 @@ async def _execute(notebook, data, chapter, exercises, space, settings, slot, se
         env["TMPDIR"] = str(space.tmp)
         argv, options = sandbox.unsandboxed_command(argv, space, env, slot)
     group = cgroup.Group.create(cgroup.name_of(slot), settings.limits)    # None: limits per process only
-    with open(space.stderr, "wb") as stderr:           # outside the sandbox's view; size-capped by Limits
-        process = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
-            preexec_fn=functools.partial(_start_child, settings.limits, sandbox.counts_processes(settings.sandbox),
-                                         group),
-            **options)
+    try:
+        with open(space.stderr, "wb") as stderr:           # outside the sandbox's view; size-capped by Limits
+            process = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL, stderr=stderr,
+                preexec_fn=functools.partial(_start_child, settings.limits,
+                                             sandbox.counts_processes(settings.sandbox), group),
+                pass_fds=(watch_write,), **options)
+    except BaseException:
+        os.close(watch_read)
+        raise
+    finally:
+        os.close(watch_write)                           # the run holds it now: its end is the run's end
+    channel = watched.Channel(watch_read)
     process.stdin.write(f"{seed}\n".encode())       # a pipe's buffer holds it until the runner reads
     process.stdin.close()
     try:
@@ -408,6 +474,7 @@ async def _execute(notebook, data, chapter, exercises, space, settings, slot, se
         await asyncio.to_thread(sandbox.end_user, slot)     # whatever left the session, too
         if group:
             await asyncio.to_thread(group.remove)
+    reports = await asyncio.to_thread(channel.close)
     notes, current = await _read_notes(home)
     if stopped:
         notes.append(f"{stopped} (stopped at {current})")
@@ -415,7 +482,7 @@ async def _execute(notebook, data, chapter, exercises, space, settings, slot, se
         notes.append(shorten(f"the run ended early (exit status {process.returncode}) while "
                              f"running {current}: {stderr_tail(space.stderr)}", MAX_NOTE))
     full = space.full()
-    return notes + ([full] if full else [])
+    return notes + ([full] if full else []), reports
 
 
 def _start_child(limits, count_processes, group):

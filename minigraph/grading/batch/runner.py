@@ -14,15 +14,24 @@ the submission's sandbox (``sandbox.py``). It
    that ends its kernel (``exit()``, ``quit()``, ``os._exit``, a crash) or will not stop when
    interrupted (a bare ``except`` that swallows the interrupt) costs only what it prevents:
    the notebook runs again in a fresh kernel without that cell (``MAX_RUNS`` times at most);
-2. runs one more cell, the *collector* (``collect.py``), which writes the answers' results
-   to ``HOME/out/results.json``. The seed of the hidden cases comes on this process's standard
-   input, which is read only when the collector is about to run, and written into that cell:
-   no cell of the learner's could know it. The kernel does not inherit this process's standard
-   input, and this process is made non-dumpable, so no process of the sandbox's user can
-   read its memory or open its file descriptors through ``/proc``;
+2. asks the kernel for the answers' results (``collect.py``: a message on the kernel's shell
+   channel, served by the grading code the kernel imported before any cell ran), which it
+   writes to ``HOME/out/results.json``. The seed of the hidden cases comes on this process's
+   standard input, which is read only when the grading is about to run, and sent with the
+   request: no cell of the learner's could know it. The kernel does not inherit this process's
+   standard input, and this process is made non-dumpable, so no process of the sandbox's user
+   can read its memory or open its file descriptors through ``/proc``;
 3. writes what happened along the way (errors, time-outs, floods of output) to
    ``HOME/out/notes.json``, after every cell, so that the grader knows where a run that it had to
    stop was.
+
+Every kernel, the first and each one after a cell ended its kernel, is started with the same
+command line (``kernel_argv``: ``kernel.py``, Python isolated) and the environment the grader
+gave this process (``sandbox.environment``): its home, IPython's and Jupyter's configuration
+folders are a folder the grader made read-only (``sandbox.CONFIG``), so nothing the notebook writes (a kernelspec, a
+startup file, an ``ipython_kernel_config.py``) configures a kernel. The runner writes the number
+of each cell it is about to run to the grader's watch channel (``watch.py``; file descriptor
+``job["watch_fd"]``), which every kernel inherits.
 
 Everything here runs next to the submission's code, which may rewrite any of these files:
 the grader reads them as untrusted data, within size limits, and judges the results itself.
@@ -34,10 +43,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from queue import Empty
 
 import nbformat
+from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
@@ -45,6 +56,8 @@ from nbclient.util import ensure_async
 
 from ..toolkit.report import points
 from ..toolkit.values import shorten
+from . import kernel as kernel_module
+from .collect import REPLY, REQUEST
 
 TIMED_OUT = "CellTimedOut"                 # the error name of a cell interrupted for time
 BIG_OUTPUT = 1_000_000                     # characters of output worth a note
@@ -71,19 +84,19 @@ class KernelLost(Exception):
         self.index, self.why = index, why
 
 
-def collector_cell(chapter, results_file, seed):
-    """The cell appended to the submission: forget its minigraph modules, collect fresh."""
-    return nbformat.v4.new_code_cell(
-        "# Added by the minigraph grader: run every answer's cases, write the results as JSON.\n"
-        "def _minigraph_grader_collect(namespace):\n"
-        "    import sys\n"
-        "    old = {name: module for name, module in list(sys.modules.items())\n"
-        "           if name.split('.')[0] == 'minigraph'}\n"
-        "    for name in old:\n"
-        "        del sys.modules[name]\n"
-        "    from minigraph.grading.batch.collect import collect\n"
-        f"    collect({chapter!r}, namespace, {str(results_file)!r}, old, {int(seed)})\n"
-        "_minigraph_grader_collect(globals())")
+def kernel_argv(job):
+    """The one command line of every kernel of this run (``kernel.py``): never a kernelspec."""
+    package_root = str(Path(kernel_module.__file__).resolve().parents[3])
+    return [sys.executable, "-I", kernel_module.__file__, package_root, job["chapter"],
+            str(job["watch_fd"]), "-f", "{connection_file}"]
+
+
+class _Manager(AsyncKernelManager):
+    """A kernel manager whose kernel is always started by ``argv``, whatever kernelspecs exist."""
+
+    def __init__(self, argv, **kwargs):
+        super().__init__(kernel_name="minigraph-grader", **kwargs)
+        self._kernel_spec = KernelSpec(argv=argv, display_name="minigraph grader", language="python")
 
 
 class _Client(NotebookClient):
@@ -97,13 +110,13 @@ class _Client(NotebookClient):
     def __init__(self, job, home, kept, notes):
         cells = [nbformat.v4.new_code_cell(job["cells"][i]) for i in kept]
         collector = nbformat.v4.new_code_cell("# the grader's cell; written once the cells above have run")
-        km = AsyncKernelManager(kernel_name=job["kernel"],
-                                connection_file=str(home / "runtime" / f"kernel-{len(notes)}.json"))
+        km = _Manager(kernel_argv(job), connection_file=str(home / "runtime" / f"kernel-{len(notes)}.json"))
         super().__init__(nbformat.v4.new_notebook(cells=cells + [collector]), km=km,
-                         timeout=job["cell_timeout"] * WALL_FACTOR, allow_errors=True,
+                         timeout=job["cell_timeout"] * WALL_FACTOR,     # the backstop of a cell that waits
+                         allow_errors=True,
                          interrupt_on_timeout=True, record_timing=False,
                          error_on_timeout={"ename": TIMED_OUT, "evalue": "", "traceback": []},
-                         timeout_func=self._timeout_of, on_cell_execute=self._on_execute,
+                         on_cell_execute=self._on_execute,
                          on_cell_error=self._on_error, on_cell_executed=self._on_executed,
                          resources={"metadata": {"path": str(home / WORK)}})
         self.job, self.home, self.kept = job, home, kept
@@ -122,20 +135,10 @@ class _Client(NotebookClient):
         part.write_text(json.dumps({"current": current, "notes": self.notes + self.big_outputs()}))
         os.replace(part, self.home / NOTES)
 
-    def _cpu_limit(self, cell_index):
-        """The CPU seconds run cell ``cell_index`` may use: the collector's, or any cell's."""
-        is_collector = cell_index == len(self.nb.cells) - 1
-        return self.job["collector_timeout"] if is_collector else self.job["cell_timeout"]
-
-    def _timeout_of(self, cell):
-        """nbclient's wall-clock limit for ``cell``: the backstop for a cell that only waits."""
-        return self._cpu_limit(self.current) * WALL_FACTOR
-
     def _on_execute(self, cell, cell_index):
         self.current = cell_index
         self.save()
-        if cell_index == len(self.nb.cells) - 1:          # the collector: now, and only now, the seed
-            cell.source = collector_cell(self.job["chapter"], self.home / RESULTS, read_seed()).source
+        self.mark(self.job["numbers"][self.kept[cell_index]])
         self._stop_watchdog()
         self.running = cell_index
         self.watchdog = asyncio.ensure_future(self._watch_cpu(cell_index))
@@ -148,7 +151,7 @@ class _Client(NotebookClient):
     async def _watch_cpu(self, cell_index):
         """Interrupt cell ``cell_index`` once the kernel has spent its CPU-time limit on it; end
         the kernel if the cell does not stop within ``INTERRUPT_GRACE`` seconds after that."""
-        pid, limit = self.km.provisioner.pid, self._cpu_limit(cell_index)
+        pid, limit = self.km.provisioner.pid, self.job["cell_timeout"]
         start = cpu_seconds(pid)
         while cpu_seconds(pid) - start < limit:
             await asyncio.sleep(CPU_POLL)
@@ -159,14 +162,58 @@ class _Client(NotebookClient):
             self.lost_why = "did not stop when interrupted (an except that catches everything?)"
             await ensure_async(self.km.shutdown_kernel(now=True))
 
+    def mark(self, cell):
+        """Tell the grader's watch channel which cell (a number, or "grading") runs now."""
+        try:
+            os.write(self.job["watch_fd"], (json.dumps({"event": "cell", "cell": cell}) + "\n").encode())
+        except OSError:
+            pass
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        if cell_index < len(self.nb.cells) - 1:
+            return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        await self._grade(cell_index)
+        return cell
+
+    async def _grade(self, index):
+        """The grading request (``collect.serve``), with the seed, now and only now; its reply
+        awaited ``collector_timeout`` seconds, then the kernel interrupted."""
+        self.current = index
+        self.save()
+        self.mark("grading")
+        request = self.kc.session.msg(REQUEST, {"chapter": self.job["chapter"], "seed": read_seed(),
+                                                "path": str(self.home / RESULTS)})
+        self.kc.shell_channel.send(request)
+        seconds = self.job["collector_timeout"]
+        if await self._reply_to(request, seconds):
+            return
+        await ensure_async(self.km.interrupt_kernel())
+        self.notes.append(f"{self.where(index)} did not finish within {points(seconds)} s and was interrupted")
+        if not await self._reply_to(request, INTERRUPT_GRACE):
+            raise KernelLost(index, "did not stop when interrupted (an except that catches everything?)")
+
+    async def _reply_to(self, request, seconds):
+        """Whether the kernel replied to ``request`` within ``seconds`` (DeadKernelError if it died)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                reply = await ensure_async(self.kc.shell_channel.get_msg(timeout=1))
+            except Empty:
+                if not await ensure_async(self.km.is_alive()):
+                    raise DeadKernelError("the kernel died while grading") from None
+                continue
+            if reply.get("parent_header", {}).get("msg_id") == request["header"]["msg_id"]:
+                return reply.get("msg_type") == REPLY
+        return False
+
     def _on_error(self, cell, cell_index, execute_reply):
         content = execute_reply["content"]
         if self.over_cpu == cell_index:
-            self.notes.append(f"{self.where(cell_index)} used {points(self._cpu_limit(cell_index))} s "
+            self.notes.append(f"{self.where(cell_index)} used {points(self.job['cell_timeout'])} s "
                               "of CPU time without finishing and was interrupted")
         elif content.get("ename") == TIMED_OUT:
             self.notes.append(f"{self.where(cell_index)} did not finish within "
-                              f"{points(self._cpu_limit(cell_index) * WALL_FACTOR)} s of waiting "
+                              f"{points(self.job['cell_timeout'] * WALL_FACTOR)} s of waiting "
                               "and was interrupted")
         else:
             self.notes.append(shorten(f"{self.where(cell_index)} raised {content.get('ename')}: "
@@ -243,7 +290,7 @@ def run(home):
     _undumpable()
     home = Path(home)
     job = json.loads((home / JOB).read_text(encoding="utf-8"))
-    for folder in ("ipython", "runtime", "matplotlib", OUT):
+    for folder in ("runtime", "matplotlib", OUT):
         (home / folder).mkdir(exist_ok=True)
     kept, notes = list(range(len(job["cells"]))), []
     for _ in range(MAX_RUNS):
@@ -263,8 +310,8 @@ def run(home):
 def _execute(client):
     """Run ``client``'s notebook; the ``KernelLost`` that ended it early, if any (and a note)."""
     try:
-        client.execute(cwd=str(client.home / WORK), stdin=subprocess.DEVNULL,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client.execute(cwd=str(client.home / WORK), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, pass_fds=(client.job["watch_fd"],))
     except KernelLost as lost:
         return lost
     except DeadKernelError:

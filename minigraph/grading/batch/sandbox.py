@@ -37,6 +37,7 @@ left alone, as it would count yours.
 import functools
 import os
 import resource
+import secrets
 import shutil
 import signal
 import subprocess
@@ -49,15 +50,34 @@ from pathlib import Path
 # When the grader runs as root, the sandboxes that run at the same time get a user each, with
 # no name, no files and no rights on this machine (``sandbox_uid``): limits on processes count
 # per user, so one sandbox cannot use up those of another, and none can signal or trace
-# another's processes -- nor those of another grader's run at the same time.
+# another's processes -- nor those of another grader's run at the same time. Which users: a
+# block of ``SLOTS`` drawn at random when the grader starts (``RUN``), one of about 18 million,
+# never derived from the process ID: two graders that are both PID 1 of their own PID namespace
+# (two containers on one host) share the host's users, and would otherwise share one block --
+# and its process limits. (Where control groups work, ``cgroup.py`` also limits the processes
+# of each submission on its own.)
 FIRST_UID = 1_900_000_000
 SLOTS = 128                      # users per grader process (concurrent notebooks)
+BLOCKS = (4_294_000_000 - FIRST_UID) // SLOTS
+RUN = secrets.randbelow(BLOCKS)  # this grader process's block of users (and name of its groups)
 # What a sandbox sees of the machine, read-only (those that exist here). On merged-/usr
 # systems /bin, /lib... are symbolic links into /usr and are recreated as such.
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]        # the folder holding minigraph/
 PACKAGE = Path(__file__).resolve().parents[2]             # minigraph/ itself
 ANSWERS = PACKAGE / "grading" / "answers"                  # the reference answers: never shown
+CONFIG = "config"          # in home: the kernels' home and configuration, read-only (runner.CONFIG)
+
+
+def make_config(home):
+    """The kernels' home and configuration folder in ``home``: IPython's default profile and
+    nothing else, all of it read-only to the run (``sandboxed_command`` mounts it so; as root the
+    grader keeps it its own)."""
+    profile = Path(home) / CONFIG / "profile_default"
+    for folder in ("startup", "security", "log", "pid"):
+        (profile / folder).mkdir(parents=True)
+    for folder, _, _ in os.walk(Path(home) / CONFIG):
+        os.chmod(folder, 0o555)
 
 
 def reference_copies():
@@ -110,7 +130,7 @@ class Limits:
 
 def sandbox_uid(slot):
     """The user of sandbox ``slot`` of this grader process (as root)."""
-    return FIRST_UID + (os.getpid() % 1_000_000) * SLOTS + slot % SLOTS
+    return FIRST_UID + RUN * SLOTS + slot % SLOTS
 
 
 class SandboxUnavailable(Exception):
@@ -122,9 +142,10 @@ def environment(home):
     matplotlib to run, all pointing into ``home``. Nothing of the grader's environment."""
     return {
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
-        "HOME": str(home),
+        "HOME": str(home / CONFIG), "JUPYTER_CONFIG_DIR": str(home / CONFIG),
+        "JUPYTER_DATA_DIR": str(home / CONFIG), "JUPYTER_PATH": str(home / CONFIG),
         "LANG": "C.UTF-8", "PYTHONPATH": str(PACKAGE_ROOT), "PYTHONNOUSERSITE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1", "IPYTHONDIR": str(home / "ipython"),
+        "PYTHONDONTWRITEBYTECODE": "1", "IPYTHONDIR": str(home / CONFIG),
         "JUPYTER_RUNTIME_DIR": str(home / "runtime"), "JUPYTER_PLATFORM_DIRS": "1",
         "MPLCONFIGDIR": str(home / "matplotlib"), "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1", "MPLBACKEND": "agg",
@@ -266,7 +287,9 @@ def _hand_over(space, uid):
     """As root: make the space's files the run's user's (the grader wrote them as root)."""
     if os.geteuid() != 0:
         return
-    for folder, _, files in os.walk(space.home):
+    config = os.path.join(space.home, CONFIG)
+    for folder, subfolders, files in os.walk(space.home):
+        subfolders[:] = [f for f in subfolders if os.path.join(folder, f) != config]    # stays root's
         for path in [folder, *(os.path.join(folder, f) for f in files)]:
             os.chown(path, uid, uid)
 
@@ -317,6 +340,8 @@ def _bwrap_args(home, tmp=None, tmp_mb=None):
     bound = python
     if home != Path("/"):
         args += ["--bind", str(home), str(home), "--chdir", str(home)]
+        if (home / CONFIG).is_dir():
+            args += ["--ro-bind", str(home / CONFIG), str(home / CONFIG)]
         bound = python + [str(home)]
     # bubblewrap makes the folders above a bound path as private as the original's (/root,
     # a private temporary folder): let nobody through them (they hold nothing else). A folder

@@ -29,7 +29,7 @@ from ..toolkit.values import shorten
 
 GRADING = "minigraph.grading"
 TOOLS = re.compile(r"minigraph\.grading\.tools(\.\w+)?")           # modules a notebook may import
-TOOLS_ATTRIBUTE = re.compile(r"minigraph\.grading\.tools(\.\w+){1,2}")   # ...tools.ch04.try_recipe
+TOOLS_ATTRIBUTE = re.compile(r"(\w+\.)?grading\.tools(\.\w+){1,2}")   # mg.grading.tools.ch04.try_recipe
 LEARNER_MODULE = re.compile(r"minigraph\.grading(\.tools(\.\w+)?)?")
 _NAMES = r"\w+([ \t]*,[ \t]*\w+)*"
 LEARNER_IMPORT = re.compile(rf"^[ \t]*from[ \t]+(?P<module>[\w.]+)[ \t]+import[ \t]+"
@@ -47,7 +47,7 @@ INTERNALS_IN_TEXT = re.compile(r"minigraph\s*\.\s*grading(?=\s*\.\s*(?!tools\b)\
 # a torch module's ``net.eval()``, are no disguise.)
 IMPORT_TRICKS = re.compile(r"\b(__import__|__builtins__|builtins|meta_path|path_hooks|setprofile"
                            r"|settrace)\b|\bimportlib\s*\.\s*(?!reload\b)\w"
-                           r"|\bfrom\s+importlib\b(?!\s+import\s+reload\s*$)|\bimport\s+importlib\s*\."
+                           r"|\bfrom\s+importlib\b(?!\s+import\s+reload\s*$)|\bimport[ \t]+importlib\s*\."
                            r"|\bsys\s*\.\s*modules\b|(?<![.\w])(?<!def )(exec|eval)\s*\(", re.MULTILINE)
 
 
@@ -86,12 +86,13 @@ def review_flags(notebook, exercises):
     """What to review, ``["cell N, line L: why (`the line`)"]``, one per pattern of
     ``BYPASSES`` found in the code (comments and strings left out)."""
     names = {e.name for e in exercises}
+    cells = [(n, one_line_ending(c.source)) for n, c in enumerate(notebook.cells, start=1) if c.cell_type == "code"]
+    aliases = {}
+    for _, source in cells:
+        aliases.update(_module_aliases(source))
     flags = []
-    for number, cell in enumerate(notebook.cells, start=1):
-        if cell.cell_type != "code":
-            continue
-        source = one_line_ending(cell.source)
-        code = _without_strings(_without_comments(source)).split("\n")
+    for number, source in cells:
+        code = _without_strings(_without_comments(_aliases_spelled_out(source, aliases))).split("\n")
         inside = _answer_lines(source, names)
         for pattern, why, in_answer in BYPASSES:
             row = next((i for i, line in enumerate(code, start=1) if re.search(pattern, line)
@@ -100,6 +101,48 @@ def review_flags(notebook, exercises):
                 line = shorten(source.split("\n")[row - 1].strip(), 60)
                 flags.append(f"cell {number}, line {row}: {why} (`{line}`)")
     return flags
+
+
+def _module_aliases(source):
+    """``{name: what it stands for}`` for each name an import in ``source`` binds to a module of
+    minigraph under another name (``from minigraph import kernels as K``: ``{"K": "kernels"}``;
+    ``import minigraph as m``: ``{"m": "minigraph"}``), so that a rule that names a module finds
+    its aliases too."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update({a.asname: a.name.rsplit(".", 1)[-1] for a in node.names
+                          if a.asname and a.name.split(".")[0] == "minigraph"})
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "minigraph":
+            found.update({a.asname: a.name for a in node.names if a.asname})
+    return {alias: name for alias, name in found.items() if alias != name}
+
+
+def _aliases_spelled_out(source, aliases):
+    """``source`` with every name of ``aliases`` used as a value written as what it stands for
+    (``K.relu_into`` reads ``kernels.relu_into``); lines keep their numbers."""
+    if not aliases:
+        return source
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return source
+    spots = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in aliases:
+            spots.setdefault(node.lineno - 1, []).append((node.col_offset, node.end_col_offset, aliases[node.id]))
+    lines = [line.encode("utf-8") for line in source.split("\n")]
+    for row, found in spots.items():
+        pieces, end = [], 0
+        for start, stop, name in sorted(found):
+            pieces += [lines[row][end:start], name.encode()]
+            end = stop
+        lines[row] = b"".join(pieces + [lines[row][end:]])
+    return "\n".join(line.decode("utf-8") for line in lines)
 
 
 def _answer_lines(source, names):
@@ -171,7 +214,21 @@ def _without_learner_code(source):
                 (isinstance(node.value, ast.Name) and node.value.id in tools_names)
                 or TOOLS_ATTRIBUTE.fullmatch(_dotted(node) or "") or _public_call(node)):
             allowed.append(node)
+        allowed += _looks_not_imports(node)
     return _blanked(source, allowed)
+
+
+def _looks_not_imports(node):
+    """The parts of ``node`` that look at Python's import system without importing anything:
+    ``import importlib.util`` and ``importlib.util.find_spec`` (is a package installed?),
+    ``sys.modules`` on the right of ``in`` (is a module loaded: ``"google.colab" in sys.modules``)."""
+    if isinstance(node, ast.Import):
+        return [a for a in node.names if a.name in ("importlib", "importlib.util") and not a.asname]
+    if isinstance(node, ast.Attribute) and _dotted(node) == "importlib.util.find_spec":
+        return [node]
+    if isinstance(node, ast.Compare) and all(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops):
+        return [c for c in node.comparators if _dotted(c) == "sys.modules"]
+    return []
 
 
 def _may_import_from(node):
@@ -222,21 +279,55 @@ def _learner_import_line(match):
 
 
 def _without_strings(source):
-    """``source`` with the text of its strings blanked out (their quotes stay)."""
+    """``source`` with its strings blanked out (quotes and text). An f-string's
+    replacement fields are code, not text: they stay (``f"{relu.__code__}"``). Linear in the
+    length of the source, however many strings a line holds."""
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError):       # IPython syntax (%magic) and the like
         return re.sub(r"(['\"])[^'\"\n]*\1", r"\1\1", source)
     lines = source.splitlines(keepends=True)
-    for token in reversed(tokens):
+    spans = {}                                       # line -> [(start, end, replacement)]
+    for token in tokens:
         if token.type == tokenize.STRING:
             (row, start), (end_row, end) = token.start, token.end
+            text = _string_blanked(token.string)
+            offset = 0
             for number in range(row - 1, end_row):
                 line = lines[number]
                 left = start if number == row - 1 else 0
                 right = end if number == end_row - 1 else len(line.rstrip("\n"))
-                lines[number] = line[:left] + " " * (right - left) + line[right:]
+                spans.setdefault(number, []).append((left, right, text[offset:offset + right - left]))
+                offset += right - left + (len(line) - len(line.rstrip("\n")) if number != end_row - 1 else 0)
+    for number, found in spans.items():
+        line, pieces, end = lines[number], [], 0
+        for left, right, text in sorted(found):
+            pieces += [line[end:left], text.ljust(right - left)[:right - left]]
+            end = right
+        lines[number] = "".join(pieces) + line[end:]
     return "".join(lines)
+
+
+def _string_blanked(literal):
+    """A string literal's text with spaces for its characters (line breaks kept), except an
+    f-string's replacement fields, which are code."""
+    prefix = re.match(r"[A-Za-z]*", literal).group(0)
+    blank = [c if c == "\n" else " " for c in literal]
+    if "f" in prefix.lower():
+        depth, i = 0, len(prefix)
+        while i < len(literal):
+            char = literal[i]
+            if depth == 0 and literal.startswith(("{{", "}}"), i):
+                i += 2
+                continue
+            if char == "{":
+                depth += 1
+            elif char == "}" and depth:
+                depth -= 1
+            elif depth:
+                blank[i] = char
+            i += 1
+    return "".join(blank)
 
 
 def _without_comments(source):

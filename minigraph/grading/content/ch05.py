@@ -354,13 +354,28 @@ digits_recipe = Exercise(
 CAPSTONE_TARGET = 0.90
 AGREE = 1e-6                # relative: closer than this to minigraph's loss, a step's loss agrees
 CAPSTONE_EXAMPLE = "{'engine': your engine, 'lr': a learning rate}"
-YOURS = refused({"mg.Graph.backward": "backward pass",
+# Which pieces must be the learner's, and what of the engine refuses while the capstone trains
+# (``engine.EngineRule``: at the function, whatever name, alias or wrapper reaches it):
+# * backpropagation: the learner's ``backward`` -- Graph.backward, mg.grad, mg.function refuse;
+# * the backward rules of tanh, matmul, mul and softmax cross-entropy -- the engine's refuse;
+# * the update step: every optimizer of mg.optim refuses (MyGD, not GD, nor Momentum(momentum=0)
+#   nor any other class, however wrapped);
+# * the forward pass: each op computed by the learner's ``evaluate`` -- Graph.forward refuses;
+# * the topological order: the learner's ``topo_sort`` -- minigraph's order (``mg.Graph(...)``)
+#   refuses inside it (``ORDER``). ``evaluate`` and ``backward`` may walk ``mg.Graph(output).nodes``,
+#   as the course's own solutions do: that order is 02.topo_sort's exercise, judged there.
+ADVICE = "give the Engine your own pieces (the cell of your pieces): minigraph's refuse while the capstone trains"
+OPTIMIZERS = {"mg.optim.GD.update": "gradient descent's update",
+              **{f"mg.optim.{name}.update": f"{name}'s update" for name in ("Momentum", "AdaGrad", "RMSProp",
+                                                                             "Adam", "AdamW")}}
+YOURS = refused({"mg.Graph.backward": "backward pass", "mg.grad": "gradients (mg.grad)",
+                 "mg.function": "compiler (mg.function)", "mg.Graph.forward": "forward pass",
                  **vjps_of(mg.tanh), **vjps_of(mg.matmul), **vjps_of(mg.mul),
                  "mg.losses.softmax_ce_vjp_logits": "backward rule of softmax_cross_entropy",
-                 "mg.optim.GD.update": "gradient descent's update"},
-                advice="give the Engine your own backward, backward rules and MyGD (the cell of your pieces)",
+                 **OPTIMIZERS}, advice=ADVICE,
                 # its logits' rule, as the chapters show it (its labels' rule stays minigraph's)
                 shown={"mg.losses.softmax_ce_vjp_logits": "mg.softmax_cross_entropy.opdef.vjps[0]"})
+ORDER = refused({"mg.graph.topological_order": "topological order (mg.Graph)"}, advice=ADVICE)
 
 
 def _capstone(answer):
@@ -374,7 +389,9 @@ def _capstone(answer):
     pieces = getattr(answer["engine"], "yours", None)
     if type(answer["engine"]).__name__ != "Engine" or not isinstance(pieces, dict):
         raise Rule(f"capstone['engine'] must be your mg.yours.Engine(...), not {type(answer['engine']).__name__}")
-    return mg.yours.Engine(**pieces), _learning_rate(answer["lr"])
+    engine = mg.yours.Engine(**pieces)
+    engine.pieces["topo_sort"] = ORDER.guarded("topo_sort", engine.pieces["topo_sort"])[0]
+    return engine, _learning_rate(answer["lr"])
 
 
 def _learning_rate(lr):
@@ -461,9 +478,10 @@ def _judge_capstone(case, got):
 capstone = Exercise(
     "05.capstone", "capstone", 4, (case(seed=0),), _run_capstone, _judge_capstone,
     title=f"capstone: the digits trained on your engine, >= {CAPSTONE_TARGET:.0%} held-out",
-    hint=("Every piece the table marks as minigraph's stand-in must be yours: backward, the backward "
-          "rules of tanh, matmul, mul and softmax cross-entropy, and MyGD; then a learning rate that "
-          "reads the digits in three epochs.",
+    hint=("Every piece must be yours: topo_sort, evaluate, backward, the backward rules of tanh, "
+          "matmul, mul and softmax cross-entropy, and MyGD (minigraph's stand-ins, mg.grad, "
+          "mg.function and every optimizer of mg.optim refuse while it trains); then a learning "
+          "rate that reads the digits in three epochs.",
           "mg.sidebyside.compare(engine, mg.sidebyside.digits) trains the same network on your engine "
           "and on minigraph's and names the first step, node and piece where the numbers part; with "
           "every piece right, try a few learning rates between 0.05 and 2 and keep the one whose "

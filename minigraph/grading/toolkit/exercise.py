@@ -187,6 +187,12 @@ class NoLoopArray(np.ndarray):
         raise Rule("your function loops over the array entry by entry in Python; the statement "
                    "asks for whole-array numpy operations (no loop), which work for any shape")
 
+    def __repr__(self):                  # printing an input is no loop: numpy's printing indexes
+        return repr(self.view(np.ndarray))   # entry by entry, here on a plain view of the same data
+
+    def __str__(self):
+        return str(self.view(np.ndarray))
+
     def __getitem__(self, key):
         if isinstance(key, (int, np.integer)) or (
                 isinstance(key, tuple) and key and all(isinstance(k, (int, np.integer)) for k in key)):

@@ -316,6 +316,21 @@ WRONG = {
             "deleted the entry"),
         "backward reads node.value": wrong(
             {"engine": learners_engine(backward=backward_reads_node_value), "lr": 0.5}, "read node.value"),
+        # what a piece may not be, however it is reached (the fourth review's)
+        "Momentum with momentum 0 (GD's very numbers)": wrong(
+            {"engine": learners_engine(optimizer=lambda params, lr: mg.optim.Momentum(params, lr=lr, momentum=0)),
+             "lr": 0.5}, "Momentum's update (mg.optim.Momentum.update)"),
+        "GD wrapped in a class of one's own": wrong(
+            {"engine": learners_engine(optimizer=type("Mine", (mg.optim.GD,), {})), "lr": 0.5},
+            "gradient descent's update"),
+        "a backward that asks mg.grad": wrong(
+            {"engine": learners_engine(backward=lambda loss, values: mg.grad(loss, [loss])), "lr": 0.5},
+            "gradients (mg.grad)"),
+        "topo_sort that is mg.Graph's order": wrong(
+            {"engine": learners_engine(topo_sort=lambda output: mg.Graph(output).nodes), "lr": 0.5},
+            "topological order (mg.Graph)"),
+        "minigraph's evaluate": wrong({"engine": learners_engine(evaluate=None), "lr": 0.5},
+                                      "forward pass (mg.Graph.forward)"),
     },
 }
 
@@ -339,8 +354,8 @@ RIGHT = {
         "Kahn's order, a recursive backward that starts from zeros, lr 0.3": {
             "engine": learners_engine(topo_sort=topo_kahn, backward=backward_recursive_order,
                                       softmax_ce_vjp=ce_right_log_softmax), "lr": 0.3},
-        "a backward that pulls from the consumers, minigraph's evaluate, lr 0.8": {
-            "engine": learners_engine(evaluate=None, backward=backward_recursive_pull,
+        "a backward that pulls from the consumers, lr 0.8": {
+            "engine": learners_engine(backward=backward_recursive_pull,
                                       mul_vjp=mul_vjp_by_hand, topo_sort=topo_recursive), "lr": 0.8},
     },
 }
