@@ -1,7 +1,8 @@
 """Every chapter, run in a real JupyterLab in a real Chromium, as a learner runs it.
 
 For each chapters/*.ipynb (found at collection time: a new chapter is tested as soon as it
-lands), on a temporary copy:
+lands), on a temporary copy, here or, for a chapter with a widget of its own to drive, in that
+widget's test (``WIDGET_TESTS``, through ``open_widget``):
 
 1. open it (workspace reset), wait until its real kernel is idle, Run All (JupyterLab's own
    command), wait until the run ended and the kernel is idle again;
@@ -42,6 +43,7 @@ import re
 import sys
 import time
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -52,6 +54,14 @@ pytestmark = pytest.mark.browser
 
 CHAPTERS = sorted(p.name for p in (REPO / "chapters").glob("*.ipynb"))
 RUN_TIMEOUT_MS = 150_000            # Run All of one chapter (chapter 04 trains networks)
+# Chapters whose widget has a test of its own: that test runs the chapter with every check
+# below (``open_widget``), then drives the widget; each chapter runs once.
+WIDGET_TESTS = {"05_handwritten_digits.ipynb": "test_browser_digits.py",
+                "06_optimizers.ipynb": "test_browser_landscape.py",
+                "07_recurrent_networks.ipynb": "test_browser_ch07.py",
+                "09_char_rnn.ipynb": "test_browser_ch09.py",
+                "10_attention.ipynb": "test_browser_ch10.py",
+                "11_transformer.ipynb": "test_browser_ch11.py"}
 
 
 def code_sources(chapter):
@@ -121,11 +131,12 @@ def check_run(nb, run):
     return cells
 
 
-def open_widget(session, chapter, selector, timeout_ms=150_000):
-    """Open ``chapter``, Run All (checked as every chapter's run), and return ``(nb, widget)``:
-    the first element matching ``selector``, scrolled into view (and the screenshot's focus)."""
+def open_widget(session, chapter, selector, timeout_ms=RUN_TIMEOUT_MS):
+    """Open ``chapter``, Run All and check it as every chapter (``check_chapter``), and return
+    ``(nb, widget)``: the first element matching ``selector``, scrolled into view (and the
+    screenshot's focus)."""
     nb = session.open(chapter)
-    check_run(nb, nb.run_all(timeout_ms=timeout_ms))
+    check_chapter(nb, Path(chapter).name, timeout_ms)
     session.focus = selector
     widget = nb.panel_locator().locator(selector).first
     widget.scroll_into_view_if_needed()
@@ -324,30 +335,44 @@ def check_step_through(nb):
         f"highlighted {after['highlighted']} but the kernel's step_through at step {position} is at {currents}")
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
+def check_chapter(nb, chapter, timeout_ms=RUN_TIMEOUT_MS):
+    """Run All of an open chapter and checks 2-8 of this module's docstring."""
+    source = code_sources(chapter)
+    check_run(nb, nb.run_all(timeout_ms=timeout_ms))
+    report = check_page(nb)
+    if "explore(" in source:
+        assert report["explore"] >= 1, "the chapter calls explore() but no .mg-explore widget shows"
+        check_explore(nb)
+        check_fits(nb, ".mg-explore")
+    if "step_through(" in source:
+        assert report["stepThrough"] >= 1, "the chapter calls step_through() but no .mg-step-through shows"
+        check_step_through(nb)
+        check_fits(nb, ".mg-step-through")
+    if chapter in DRAWINGS_FIT:
+        check_static_drawings_fit(nb)
+    kernel = probe(nb)
+    assert (kernel["python"], kernel["prefix"]) == (os.path.realpath(sys.executable), os.path.realpath(sys.prefix)), (
+        f"the notebook's kernel runs {kernel['python']} in {kernel['prefix']}, "
+        f"not pytest's Python {sys.executable} in {sys.prefix}")
+    assert kernel["minigraph"] == str((REPO / "minigraph").resolve()), (
+        f"the kernel imported minigraph from {kernel['minigraph']}, not from the repo")
+
+
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c not in WIDGET_TESTS])
 def test_chapter_in_jupyterlab(request, artifacts, chapter):
     require_browser()                     # a missing Chromium FAILS here, with the install command
     session = request.getfixturevalue("lab_session")
-    source = code_sources(chapter)
     with screenshot_on_failure(session, artifacts, f"chapter-{chapter[:-6]}"):
         nb = session.open(f"chapters/{chapter}")
-        run = nb.run_all(timeout_ms=RUN_TIMEOUT_MS)
-        check_run(nb, run)
-        report = check_page(nb)
-        if "explore(" in source:
-            assert report["explore"] >= 1, "the chapter calls explore() but no .mg-explore widget shows"
-            check_explore(nb)
-            check_fits(nb, ".mg-explore")
-        if "step_through(" in source:
-            assert report["stepThrough"] >= 1, "the chapter calls step_through() but no .mg-step-through shows"
-            check_step_through(nb)
-            check_fits(nb, ".mg-step-through")
-        if chapter in DRAWINGS_FIT:
-            check_static_drawings_fit(nb)
-        kernel = probe(nb)
-        assert (kernel["python"], kernel["prefix"]) == (os.path.realpath(sys.executable), os.path.realpath(sys.prefix)), (
-            f"the notebook's kernel runs {kernel['python']} in {kernel['prefix']}, "
-            f"not pytest's Python {sys.executable} in {sys.prefix}")
-        assert kernel["minigraph"] == str((REPO / "minigraph").resolve()), (
-            f"the kernel imported minigraph from {kernel['minigraph']}, not from the repo")
+        check_chapter(nb, chapter)
     session.close(nb)
+
+
+def test_every_chapter_with_a_widget_test_is_checked_there():
+    """A chapter of ``WIDGET_TESTS`` is run once, by its widget's test, which opens it through
+    ``open_widget``: every check above, then its widget's."""
+    for chapter, module in WIDGET_TESTS.items():
+        assert chapter in CHAPTERS, f"WIDGET_TESTS names {chapter}, which is not a chapter"
+        text = (Path(__file__).parent / module).read_text(encoding="utf-8")
+        assert f'CHAPTER = "chapters/{chapter}"' in text and "open_widget(session, CHAPTER" in text, (
+            f"{module} does not open {chapter} through open_widget")

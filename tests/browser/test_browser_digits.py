@@ -9,8 +9,9 @@ Open the chapter (a temporary copy), Run All, then:
    (``DigitBrowser.all_probs``), not from the widget's own update path;
 2. click "next mistake": the same checks, and the digit shown is one the network gets wrong.
 
-The chapter's general checks (every cell ran, no error, widgets alive) are in
-test_browser_chapters.py; this file checks what is particular to the digit browser.
+The chapter's general checks (every cell ran, no error, widgets alive) are
+test_browser_chapters.py's, run here first (``open_widget``) so that the chapter runs once; this
+file adds what is particular to the digit browser.
 """
 
 import json
@@ -19,12 +20,11 @@ import re
 import pytest
 
 from labdriver import require_browser
-from test_browser_chapters import check_run, screenshot_on_failure
+from test_browser_chapters import open_widget, screenshot_on_failure
 
 pytestmark = pytest.mark.browser
 
 CHAPTER = "chapters/05_handwritten_digits.ipynb"
-RUN_TIMEOUT_MS = 150_000
 
 READ = """(() => {
   const box = node.querySelector('.mg-digit-browser');
@@ -89,9 +89,7 @@ def test_the_digit_browser_follows_its_slider_and_buttons(request, artifacts):
     require_browser()
     session = request.getfixturevalue("lab_session")
     with screenshot_on_failure(session, artifacts, "digit-browser"):
-        nb = session.open(CHAPTER)
-        check_run(nb, nb.run_all(timeout_ms=RUN_TIMEOUT_MS))
-        session.focus = ".mg-digit-browser"
+        nb, _ = open_widget(session, CHAPTER, ".mg-digit-browser")
         nb.wait_page("!!node.querySelector('.mg-digit-browser .mg-probabilities g.mg-bar')")
         first = read(nb)
         assert len(first["bars"]) == 10 and "test digit 0 " in first["caption"], first

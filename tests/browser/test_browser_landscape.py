@@ -1,6 +1,7 @@
 """Chapter 06's Race widget in a real JupyterLab: a slider move redraws the trajectories.
 
-Run All on a copy of chapters/06_optimizers.ipynb; focus the "start x" slider of the first
+Run All on a copy of chapters/06_optimizers.ipynb, with every check of a chapter
+(test_browser_chapters.py's ``open_widget``); focus the "start x" slider of the first
 ``.mg-race`` widget, press an arrow key once, and wait until the picture (the PNG of paths,
 loss curves and rate map) changes. Then the page must show what the kernel computed: a probe
 cell finds the Race widget with ``gc`` and reports its start and readout, which must match the
@@ -13,7 +14,7 @@ import re
 import pytest
 
 from labdriver import require_browser
-from test_browser_chapters import screenshot_on_failure
+from test_browser_chapters import open_widget, screenshot_on_failure
 
 pytestmark = pytest.mark.browser
 
@@ -53,9 +54,7 @@ def test_moving_the_start_slider_redraws_the_trajectories(request, artifacts):
     require_browser()
     session = request.getfixturevalue("lab_session")
     with screenshot_on_failure(session, artifacts, "chapter-06-race"):
-        nb = session.open(CHAPTER)
-        nb.run_all(timeout_ms=150_000)
-        nb.session.focus = ".mg-race"
+        nb, _ = open_widget(session, CHAPTER, ".mg-race")
         nb.wait_widgets_rendered()
         nb.wait_page(f"(r => r && !!r.src)({PAGE_RACE})")
         before = nb.page_js(PAGE_RACE)

@@ -27,7 +27,7 @@ import pytest
 
 from minigraph.grading import check
 from minigraph.grading.toolkit import notebook, registry
-from minigraph.grading.toolkit.exercise import grade, hint_levels, run_cases
+from minigraph.grading.toolkit.exercise import CASE_TIME_LIMIT, grade, hint_levels, run_cases
 from minigraph.grading.toolkit.report import score_text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,10 +60,12 @@ def answer_of(kind, exercise_id, name):
 
 @functools.lru_cache(maxsize=None)
 def graded(kind, exercise_id, name):
-    """The grader's path: run in the "kernel", JSON in between, judge "at home"."""
+    """The grader's path: run in the "kernel", JSON in between, judge "at home". A wrong answer
+    gets the grader's own time limit: one that never finishes costs seconds, not SECONDS each."""
     answer, _ = answer_of(kind, exercise_id, name)
     exercise = registry.find(exercise_id)
-    records = json.loads(json.dumps(run_cases(exercise, answer, seconds=SECONDS)))
+    seconds = SECONDS if kind == "right" else CASE_TIME_LIMIT
+    records = json.loads(json.dumps(run_cases(exercise, answer, seconds=seconds)))
     return grade(exercise, records)
 
 

@@ -17,7 +17,8 @@
   backward rules it uses and gradient descent's update refusing, and sends the losses and the
   held-out predictions; ``judge`` measures the accuracy and trains minigraph's own engine with the
   same seed and learning rate, so a wrong piece is told from a wrong learning rate. Hidden cases
-  draw the seed (the first weights and the order of the minibatches).
+  draw the seed (the first weights and the order of the minibatches); the learning rate is judged
+  on the public seed, where the learner chose it.
 
 A wrong answer is named, not only shown: ``exercise.diagnose`` recomputes the typical mistakes of an
 exercise (a missing division by the batch size, a flipped sign, rows and columns swapped, ...) on
@@ -354,6 +355,7 @@ digits_recipe = Exercise(
 CAPSTONE_TARGET = 0.90
 AGREE = 1e-6                # relative: closer than this to minigraph's loss, a step's loss agrees
 CAPSTONE_EXAMPLE = "{'engine': your engine, 'lr': a learning rate}"
+PUBLIC_SEED = 0             # the seed of check()'s case, on which the learner chooses the rate
 # Which pieces must be the learner's, and what of the engine refuses while the capstone trains
 # (``engine.EngineRule``: at the function, whatever name, alias or wrapper reaches it):
 # * backpropagation: the learner's ``backward`` -- Graph.backward, mg.grad, mg.function refuse;
@@ -430,20 +432,34 @@ def _lr_advice(lr, expected, reached):
             + "; try one near 0.5")
 
 
+def _own_run(seed, lr):
+    """minigraph's own run of the digits from ``seed`` at ``lr``: its losses, its held-out
+    accuracy and the held-out labels (trained here: a measurement, no stored answer)."""
+    model = mg.sidebyside.digits(seed, lr=lr)
+    reference, labels = mg.yours.Engine(), model.test[1]
+    with np.errstate(all="ignore"):
+        expected = np.asarray(reference.train(model))
+        return expected, float(np.mean(reference.predictions(model) == labels)), labels
+
+
 def _judge_capstone(case, got):
     """Held-out accuracy from the predictions sent, and the losses next to minigraph's own run of
-    the same seed and learning rate (trained here: a measurement, no stored answer)."""
+    the same seed and learning rate.
+
+    The learner chooses the learning rate on check()'s seed (``PUBLIC_SEED``); a right engine's
+    accuracy on another seed is then what minigraph's own run reads there, which now and then
+    falls short of the target (at lr 0.8, 2 of 150 hidden seeds read 86.9 % and 88.6 %). So on
+    a hidden seed a learning rate that reads the target on the public seed is enough, and the
+    learner's held-out accuracy must be what minigraph's own run reads."""
     try:
         lr, losses = _learning_rate(got["lr"]), decode(got["losses"])
         stopped = got.get("stopped")
         predictions = None if got["predictions"] is None else decode(got["predictions"])
     except (KeyError, TypeError, ValueError, Rule):
         return Verdict(False, message="the notebook sent no readable training run")
-    model = mg.sidebyside.digits(case["inputs"]["seed"], lr=lr)
-    reference, labels = mg.yours.Engine(), model.test[1]
-    with np.errstate(all="ignore"):
-        expected = np.asarray(reference.train(model))
-        reached = float(np.mean(reference.predictions(model) == labels))
+    seed = case["inputs"]["seed"]
+    expected, reached, labels = _own_run(seed, lr)
+    lr_reads = reached >= CAPSTONE_TARGET or (seed != PUBLIC_SEED and _own_run(PUBLIC_SEED, lr)[1] >= CAPSTONE_TARGET)
     readable = isinstance(losses, np.ndarray) and losses.ndim == 1 and (
         (stopped is None and losses.shape == expected.shape and isinstance(predictions, np.ndarray)
          and predictions.shape == labels.shape)
@@ -460,7 +476,7 @@ def _judge_capstone(case, got):
              "something else. mg.sidebyside.compare(engine, mg.sidebyside.digits) names the node and "
              "the piece") if parted.size else ""
     later = f"; then, at step {len(losses)}, training stopped ({stopped})" if stopped else ""
-    if reached < CAPSTONE_TARGET:
+    if not lr_reads:
         return Verdict(False, target, shown, _lr_advice(lr, expected, reached) + (
             f". Besides, {where}{later}" if where else
             f". Your engine's losses are minigraph's, step for step{later}: only the learning rate is off"))
@@ -469,14 +485,18 @@ def _judge_capstone(case, got):
     if stopped:
         return Verdict(False, target, shown, f"training on your engine stopped at step {len(losses)}"
                        + (", its losses minigraph's until then" if len(losses) else "") + f": {stopped}")
-    if held_out < CAPSTONE_TARGET:
+    if held_out < min(reached, CAPSTONE_TARGET):
         return Verdict(False, target, shown, f"the losses are minigraph's, but the held-out digits read "
-                       f"on your engine are right only {held_out:.1%} of the time: your evaluate")
+                       f"on your engine are right only {held_out:.1%} of the time "
+                       f"(on minigraph's, {reached:.1%}): your evaluate")
+    if reached < CAPSTONE_TARGET:
+        shown += (f"; minigraph's own run of this seed reads {reached:.1%} too, and lr = {lr:g} reads "
+                  f"at least {CAPSTONE_TARGET:.0%} on seed {PUBLIC_SEED}")
     return Verdict(True, target, shown)
 
 
 capstone = Exercise(
-    "05.capstone", "capstone", 4, (case(seed=0),), _run_capstone, _judge_capstone,
+    "05.capstone", "capstone", 4, (case(seed=PUBLIC_SEED),), _run_capstone, _judge_capstone,
     title=f"capstone: the digits trained on your engine, >= {CAPSTONE_TARGET:.0%} held-out",
     hint=("Every piece must be yours: topo_sort, evaluate, backward, the backward rules of tanh, "
           "matmul, mul and softmax cross-entropy, and MyGD (minigraph's stand-ins, mg.grad, "
