@@ -5,7 +5,10 @@
 nbval's runs record, as each notebook ends, the CPU time its kernel used (``tests/nbval_kernels.py``,
 ``--notebook-cpu-times``: a JSON line per notebook). This adds them up per notebook and prints a
 table, slowest first, with the notebook's budget: the CPU seconds "Run All" may take. CPU time,
-not the time on the wall, so that a machine busy with other programs does not fail the run.
+not the time on the wall, so that a machine busy with other programs does not fail the run; and
+with one BLAS thread (the strict notebooks' second run, the exercises' only one), since with two
+OpenBLAS's threads spin while they wait, and a busy machine doubled a chapter's CPU time
+(chapter 09: 17.8 s, then 32.2 s beside a heavier neighbour; 13.5 s with one thread, busy or not).
 The budgets keep the whole of `make test` under CI's 15 minutes; a chapter that needs longer
 work (training a model) moves it to a command that writes a checkpoint, which the chapter loads.
 
@@ -21,7 +24,7 @@ from collections import defaultdict
 from pathlib import Path
 
 # CPU seconds of a notebook's kernel under nbval (chapters and solutions strict, exercises lax).
-BUDGETS = {   # about twice what each chapter used on a 2-core AMD EPYC (numpy's OpenBLAS, 2 threads)
+BUDGETS = {   # about twice what each chapter used on a 2-core AMD EPYC (numpy's OpenBLAS, one thread)
     "00": 5, "01": 5, "02": 5, "03": 5, "04": 10, "05": 10,
     "06": 20, "07": 30, "08": 10, "09": 30, "10": 10, "11": 20,
 }
