@@ -259,26 +259,33 @@ async def _read(path, limit):
         raise Unreadable(f"not readable within {points(READ_TIMEOUT)} s") from None
 
 
+async def run_apart(target, args, seconds):
+    """What ``target(send, *args)`` sends back, run in a process of its own forked from a clean
+    server process (``forkserver``: none of this one's threads is copied into it), or None when
+    it sends nothing within ``seconds`` or dies (memory?). The process is killed either way."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=target, args=(send, *args), daemon=True)
+    process.start()
+    send.close()
+    try:
+        return receive.recv() if await asyncio.to_thread(receive.poll, seconds) else None
+    except EOFError:
+        return None
+    finally:
+        process.kill()
+        await asyncio.to_thread(process.join)
+        receive.close()
+
+
 async def examine_apart(data, chapter):
     """``(problem, notebook, uses, flags)`` of a submission's bytes: ``parse_notebook`` and the
     scan (``scan.py``), in a process of its own with a time limit (``EXAMINE_TIMEOUT``), so that
     no notebook -- a line of a million strings, JSON of 64 MB -- holds up the others graded
     meanwhile. ``uses``: ``scan.reference_uses``; ``flags``: the flags they and
     ``scan.review_flags`` make."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])
-    receive, send = context.Pipe(duplex=False)
-    process = context.Process(target=_examine, args=(send, data, chapter), daemon=True)
-    process.start()
-    send.close()
-    try:
-        found = receive.recv() if await asyncio.to_thread(receive.poll, EXAMINE_TIMEOUT) else None
-    except EOFError:                             # it died (memory?)
-        found = None
-    finally:
-        process.kill()
-        await asyncio.to_thread(process.join)
-        receive.close()
+    found = await run_apart(_examine, (data, chapter), EXAMINE_TIMEOUT)
     if found is None:
         return (f"not graded: its code could not be read within {points(EXAMINE_TIMEOUT)} s "
                 "(look at it by hand)", None, [], [])
@@ -337,22 +344,8 @@ def _unrunnable(name, chapter, exercises, message, notes):
 async def judge_apart(chapter, results, seed, flagged, seconds):
     """The ExerciseResults of a submission's ``results``, judged in a process of its own that
     may take ``seconds``: a judge that trains (a recipe) must neither hold up the submissions
-    graded meanwhile (this event loop) nor go on for ever. The process is forked from a clean
-    server process (``forkserver``), so none of this one's threads is copied into it."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])
-    receive, send = context.Pipe(duplex=False)
-    process = context.Process(target=_judge, args=(send, chapter, results, seed, flagged), daemon=True)
-    process.start()
-    send.close()
-    try:
-        graded = receive.recv() if await asyncio.to_thread(receive.poll, seconds) else None
-    except EOFError:                             # the judge died (memory?)
-        graded = None
-    finally:
-        process.kill()
-        await asyncio.to_thread(process.join)
-        receive.close()
+    graded meanwhile (this event loop) nor go on for ever (``run_apart``)."""
+    graded = await run_apart(_judge, (chapter, results, seed, flagged), seconds)
     if graded is None:
         return [failed_to_run(e, f"its answers could not be judged within {points(seconds)} s")
                 for e in registry.exercises(chapter)]
