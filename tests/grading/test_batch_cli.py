@@ -418,6 +418,15 @@ def test_a_cell_limit_counts_cpu_time_and_a_wall_clock_ten_times_as_long_ends_a_
     assert time.monotonic() - started >= 3 + 1 + 10
 
 
+def test_a_waiting_cell_may_take_ten_times_its_cpu_limit_but_at_most_a_quarter_of_the_notebooks_time():
+    """So that a cell that waits and swallows the interrupt (make attack's
+    00_honest_swallows_interrupt) leaves the rest of the notebook the time to run again."""
+    from minigraph.grading.batch.runner import wait_limit
+    assert wait_limit({"cell_timeout": 1, "timeout": 90}) == 10
+    assert wait_limit({"cell_timeout": 60, "timeout": 600}) == 150          # the defaults
+    assert wait_limit({"cell_timeout": 10, "timeout": 90}) == 23            # whole seconds, for nbclient
+
+
 def test_megabytes_of_output_are_counted_not_kept(run):
     sub = submission(run, "00_prints_megabytes.ipynb")
     assert sub["score"] == 7 and sub["notes"] == ["cell 3 printed 5.0 MB of output (not kept)"]

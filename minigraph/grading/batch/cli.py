@@ -91,7 +91,8 @@ def parse_args(argv):
     parser.add_argument("paths", nargs="+", metavar="PATH", help="notebooks, or folders to search for them")
     parser.add_argument("--cell-timeout", type=float, default=60.0, metavar="S",
                         help="seconds of CPU time one cell may use before it is interrupted (default 60; "
-                             "a cell that waits without computing is stopped after ten times as long)")
+                             "a cell that waits without computing is stopped after ten times as long, "
+                             "or a quarter of --timeout if that comes first)")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
                         help="seconds a whole notebook may run before it is stopped (default 600)")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",

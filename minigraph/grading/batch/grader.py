@@ -430,7 +430,7 @@ async def _execute(notebook, data, chapter, exercises, space, settings, slot, se
     job = {"cells": [c.source for c in code],
            "numbers": [i for i, c in enumerate(notebook.cells, start=1) if c.cell_type == "code"],
            "chapter": chapter, "watch_fd": watch_write, "cell_timeout": settings.cell_timeout,
-           "collector_timeout": settings.cell_timeout + CASE_TIME_LIMIT * len(exercises) + 10}
+           "timeout": settings.timeout, "collector_timeout": settings.cell_timeout + CASE_TIME_LIMIT * len(exercises) + 10}
     (home / runner.JOB).write_text(json.dumps(job), encoding="utf-8")
     # -P: the runner's folder, which the kernel can write, is no place to import from
     argv = [sys.executable, "-P", "-m", "minigraph.grading.batch.runner", str(home)]

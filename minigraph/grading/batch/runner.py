@@ -10,7 +10,8 @@ the submission's sandbox (``sandbox.py``). It
    that exceeds its time limit is interrupted -- keeping no outputs, only counting them. The
    limit counts the CPU time of the kernel and the processes it started, so a busy machine
    slows an honest cell without cutting it off; a cell that waits without computing (a
-   ``sleep``, an ``input()``) is stopped by a wall clock ``WALL_FACTOR`` times as long. A cell
+   ``sleep``, an ``input()``) is stopped by a wall clock ``WALL_FACTOR`` times as long, or after
+   ``WAIT_SHARE`` of the notebook's whole time if that comes first (``wait_limit``). A cell
    that ends its kernel (``exit()``, ``quit()``, ``os._exit``, a crash) or will not stop when
    interrupted (a bare ``except`` that swallows the interrupt) costs only what it prevents:
    the notebook runs again in a fresh kernel without that cell (``MAX_RUNS`` times at most);
@@ -40,6 +41,7 @@ the grader reads them as untrusted data, within size limits, and judges the resu
 import asyncio
 import ctypes
 import json
+import math
 import os
 import subprocess
 import sys
@@ -79,6 +81,7 @@ PR_SET_DUMPABLE = 4                        # prctl(2)
 MAX_RUNS = 4          # the notebook, then again without each cell that ended or hung its kernel
 INTERRUPT_GRACE = 10  # seconds an interrupted cell has to stop before its kernel is given up
 WALL_FACTOR = 10      # a cell's wall-clock backstop, in multiples of its CPU-time limit
+WAIT_SHARE = 0.25     # ... and at most this share of the notebook's time (the run again without it)
 CPU_POLL = 0.25       # seconds between two readings of the kernel's CPU time
 
 
@@ -95,6 +98,14 @@ def kernel_argv(job):
     package_root = str(Path(kernel_module.__file__).resolve().parents[3])
     return [sys.executable, "-I", kernel_module.__file__, package_root, job["chapter"],
             str(job["watch_fd"]), "-f", "{connection_file}"]
+
+
+def wait_limit(job):
+    """The wall-clock seconds one cell may take: ``WALL_FACTOR`` times its CPU-time limit, so that
+    a busy machine never cuts off a cell that computes, but at most ``WAIT_SHARE`` of the
+    notebook's whole time, so that a cell that waits (and swallows the interrupt) leaves the
+    rest of the notebook the time to run again without it. Whole seconds, as nbclient takes them."""
+    return math.ceil(min(job["cell_timeout"] * WALL_FACTOR, job["timeout"] * WAIT_SHARE))
 
 
 class _Manager(AsyncKernelManager):
@@ -118,7 +129,7 @@ class _Client(NotebookClient):
         collector = nbformat.v4.new_code_cell("# the grader's cell; written once the cells above have run")
         km = _Manager(kernel_argv(job), connection_file=str(home / "runtime" / f"kernel-{len(notes)}.json"))
         super().__init__(nbformat.v4.new_notebook(cells=cells + [collector]), km=km,
-                         timeout=job["cell_timeout"] * WALL_FACTOR,     # the backstop of a cell that waits
+                         timeout=wait_limit(job),                       # the backstop of a cell that waits
                          allow_errors=True,
                          interrupt_on_timeout=True, record_timing=False,
                          error_on_timeout={"ename": TIMED_OUT, "evalue": "", "traceback": []},
@@ -219,7 +230,7 @@ class _Client(NotebookClient):
                               "of CPU time without finishing and was interrupted")
         elif content.get("ename") == TIMED_OUT:
             self.notes.append(f"{self.where(cell_index)} did not finish within "
-                              f"{points(self.job['cell_timeout'] * WALL_FACTOR)} s of waiting "
+                              f"{points(wait_limit(self.job))} s of waiting "
                               "and was interrupted")
         else:
             self.notes.append(shorten(f"{self.where(cell_index)} raised {content.get('ename')}: "
