@@ -19,10 +19,11 @@ def cpu_file(tmp_path, rows, name="notebooks-cpu.jsonl"):
 
 
 def test_runs_are_summed_per_notebook_over_files(tmp_path):
-    strict = cpu_file(tmp_path, [("chapters/03_backpropagation.ipynb", 1.5), ("exercises/00_warmup.ipynb", 0.5)])
+    strict = cpu_file(tmp_path, [("chapters/03_backpropagation.ipynb", 1.5),
+                                 ("exercises/00_warmup_exercises.ipynb", 0.5)])
     again = cpu_file(tmp_path, [("chapters/03_backpropagation.ipynb", 2.25)], "again.jsonl")
     assert notebook_times.notebook_times([strict, again, str(tmp_path / "missing.jsonl")]) == {
-        "chapters/03_backpropagation.ipynb": 3.75, "exercises/00_warmup.ipynb": 0.5}
+        "chapters/03_backpropagation.ipynb": 3.75, "exercises/00_warmup_exercises.ipynb": 0.5}
 
 
 def test_every_course_notebook_has_a_budget():

@@ -280,6 +280,48 @@ def test_the_first_chapter_is_there():
     assert (ROOT / "chapters" / "00_setup_check.ipynb").exists()
 
 
+def notebook_name_problems(root: Path) -> list[str]:
+    """What is wrong with the names of the notebooks under ``root``. JupyterLab names a tab by
+    the file's name alone, so no two notebooks a learner opens (``chapters/``, ``exercises/``)
+    may share one; each exercise notebook is ``NN_topic_exercises.ipynb``, made from
+    ``solutions/NN_topic.ipynb``."""
+    problems, first = [], {}
+    for folder in ("chapters", "exercises"):
+        for path in sorted((root / folder).glob("*.ipynb")):
+            where = f"{folder}/{path.name}"
+            if path.name in first:
+                problems.append(f"{first[path.name]} and {where} show as two tabs named {path.name}")
+            first.setdefault(path.name, where)
+    solutions = sorted(p.stem for p in (root / "solutions").glob("*.ipynb"))
+    problems += [f"solutions/{stem}.ipynb is not named NN_topic.ipynb" for stem in solutions
+                 if not re.fullmatch(r"\d\d_[a-z0-9_]+", stem)]
+    expected = {f"{stem}_exercises.ipynb" for stem in solutions}
+    exercises = {p.name for p in (root / "exercises").glob("*.ipynb")}
+    problems += [f"exercises/{name} is not NN_topic_exercises.ipynb for a solutions/NN_topic.ipynb"
+                 for name in sorted(exercises - expected)]
+    problems += [f"exercises/{name} is missing: run `make exercises`" for name in sorted(expected - exercises)]
+    return problems
+
+
+def test_no_two_notebooks_a_learner_opens_share_a_name():
+    assert len(list((ROOT / "exercises").glob("*.ipynb"))) >= 12
+    assert not notebook_name_problems(ROOT), notebook_name_problems(ROOT)
+
+
+def test_the_name_check_finds_a_chapter_and_its_exercises_named_alike(tmp_path):
+    """The layout before exercise notebooks carried ``_exercises``, and a solution not named
+    after its chapter."""
+    for path in ("chapters/03_backprop.ipynb", "solutions/03_backprop.ipynb", "exercises/03_backprop.ipynb",
+                 "solutions/learning.ipynb", "exercises/learning_exercises.ipynb"):
+        (tmp_path / path).parent.mkdir(exist_ok=True)
+        (tmp_path / path).write_text("{}")
+    assert notebook_name_problems(tmp_path) == [
+        "chapters/03_backprop.ipynb and exercises/03_backprop.ipynb show as two tabs named 03_backprop.ipynb",
+        "solutions/learning.ipynb is not named NN_topic.ipynb",
+        "exercises/03_backprop.ipynb is not NN_topic_exercises.ipynb for a solutions/NN_topic.ipynb",
+        "exercises/03_backprop_exercises.ipynb is missing: run `make exercises`"]
+
+
 @pytest.mark.parametrize("path", REFERENCE_NOTEBOOKS, ids=str)
 def test_reference_notebook_is_stored_executed(path):
     """chapters/ and solutions/ are committed with outputs: nbval compares against them."""

@@ -54,7 +54,7 @@ def main(argv):
         print("notebook times: no notebook ran")
         return 0
     failed = False
-    print(f"{'notebook':44} {'CPU s':>8} {'budget':>7}")
+    print(f"{'notebook':50} {'CPU s':>8} {'budget':>7}")
     for notebook, seconds in sorted(times.items(), key=lambda item: -item[1]):
         budget = budget_of(notebook)
         if budget is None:
@@ -65,7 +65,7 @@ def main(argv):
             verdict = "  over budget"
         else:
             verdict = ""
-        print(f"{notebook:44} {seconds:8.1f} {budget or '-':>7}{verdict}")
+        print(f"{notebook:50} {seconds:8.1f} {budget or '-':>7}{verdict}")
     print(f"notebooks: {sum(times.values()):.0f} s of CPU time in all")
     return 1 if failed else 0
 

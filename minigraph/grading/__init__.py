@@ -14,8 +14,8 @@ From a shell (see ``batch/cli.py`` for every flag)::
     python -m minigraph.grading.generate solutions exercises   # `make exercises`
 
 How it fits together: ``solutions/NN_topic.ipynb`` holds the worked notebook; ``generate.py``
-turns its ``### BEGIN SOLUTION`` regions into stubs for ``exercises/``. The package has five
-parts, and what a notebook may import besides ``check`` and ``progress``:
+turns its ``### BEGIN SOLUTION`` regions into stubs in ``exercises/NN_topic_exercises.ipynb``.
+The package has five parts, and what a notebook may import besides ``check`` and ``progress``:
 
 * ``content/``: the exercises themselves -- cases, points, hints -- one module per chapter
   (``content/ch04.py``), and never in a notebook; ``answers/``: their reference answers, typical

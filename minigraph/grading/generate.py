@@ -3,8 +3,9 @@
     python -m minigraph.grading.generate solutions exercises          # (re)write exercises/
     python -m minigraph.grading.generate solutions exercises --check  # exit 1 if out of date
 
-``solutions/NN_topic.ipynb`` is the source of truth; ``exercises/NN_topic.ipynb`` is what
-learners get. Lines that are exactly these markers (spaces around them allowed) delimit regions:
+``solutions/NN_topic.ipynb`` is the source of truth; ``exercises/NN_topic_exercises.ipynb`` is
+what learners get (``exercise_name``). Lines that are exactly these markers (spaces around
+them allowed) delimit regions:
 
     ### BEGIN SOLUTION       ... ### END SOLUTION       the worked answer
     ### BEGIN HIDDEN TESTS   ... ### END HIDDEN TESTS   the author's own asserts
@@ -198,6 +199,15 @@ def solution_notebooks(folder):
     return sorted(p for p in Path(folder).glob("*.ipynb"))
 
 
+def exercise_name(solution_name):
+    """The file name of the exercise notebook made from ``solution_name``:
+    ``03_backpropagation.ipynb`` -> ``03_backpropagation_exercises.ipynb``. The suffix keeps a
+    chapter (``chapters/03_backpropagation.ipynb``) and its exercises from showing as two tabs
+    of one name in JupyterLab."""
+    path = Path(solution_name)
+    return f"{path.stem}_exercises{path.suffix}"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m minigraph.grading.generate",
@@ -210,7 +220,7 @@ def main(argv=None):
     stale = []
     try:
         for path in solution_notebooks(args.solutions):
-            target, text = args.exercises / path.name, render(path)
+            target, text = args.exercises / exercise_name(path.name), render(path)
             if target.exists() and target.read_text(encoding="utf-8") == text:
                 continue
             stale.append(target)

@@ -29,7 +29,7 @@ from labdriver import (JS_HELPERS, LAB_SETTINGS, REPO, Browser, LabServer, LabSe
 pytestmark = pytest.mark.browser
 FOLDERS = ("chapters", "exercises", "solutions")
 AUTOSAVE_SECONDS = 3
-ONE_PER_FOLDER = ["chapters/11_transformer.ipynb", "exercises/10_attention.ipynb",
+ONE_PER_FOLDER = ["chapters/11_transformer.ipynb", "exercises/10_attention_exercises.ipynb",
                   "solutions/09_char_rnn.ipynb"]
 ALL = sorted(p.relative_to(REPO).as_posix() for folder in FOLDERS for p in (REPO / folder).glob("*.ipynb"))
 

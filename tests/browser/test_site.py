@@ -244,12 +244,14 @@ def test_math_is_typeset_offline_and_search_finds_a_chapter(served, page):
 # -- accessibility, drawings, phones ------------------------------------------------------------
 
 AXE_ALL = ["index.html", *(f"chapters/{p.stem}.html" for p in sorted((REPO / "chapters").glob("*.ipynb"))),
-           "exercises/00_warmup.html", "exercises/03_backpropagation.html", "exercises/11_transformer.html"]
+           "exercises/00_warmup_exercises.html", "exercises/03_backpropagation_exercises.html",
+           "exercises/11_transformer_exercises.html"]
 # axe takes about 15 s a page on a loaded 2-core machine: `make test` checks one page of each
 # kind (the home page, a chapter with widget pictures and math, the one with the widest
 # drawings, an exercise); MINIGRAPH_AXE_ALL=1 checks all 16.
 AXE_PAGES = AXE_ALL if os.environ.get("MINIGRAPH_AXE_ALL") else [
-    "index.html", "chapters/03_backpropagation.html", "chapters/11_transformer.html", "exercises/03_backpropagation.html"]
+    "index.html", "chapters/03_backpropagation.html", "chapters/11_transformer.html",
+    "exercises/03_backpropagation_exercises.html"]
 AXE_RUN = """async () => {
     const result = await axe.run(document, {rules: {'label-content-name-mismatch': {enabled: true}}});
     return result.violations.filter(v => v.impact === 'critical' || v.impact === 'serious')

@@ -30,7 +30,7 @@ from minigraph.grading.batch.sandbox import unprivileged_reason
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "submissions"
 SOLUTION = ROOT / "solutions" / "00_warmup.ipynb"
-EXERCISE = ROOT / "exercises" / "00_warmup.ipynb"
+EXERCISE = ROOT / "exercises" / "00_warmup_exercises.ipynb"
 PACKAGE = ROOT / "minigraph"
 # a cell's limit and a case's are CPU time (a busy machine slows them, it does not cut them off);
 # 10 s leaves the import of minigraph and numpy room on a slow machine
@@ -370,6 +370,7 @@ def test_the_solution_scores_full_marks_and_the_exercise_zero(run):
     assert (exercise["score"], exercise["max_score"]) == (0, 7)
     assert all(e["status"] == "not_done" for e in exercise["exercises"])
     assert f"{SOLUTION} (chapter 00): 7 of 7 points" in run["proc"].stdout
+    assert f"{EXERCISE} (chapter 00): 0 of 7 points" in run["proc"].stdout   # NN_ names the chapter
 
 
 def test_every_chapters_solution_scores_full_marks_and_is_not_flagged(tmp_path):

@@ -32,6 +32,13 @@ def test_the_test_and_the_classroom_workflows_exist_and_grade_as_readme_says():
     assert "--learners --json grades.json --junit grades.xml --csv grades.csv" in classroom
 
 
+def test_the_classroom_workflow_grades_its_chapters_exercise_notebook():
+    """What a student submits is the exercise notebook, named as in exercises/."""
+    env = yaml.safe_load((WORKFLOWS / "classroom.yml").read_text())["env"]
+    assert (ROOT / "exercises" / env["NOTEBOOK"]).is_file(), env["NOTEBOOK"]
+    assert env["NOTEBOOK"].startswith(env["CHAPTER"] + "_")
+
+
 # -- GitHub Classroom: the student's repository is data, never the grader ---------------------
 
 FAKE_GRADER = """import json, pathlib
@@ -45,7 +52,7 @@ def student_repository(folder):
     assignment's (old/Untitled.ipynb), and a minigraph/ folder that would be the grader (and
     write 7 of 7) if Python imported from it."""
     folder.mkdir(parents=True)
-    shutil.copy(ROOT / "exercises" / "00_warmup.ipynb", folder / "00_warmup.ipynb")
+    shutil.copy(ROOT / "exercises" / "00_warmup_exercises.ipynb", folder / "00_warmup_exercises.ipynb")
     (folder / "old").mkdir()
     shutil.copy(ROOT / "solutions" / "00_warmup.ipynb", folder / "old" / "Untitled.ipynb")
     (folder / "minigraph" / "grading").mkdir(parents=True)
@@ -83,7 +90,7 @@ def test_the_classroom_workflow_grades_a_repository_holding_a_minigraph_folder(t
     # sudo runs it as root with a clean environment, where pip installed the course; here the
     # course is this checkout (PYTHONPATH), and the grader runs as whoever runs the tests
     command = grade["run"].replace('sudo "$(which python)"', f'"{sys.executable}"')
-    env = dict(os.environ, GITHUB_WORKSPACE=str(workspace), CHAPTER="00", NOTEBOOK="00_warmup.ipynb",
+    env = dict(os.environ, GITHUB_WORKSPACE=str(workspace), CHAPTER="00", NOTEBOOK="00_warmup_exercises.ipynb",
                PYTHONPATH=str(ROOT))
     proc = subprocess.run(["bash", "-c", command], cwd=temp, env=env, capture_output=True,
                           text=True, timeout=600)
@@ -105,9 +112,9 @@ def test_the_classroom_workflow_grades_a_repository_holding_a_minigraph_folder(t
 def test_the_grader_refuses_to_import_from_a_folder_it_grades(tmp_path):
     """Started with ``python -m`` inside a folder of submissions (which then comes first on
     sys.path), the grader refuses, and says how to start it instead."""
-    shutil.copy(ROOT / "exercises" / "00_warmup.ipynb", tmp_path / "00_warmup.ipynb")
+    shutil.copy(ROOT / "exercises" / "00_warmup_exercises.ipynb", tmp_path / "00_warmup_exercises.ipynb")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    for target in (".", "00_warmup.ipynb"):
+    for target in (".", "00_warmup_exercises.ipynb"):
         proc = subprocess.run([sys.executable, "-m", "minigraph.grading", target], cwd=tmp_path,
                               env=env, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 2 and "python -P -m minigraph.grading" in proc.stderr, proc.stderr

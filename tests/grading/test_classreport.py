@@ -270,7 +270,8 @@ def test_a_hidden_case_is_described_without_its_numbers():
         "hidden case with g=an array, x=an array of shape (2,)"
 
 
-@pytest.mark.parametrize("path, student", [("subs/alice/00_warmup.ipynb", "alice"),
+@pytest.mark.parametrize("path, student", [("subs/alice/00_warmup_exercises.ipynb", "alice"),
+                                           ("subs/alice/00_warmup.ipynb", "alice"),
                                            ("00_warmup.ipynb", "00_warmup"),
                                            ("subs/bob.ipynb", "bob")])
 def test_a_submission_belongs_to_its_folder_or_its_name(path, student):

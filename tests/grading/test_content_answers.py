@@ -25,7 +25,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from minigraph.grading import check
+from minigraph.grading import check, generate
 from minigraph.grading.toolkit import notebook, registry
 from minigraph.grading.toolkit.exercise import CASE_TIME_LIMIT, grade, hint_levels, run_cases
 from minigraph.grading.toolkit.report import score_text
@@ -267,7 +267,7 @@ def answers_of(path):
 @pytest.mark.parametrize("chapter", list(registry.CHAPTERS))
 def test_solutions_score_full_marks_and_exercises_zero_on_every_exercise(chapter):
     (solution,) = (ROOT / "solutions").glob(f"{chapter}_*.ipynb")
-    solved, stubbed = answers_of(solution), answers_of(ROOT / "exercises" / solution.name)
+    solved, stubbed = answers_of(solution), answers_of(ROOT / "exercises" / generate.exercise_name(solution.name))
     for exercise in registry.exercises(chapter):
         right = grade(exercise, run_cases(exercise, solved[exercise.name], seconds=SECONDS))
         assert (right.status, right.score) == ("passed", exercise.points), feedback(right)

@@ -138,10 +138,11 @@ def test_malformed_markers_name_the_notebook_cell_and_line(source, expected):
 def test_committed_exercises_are_exactly_what_the_generator_makes():
     solutions = generate.solution_notebooks(ROOT / "solutions")
     assert solutions, "no solution notebooks found"
-    assert sorted(p.name for p in (ROOT / "exercises").glob("*.ipynb")) == [p.name for p in solutions]
-    for path in solutions:
-        assert (ROOT / "exercises" / path.name).read_text(encoding="utf-8") == generate.render(path), (
-            f"exercises/{path.name} is out of date: run `make exercises`")
+    names = [generate.exercise_name(p.name) for p in solutions]
+    assert sorted(p.name for p in (ROOT / "exercises").glob("*.ipynb")) == names
+    for path, name in zip(solutions, names):
+        assert (ROOT / "exercises" / name).read_text(encoding="utf-8") == generate.render(path), (
+            f"exercises/{name} is out of date: run `make exercises`")
 
 
 def test_the_command_writes_then_reports_up_to_date(tmp_path, capsys):
@@ -152,9 +153,23 @@ def test_the_command_writes_then_reports_up_to_date(tmp_path, capsys):
     assert generate.main([str(solutions), str(exercises), "--check"]) == 1
     assert "out of date" in capsys.readouterr().err
     assert generate.main([str(solutions), str(exercises)]) == 0
-    written = nbformat.read(exercises / "01_demo.ipynb", as_version=4)
+    assert [p.name for p in exercises.iterdir()] == ["01_demo_exercises.ipynb"]
+    written = nbformat.read(exercises / "01_demo_exercises.ipynb", as_version=4)
     assert written.cells[0].source == f"def f():\n    {CODE_STUB}"
     assert generate.main([str(solutions), str(exercises), "--check"]) == 0
+
+
+def test_the_check_wants_the_exercise_under_its_own_name(tmp_path, capsys):
+    """An exercise notebook named as its solution (and its chapter) is not the exercise: a
+    chapter and its exercises would show as two tabs of one name in JupyterLab."""
+    solutions, exercises = tmp_path / "solutions", tmp_path / "exercises"
+    solutions.mkdir()
+    exercises.mkdir()
+    nbformat.write(notebook("x = 1"), solutions / "03_demo.ipynb")
+    (exercises / "03_demo.ipynb").write_text(generate.render(solutions / "03_demo.ipynb"), encoding="utf-8")
+    assert generate.exercise_name("03_demo.ipynb") == "03_demo_exercises.ipynb"
+    assert generate.main([str(solutions), str(exercises), "--check"]) == 1
+    assert str(exercises / "03_demo_exercises.ipynb") in capsys.readouterr().err
 
 
 def test_the_command_reports_a_marker_error_and_fails(tmp_path, capsys):

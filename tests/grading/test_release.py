@@ -213,7 +213,7 @@ def test_the_editions_exercise_notebook_runs_and_says_not_done_yet(edition):
     out = python_in(edition, """
 import nbformat
 from nbclient import NotebookClient
-nb = nbformat.read("exercises/00_warmup.ipynb", as_version=4)
+nb = nbformat.read("exercises/00_warmup_exercises.ipynb", as_version=4)
 NotebookClient(nb, kernel_name="python3", timeout=120, resources={"metadata": {"path": "exercises"}}).execute()
 outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
 assert not [o for o in outputs if o.output_type == "error"]

@@ -1,8 +1,8 @@
 """Grade notebooks from a shell or CI: ``python -P -m minigraph.grading PATH...``.
 
     python -P -m minigraph.grading submissions/                  # every .ipynb below it
-    python -P -m minigraph.grading a/00_warmup.ipynb b/00_warmup.ipynb --jobs 2 \\
-        --json grades.json --junit grades.xml --csv gradebook.csv
+    python -P -m minigraph.grading a/00_warmup_exercises.ipynb b/00_warmup_exercises.ipynb \\
+        --jobs 2 --json grades.json --junit grades.xml --csv gradebook.csv
 
 ``--class-report FILE`` also writes the instructor's view of the class at the end (points,
 typical mistakes, similarity flags: ``python -m minigraph.grading report --help``).
@@ -16,11 +16,11 @@ no configuration the notebook can write, an audit hook watching what runs: watch
 sandbox of its own (bubblewrap: no network, no
 other files, no secrets, limited memory, processes and time; see sandbox.py), on a copy of
 the file (the file itself is never modified). It is graded against the chapter its name
-starts with (``00_warmup.ipynb`` -> chapter 00) or ``--chapter``. A table per notebook goes
-to stdout; the reports are rewritten as each result comes in (JSON "complete": false until
-the end), each in one atomic step. A progress bar goes to stderr: notebooks done, how many
-were flagged for review or could not be run, the time elapsed and left (one line per result
-where stderr is no terminal, as in CI).
+starts with (``00_warmup_exercises.ipynb`` -> chapter 00) or ``--chapter``. A table per
+notebook goes to stdout; the reports are rewritten as each result comes in (JSON "complete":
+false until the end), each in one atomic step. A progress bar goes to stderr: notebooks done,
+how many were flagged for review or could not be run, the time elapsed and left (one line per
+result where stderr is no terminal, as in CI).
 
 Regrading. Each submission's hidden cases are drawn from a secret seed, drawn afresh for it
 and recorded in the JSON report ("seed"). To answer "my grade is wrong", run that grading

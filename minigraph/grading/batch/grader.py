@@ -62,9 +62,9 @@ READ_TIMEOUT = 30.0              # seconds to read one file
 
 @dataclass(frozen=True)
 class Settings:
-    """How to grade: time limits (seconds), the chapter (None: from the file name
-    ``NN_topic.ipynb``), whether to use a sandbox, and the sandbox's limits. (The kernel is
-    always the grader's own: ``kernel.py``.)"""
+    """How to grade: time limits (seconds), the chapter (None: from the file name's ``NN_``
+    prefix, as in ``NN_topic_exercises.ipynb``), whether to use a sandbox, and the sandbox's
+    limits. (The kernel is always the grader's own: ``kernel.py``.)"""
 
     cell_timeout: float = 60.0
     timeout: float = 600.0
@@ -193,7 +193,8 @@ async def _grade(path, chapter, settings, slot, seed):
     name = display_name(path)
     if chapter is None:
         return SubmissionResult(name, None, "error", f"cannot tell which chapter '{name}' "
-                                "belongs to: name it NN_topic.ipynb or pass --chapter NN", 0.0, 0.0)
+                                "belongs to: start its name with the chapter's number, as in "
+                                "NN_topic_exercises.ipynb, or pass --chapter NN", 0.0, 0.0)
     exercises = registry.exercises(chapter)
     try:
         data = await _read(path, MAX_NOTEBOOK)

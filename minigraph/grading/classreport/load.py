@@ -3,8 +3,8 @@
 Reports from several runs -- machines, GitHub Classroom artifacts, a regrading -- are merged by
 the submission's path: a path graded again in a later report replaces the earlier entry (give
 the reports oldest first). Each submission belongs to a *student*: the name of the folder the
-notebook lies in (``submissions/alice/00_warmup.ipynb`` -> ``alice``, as GitHub Classroom and
-Gradescope exports lay them out), or the notebook's own name (``student_of``).
+notebook lies in (``submissions/alice/00_warmup_exercises.ipynb`` -> ``alice``, as GitHub
+Classroom and Gradescope exports lay them out), or the notebook's own name (``student_of``).
 
 A report is untrusted data as much as a notebook is: it is read with the grader's bounded
 reader, and an entry that is not what the grader writes is an error naming the report and the
@@ -37,8 +37,8 @@ class Submission:
 
 def student_of(path):
     """The student a submission's path belongs to: the folder of a notebook named by its chapter
-    (``alice/00_warmup.ipynb`` -> ``alice``), else the notebook's name (``alice.ipynb``, graded
-    with ``--chapter``, -> ``alice``)."""
+    (``alice/00_warmup_exercises.ipynb`` -> ``alice``), else the notebook's name (``alice.ipynb``,
+    graded with ``--chapter``, -> ``alice``)."""
     parts = PurePosixPath(path.replace("\\", "/")).parts
     name = parts[-1] if parts else path
     if len(parts) >= 2 and re.match(r"\d\d_", name):
