@@ -8,7 +8,7 @@ table, slowest first, with the notebook's budget: the CPU seconds "Run All" may 
 not the time on the wall, so that a machine busy with other programs does not fail the run; and
 with one BLAS thread (the strict notebooks' second run, the exercises' only one), since with two
 OpenBLAS's threads spin while they wait, and a busy machine doubled a chapter's CPU time
-(chapter 09: 17.8 s, then 32.2 s beside a heavier neighbour; 11.3 s quiet and 13.5 s busy with one).
+(chapter 09: 17.8 s, then 32.2 s beside a heavier neighbour; 11.3–14.5 s in three runs with one).
 The budgets keep the whole of `make test` under CI's 15 minutes; a chapter that needs longer
 work (training a model) moves it to a command that writes a checkpoint, which the chapter loads.
 
