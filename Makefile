@@ -79,6 +79,7 @@ help:
 	@echo "make attack     the slow part of the grader's attack run (left out of make test)"
 	@echo "make release    build/release/: the student edition (no solutions, no reference answers)"
 	@echo "make bench      run bench/*.py"
+	@echo "make labextension  rebuild minigraph/labextension from jupyter/widget-labels (needs node and npm)"
 	@echo "make clean      remove .venv and caches (never notebooks)"
 
 # ---------------------------------------------------------------- set-up ----------------
@@ -93,19 +94,27 @@ $(PY):
 # tools/pip_progress.py prints a line of progress now and then, and pip's output only if it fails.
 PIP_INSTALL := $(PY) tools/pip_progress.py $(VENV)/pip-install.log
 
+# An editable install leaves out the package's data files: minigraph's JupyterLab extension
+# (minigraph/labextension, built from jupyter/widget-labels) is linked into the venv by hand.
+LINK_LABEXTENSION := $(PY) -m jupyter labextension develop --overwrite . > $(VENV)/labextension.log 2>&1 \
+	|| { cat $(VENV)/labextension.log; exit 1; }
+
 $(STAMP): pyproject.toml | $(PY)
 	@echo "Installing minigraph and its dependencies into $(VENV) (a few minutes the first time)..."
 	@$(PIP_INSTALL) -e .
+	@$(LINK_LABEXTENSION)
 	@touch $@
 
 $(STAMP_SITE): pyproject.toml | $(PY)
 	@echo "Installing minigraph with the site's tools ([site]: Sphinx, myst-nb) into $(VENV)..."
 	@$(PIP_INSTALL) -e '.[site]'
+	@$(LINK_LABEXTENSION)
 	@touch $(STAMP) $@
 
 $(STAMP_DEV): pyproject.toml | $(PY)
 	@echo "Installing minigraph (editable) with its [dev] test tools and [torch] into $(VENV)..."
 	@$(PIP_INSTALL) -e '.[dev,torch]'
+	@$(LINK_LABEXTENSION)
 	@touch $(STAMP) $(STAMP_SITE) $@
 
 # Says something only when it had to install `dot` (or could not).
@@ -248,6 +257,13 @@ attack: setup-dev
 bench: setup
 	@set -- bench/*.py; if [ ! -e "$$1" ]; then echo "no bench/*.py yet"; exit 0; fi; \
 	for f in "$$@"; do echo "== $$f"; $(PY) "$$f"; done
+
+# minigraph's JupyterLab extension, rebuilt from its source; the build is committed, so that
+# nothing is built or downloaded when the course is installed
+labextension: | $(PY)
+	cd jupyter/widget-labels && npm install --no-audit --no-fund && \
+		node node_modules/@jupyterlab/builder/lib/build-labextension.js \
+		--core-path "$$($(PY) -c 'import jupyterlab, os; print(os.path.join(os.path.dirname(jupyterlab.__file__), "staging"))')" .
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis *.egg-info

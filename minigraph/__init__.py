@@ -67,3 +67,9 @@ def __getattr__(name):
     if name in ("widgets", "yours") + MODELS:
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'minigraph' has no attribute '{name}'")
+
+
+def _jupyter_labextension_paths():
+    """minigraph's JupyterLab extension (built from jupyter/widget-labels: it names the handles
+    of widget sliders for screen readers), for ``jupyter labextension develop``."""
+    return [{"src": "labextension", "dest": "minigraph-widget-labels"}]

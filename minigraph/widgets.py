@@ -19,6 +19,7 @@ import io
 
 import ipywidgets as ipw
 import numpy as np
+import traitlets
 
 from . import data, nn, optim, viz
 from .graph import Graph, Input
@@ -75,11 +76,22 @@ def png(fig):
     return buffer.getvalue()
 
 
-def picture(css_class=None):
+class Picture(ipw.Image):
+    """An ``ipw.Image`` whose ``tooltip`` is its text alternative: the image's ``title``, which a
+    screen reader reads and a mouse shows. (ipywidgets 8 sets a widget's title from its tooltip
+    only when the widget's description is empty, and an Image has no description at all: its
+    view then fails to draw. This one has an empty one.)"""
+
+    description = traitlets.Unicode("").tag(sync=True)
+
+
+def picture(title, css_class=None):
     """An ``ipw.Image`` for a PNG shown at its natural size (a box would stretch it to its
-    width, blurred), shrunk only when the output is narrower; hidden while it is empty."""
-    image = ipw.Image(format="png", layout=ipw.Layout(align_self="flex-start", max_width="100%",
-                                                      height="auto", display="none"))
+    width, blurred), shrunk only when the output is narrower; hidden while it is empty.
+    ``title`` says what it shows: its text alternative (a screen reader reads it) and tooltip."""
+    image = Picture(format="png", tooltip=title,
+                    layout=ipw.Layout(align_self="flex-start", max_width="100%", height="auto",
+                                      display="none"))
     return image.add_class(css_class) if css_class else image
 
 
@@ -93,15 +105,16 @@ def show_png(image, data):
 class SliderPlot(ipw.VBox):
     """A slider, a readout line and a plot, redrawn whenever the slider moves.
 
-    A subclass sets up its numbers, then calls ``super().__init__(slider, css_class)``, and
+    A subclass sets up its numbers, then calls ``super().__init__(slider, css_class, title)``
+    (``title``: what the plot shows, its text alternative), and
     defines ``update()``, which fills ``self.readout.value`` (HTML) and ``self.image.value``
     (PNG bytes, see ``png``). Tests set ``.slider.value`` as a learner moves it.
     """
 
-    def __init__(self, slider, css_class):
+    def __init__(self, slider, css_class, title):
         self.slider = slider
         self.readout = ipw.HTML().add_class("mg-readout")
-        self.image = ipw.Image(format="png")
+        self.image = Picture(format="png", tooltip=title)
         self.slider.observe(lambda _: self.update(), names="value")
         self.update()
         super().__init__([self.slider, self.readout, self.image])
@@ -462,7 +475,7 @@ class Trainer(ipw.VBox):
         self.play = ipw.Play(value=0, min=0, max=10 ** 9, interval=interval, description="Train")
         self.reset_button = ipw.Button(description="Reset")
         self.progress = ipw.HTML().add_class("mg-progress")
-        self.image = ipw.Image(format="png")
+        self.image = Picture(format="png", tooltip="the loss so far and the network's decision boundary")
         self.controls["lr"].observe(lambda c: setattr(self.optimizer, "lr", c["new"]), names="value")
         self.controls["optimizer"].observe(lambda _: self._new_optimizer(), names="value")
         for name in ("hidden", "activation"):

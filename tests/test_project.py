@@ -592,3 +592,23 @@ def test_the_structure_checks_find_what_they_look_for(tmp_path):
     assert "line 2 in a function" in cycle_text(graph, ["minigraph.a", "minigraph.b"])
     assert reaching_into_the_compiler(graph) == ["minigraph.c imports minigraph.compiler.memory"]
     assert long_modules(tmp_path) == [f"minigraph.c ({MAX_MODULE_LINES + 1} lines)"]
+
+
+def test_the_jupyterlab_extension_is_built_from_its_source_and_installed_everywhere():
+    """minigraph/labextension is jupyter/widget-labels built (``make labextension``): the
+    chunk JupyterLab loads holds the source's selector and plugin id. Every install links it:
+    make's set-up, Binder's postBuild and the student edition's README (an editable install
+    leaves data files out)."""
+    built = ROOT / "minigraph" / "labextension"
+    meta = json.loads((built / "package.json").read_text(encoding="utf-8"))
+    assert meta["name"] == json.loads((ROOT / "jupyter" / "widget-labels" / "package.json").read_text())["name"]
+    assert (built / meta["jupyterlab"]["_build"]["load"]).is_file()
+    source = (ROOT / "jupyter" / "widget-labels" / "lib" / "index.js").read_text(encoding="utf-8")
+    selector = re.search(r"const HANDLES = '([^']+)'", source).group(1)
+    chunks = "".join(p.read_text(encoding="utf-8") for p in (built / "static").glob("*.js"))
+    assert selector.replace('"', '\\"') in chunks or selector in chunks, "rebuild it: make labextension"
+    assert "minigraph-widget-labels:plugin" in chunks
+    link = "jupyter labextension develop --overwrite ."
+    assert link in (ROOT / "Makefile").read_text() and link in (ROOT / "postBuild").read_text()
+    assert link in (ROOT / "minigraph" / "grading" / "release_README.md").read_text(encoding="utf-8")
+

@@ -137,7 +137,8 @@ class ScaleView(SliderPlot):
         rng = np.random.default_rng(seed)
         self.q, self.k = rng.standard_normal(max(DIMS)), rng.standard_normal((keys, max(DIMS)))
         super().__init__(ipw.SelectionSlider(options=DIMS, value=d, description="d", style=WIDE,
-                                             continuous_update=True), "mg-attention-scale")
+                                             continuous_update=True), "mg-attention-scale",
+                         "the weights one query gives each key, from the scores q·k and q·k/√d")
 
     def update(self):
         """Score the keys for the slider's d, both ways; redraw the bars and the readout."""

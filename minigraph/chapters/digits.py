@@ -20,7 +20,7 @@ import numpy as np
 from .. import viz
 from ..graph import Graph, Input
 from ..ops import getitem, softmax
-from ..widgets import svg_view
+from ..widgets import Picture, svg_view
 
 SIDE = 28                      # MNIST images are 28 x 28 pixels
 ZOOM = 5                       # the browser shows each pixel as a 5 x 5 square
@@ -113,8 +113,11 @@ class ImageBrowser(ipw.VBox):
         self.slider = ipw.IntSlider(value=index, min=0, max=len(self.images) - 1, description="image")
         self.row = ipw.IntSlider(value=row, min=0, max=SIDE - 1, description="picture row")
         self.caption = ipw.HTML().add_class("mg-caption")
-        self.picture = ipw.Image(format="png", layout=ipw.Layout(width=f"{SIDE * ZOOM}px"))
-        self.strip = ipw.Image(format="png", layout=ipw.Layout(width=f"{SIDE * SIDE}px"))
+        self.picture = Picture(format="png", tooltip="the image as a person sees it, its chosen row tinted",
+                                 layout=ipw.Layout(width=f"{SIDE * ZOOM}px"))
+        self.strip = Picture(format="png", tooltip="the same image as one row of numbers, its rows end to end, "
+                                                   "the chosen row tinted",
+                               layout=ipw.Layout(width=f"{SIDE * SIDE}px"))
         for control in (self.slider, self.row):
             control.observe(lambda _: self._show(), names="value")
         self._show()
@@ -195,7 +198,8 @@ class DigitBrowser(ipw.VBox):
         for name, action in actions.items():
             self.buttons[name].on_click(lambda _, action=action: action())
         self.caption = ipw.HTML().add_class("mg-caption")
-        self.picture = ipw.Image(format="png", layout=ipw.Layout(width=f"{SIDE * ZOOM}px"))
+        self.picture = Picture(format="png", tooltip="the test digit, enlarged",
+                                 layout=ipw.Layout(width=f"{SIDE * ZOOM}px"))
         self.bars = ipw.HTML().add_class("mg-probabilities")
         self.view = ipw.HTML().add_class("mg-view")
         self.slider.observe(lambda _: self._show(), names="value")

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import optim, viz
 from ..graph import Graph, Input, Parameter
-from ..widgets import WIDE
+from ..widgets import WIDE, Picture
 
 # One colour per optimizer, the same in every figure of chapter 06.
 COLOURS = {"gd": "#495057", "momentum": "#1971c2", "nesterov": "#7048e8",
@@ -305,7 +305,8 @@ class Race(ipw.VBox):
                                        layout=ipw.Layout(width="150px"))
                       for name in COLOURS}
         self.readout = ipw.HTML().add_class("mg-readout")
-        self.image = ipw.Image(format="png").add_class("mg-landscape")
+        self.image = Picture(format="png", tooltip="each optimizer's path on the loss surface, and its loss "
+                                                        "step by step").add_class("mg-landscape")
         self._place_start()
         self.controls["surface"].observe(lambda _: self._new_surface(), names="value")
         for name, control in self.controls.items():

@@ -84,7 +84,8 @@ class GradientFlow(SliderPlot):
         self.max_norm = max_norm
         super().__init__(ipw.FloatSlider(value=radius, min=0.5, max=2.5, step=0.05, readout_format=".2f",
                                          description="spectral radius of W_hh", style=WIDE,
-                                         continuous_update=True), "mg-gradient-flow")
+                                         continuous_update=True), "mg-gradient-flow",
+                         "the gradient's norm at each time step: the RNN's, and the LSTM's cell state dashed")
 
     def update(self):
         """Rescale W_hh to the slider's radius, backpropagate, redraw."""

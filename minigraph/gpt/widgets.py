@@ -109,7 +109,8 @@ class AttentionView(ipw.VBox):
         self.head = ipw.IntSlider(value=head, min=0, max=head, description="head", style=WIDE,
                                   continuous_update=False)
         self.readout = ipw.HTML().add_class("mg-readout")
-        self.image = picture("mg-attention-heatmap")
+        self.image = picture("the attention weights of one head: each character over the characters before it",
+                             "mg-attention-heatmap")
         self.text, self.all_weights = None, None
         self.prime.observe(lambda _: self.update(), names="value")
         for slider in (self.layer, self.head):

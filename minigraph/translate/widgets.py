@@ -81,7 +81,8 @@ class Explorer(ipw.VBox):
         self.step = ipw.Dropdown(options=[("(none)", -1)], value=-1, description="output step",
                                  style=WIDE)
         self.readout = ipw.HTML().add_class("mg-readout")
-        self.image = picture("mg-alignment")
+        self.image = picture("the alignment: how much each output character attends to each input character",
+                             "mg-alignment")
         self.translation = self.alignment = self.confidence = None
         self.message = ""
         self.menu.observe(self._pick, names="value")

@@ -69,6 +69,18 @@ def browser_problem():
     return None
 
 
+def axe_source():
+    """axe-core (the accessibility engine of browsers' developer tools), as the JavaScript the
+    axe-playwright-python package ships (read from disk: nothing is downloaded)."""
+    import importlib.util
+    spec = importlib.util.find_spec("axe_playwright_python")
+    if spec is None:
+        import pytest
+        pytest.fail("axe-playwright-python (it ships axe-core's axe.min.js) is missing: pip install -e '.[dev]'",
+                    pytrace=False)
+    return (Path(spec.origin).parent / "axe.min.js").read_text(encoding="utf-8")
+
+
 def require_browser():
     """In a test: FAIL (never skip) when the browser is missing, with the install command."""
     problem = browser_problem()

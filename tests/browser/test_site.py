@@ -37,7 +37,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from labdriver import REPO, Browser, require_browser  # noqa: E402
+from labdriver import REPO, Browser, axe_source, require_browser  # noqa: E402
 
 pytestmark = pytest.mark.browser
 SITE_TOOLS = ("sphinx", "myst_nb", "sphinx_book_theme", "mathjax")
@@ -257,14 +257,6 @@ AXE_RUN = """async () => {
     return result.violations.filter(v => v.impact === 'critical' || v.impact === 'serious')
         .map(v => `${v.impact} ${v.id} (${v.nodes.length}): ${v.nodes[0].html.slice(0, 150)}`);
 }"""
-
-
-def axe_source():
-    spec = importlib.util.find_spec("axe_playwright_python")
-    if spec is None:
-        pytest.fail("axe-playwright-python (it ships axe-core's axe.min.js) is missing: pip install -e '.[dev]'",
-                    pytrace=False)
-    return (Path(spec.origin).parent / "axe.min.js").read_text(encoding="utf-8")
 
 
 def test_axe_finds_nothing_critical_or_serious(served, browser):
