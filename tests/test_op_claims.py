@@ -21,6 +21,10 @@ the row refuses is skipped). The claims:
   shape and dtype, it is that input's numbers;
 * **no error on numbers** (``FAIL_ON_SHAPES_ONLY``): NaN, infinities, zeros and negative
   numbers raise nothing;
+* **exact** (``EXACT``, whose out= forms the plan takes untried): the out= form gives the
+  forward's bits, into a new array and into each input's own array of the result's shape, on
+  the family's numbers and again with NaN, infinities, signed zeros, subnormal and the largest
+  numbers strewn among them;
 * **dtype-keeping** (``dtypes.py``, for every row): float32 operands give float32 results.
 
 Each check is also shown rejecting a wrong entry (the old ``layer_norm_grad_beta`` among them).
@@ -87,7 +91,7 @@ def claims():
     """claim -> the rows (OpDefs) it names."""
     return {"fresh": memory.NEW_ARRAYS, "in place": memory.ELEMENTWISE,
             "x.T": set(memory.AS_ATTRIBUTE_T), "identity": rewrites.IDENTITY_WHEN_SAME_SHAPE,
-            "no error on numbers": memory.FAIL_ON_SHAPES_ONLY}
+            "no error on numbers": memory.FAIL_ON_SHAPES_ONLY, "exact": memory.EXACT}
 
 
 def claimed_rows():
@@ -203,6 +207,43 @@ def fails_on_numbers(row, family, inputs, attrs):
             yield f"{row.name} {family}: raises {type(error).__name__} on {number}"
 
 
+def with_edges(a, rng):
+    """A copy of a float operand with NaN, infinities, signed zeros, subnormal numbers and the
+    largest ones at about a third of its places (other operands as they are)."""
+    if np.asarray(a).dtype.kind != "f":
+        return a
+    edged = np.array(a)
+    flat, info = edged.reshape(-1), np.finfo(edged.dtype)
+    edges = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, info.smallest_subnormal,
+                      -info.smallest_subnormal, info.tiny, info.max, -info.max], edged.dtype)
+    places = rng.random(flat.size) < 0.35
+    flat[places] = rng.choice(edges, int(places.sum()))
+    return edged
+
+
+def same_bits(a, b):
+    """The same dtype, shape and bits (the sign of a zero and a NaN's bits included)."""
+    a, b = np.asarray(a), np.asarray(b)
+    kind = np.dtype(f"u{a.itemsize}")
+    return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a.view(kind), b.view(kind))
+
+
+def not_exact(row, family, inputs, attrs):
+    rng = np.random.default_rng(len(str(family)))
+    for numbers, operands in (("", inputs), (" with edge numbers", [with_edges(a, rng) for a in inputs])):
+        expected = row.forward(*operands, **attrs)
+        shape, dtype = np.shape(expected), np.result_type(expected)
+        places = [None] + [k for k, a in enumerate(operands)
+                           if type(a) is np.ndarray and (a.shape, a.dtype) == (shape, dtype)]
+        for k in places:
+            written = [np.array(b) for b in operands]
+            out = np.empty(shape, dtype) if k is None else written[k]
+            got = row.out(*written, **attrs, out=out)
+            if got is not out or not same_bits(got, expected):
+                where = "a new array" if k is None else f"input {k}"
+                yield f"{row.name} {family}{numbers}: written into {where}, its bits differ"
+
+
 def changes_dtype(row, family, inputs, attrs):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
@@ -214,7 +255,7 @@ def changes_dtype(row, family, inputs, attrs):
 
 
 CHECKS = {"fresh": not_fresh, "in place": not_in_place, "x.T": not_x_T, "identity": not_identity,
-          "no error on numbers": fails_on_numbers}
+          "no error on numbers": fails_on_numbers, "exact": not_exact}
 
 
 def violations(claim, named):
@@ -275,6 +316,9 @@ def test_the_other_checks_reject_wrong_entries(monkeypatch):
     # sigmoid's out= form reads x again after writing out (memory.py says so): not elementwise
     found, _ = violations("in place", {ops.sigmoid.opdef})
     assert found and all(f.startswith("sigmoid") for f in found)
+    # sigmoid's out= form computes its numbers by another formula: not exact
+    found, _ = violations("exact", {ops.sigmoid.opdef})
+    assert found and all(f.startswith("sigmoid") for f in found)
     # a transpose with axes is not x.T (were it claimed to be); neg is not an identity
     x = np.ones((2, 3, 4))
     monkeypatch.setitem(memory.AS_ATTRIBUTE_T, ops.transpose.opdef, lambda x, axes=None: True)
@@ -305,3 +349,17 @@ def test_the_plan_checks_a_claim_of_a_new_array_on_its_values(monkeypatch):
         graph = mg.Graph(loss)
         graph.backward({x: feed})
         assert same(got[0], gamma.grad) and same(got[1], beta.grad)
+
+
+def test_the_plan_takes_the_exact_forms_untried_and_tries_the_others(monkeypatch):
+    """The out= forms of ``EXACT`` rows are taken without a trial (the claim above is what makes
+    that safe); tanh's form is still tried on the call's values, and so is an exact row's
+    when an operand has another dtype than its result."""
+    tried = []
+    real = memory._same_bits
+    monkeypatch.setattr(memory, "_same_bits", lambda a, b: tried.append(a.shape) or real(a, b))
+    x, n = mg.Input("x"), mg.Input("n", dtype=int)
+    f = mg.function([x, n], [mg.tanh(x * 2.0 + 1.0), x * n])
+    f(np.ones((3, 4)), np.ones((3, 4), int))
+    assert sorted(tried) == [(3, 4), (3, 4)], tried   # tanh's, and x * n (an int operand)
+    assert "into_" in f.source and f.source.count("out=out_") >= 3

@@ -114,8 +114,7 @@ class Function:
         code = self.plans.get(key)
         if code is None:
             code, values = self._plan(arrays, key)
-            results = [values[t] for t in self.program.results]     # (some are leaves' arrays)
-            return [v.copy() if type(v) is np.ndarray else v for v in results], code.in_place
+            return _own_arrays([values[t] for t in self.program.results], arrays), code.in_place
         return code.run(arrays), code.in_place
 
     def _returned(self, results, in_place, single=None):
@@ -193,6 +192,19 @@ class Function:
         for parameter, new in zip(self.updated, results[n:]):
             parameter.value = new
         return results[0] if self.single else results[:n]
+
+
+def _own_arrays(results, fed):
+    """The first call's results, each an array of the caller's own: a result that is a Parameter's
+    or a fed array, a view of another array, or a result already returned is copied; a new
+    array that the call computed is returned as it is."""
+    own, seen = [], set()
+    for v in results:
+        mine = type(v) is not np.ndarray or (v.flags.owndata and v.flags.writeable and id(v) not in seen
+                                              and not any(v is a for a in fed))
+        seen.add(id(v))
+        own.append(v if mine else v.copy())
+    return own
 
 
 class CodeForShapes:

@@ -10,7 +10,8 @@ whole step, so it can plan, once for each set of shapes:
   same computation writing into an array it is given, written beside the op in ``ops.py`` and
   ``kernels.py``), when the form gives exactly the value, in the same layout, that the op
   computed at the call the plan was made from (tried on that call's values, but for matmul's
-  and linear's forms, which make the op's own product into the array: ``_same_calls``). Every
+  and linear's forms, which make the op's own product into the array, ``_same_calls``, and
+  for the correctly rounded arithmetic of ``EXACT``, the same bits in any memory). Every
   other op allocates its result, as before;
 * which buffer each one gets: a value *lives* from the op that computes it to its last reader
   (in the straight-line order of the program), and two values whose lives do not overlap may
@@ -69,6 +70,12 @@ ELEMENTWISE = {op.opdef for op in (ops.add, ops.sub, ops.mul, ops.div, ops.power
 AS_ATTRIBUTE_T = {ops.transpose.opdef: lambda x, axes=None: axes is None,
                   gradops.matrix_transpose.opdef: lambda x: x.ndim == 2}
 REMEMBERS_INPUTS = {ops.softmax_cross_entropy.opdef, ops.softmax_ce_grad.opdef}   # (and its VJP)
+# ops whose out= form computes each number by the op's own correctly rounded IEEE operation (+,
+# −, ×, ÷, a negation, a maximum, a product by 0 or 1): the same bits on every call, into any
+# memory, so the plan takes the form without trying it first (when the operands have the
+# result's dtype). tests/test_op_claims.py checks each entry on each shape family, with NaN,
+# infinities, signed zeros and subnormal numbers, into a new array and into each input's own.
+EXACT = {op.opdef for op in (ops.add, ops.sub, ops.mul, ops.div, ops.neg, ops.relu, ops.relu_grad)}
 # ops whose result is always a new array (never a view of an input, nor an input itself), with
 # or without out=, on every shape they accept: tests/test_op_claims.py checks each entry on each
 # shape family, and the plan checks it again on the values of its call (``_roots``). Not
@@ -281,7 +288,7 @@ def _out_form(t, values):
     args = [values[a] for a in t.args]
     if form is kernels.matmul_into and not kernels.stacked_rows(*args):
         form = np.matmul                        # (its product, with no call in between)
-    if _same_calls(form, args, value):
+    if _same_calls(form, args, value) or _exact(t, args, value):
         return form
     trial = np.empty(value.shape, value.dtype)
     try:
@@ -300,6 +307,13 @@ def _same_calls(form, args, value):
         return False
     return form in (np.matmul, kernels.matmul_into) or (
         form is kernels.linear_into and value.shape == args[0].shape[:-1] + args[1].shape[1:])
+
+
+def _exact(t, args, value):
+    """Is ``t``'s op one of ``EXACT``, with operands of the result's dtype (no operand is
+    converted first, which the form could do otherwise than the op)?"""
+    return row_of(t.op) in EXACT and all(isinstance(a, (np.ndarray, np.generic)) and a.dtype == value.dtype
+                                         for a in args)
 
 
 def _same_bits(a, b):
