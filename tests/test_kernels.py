@@ -68,3 +68,35 @@ def test_stacks_on_both_sides_stay_numpys_products_bit_for_bit():
     out = np.empty((2, 3, 5, 5), np.float32)
     assert np.array_equal(kernels.matmul(q, k), q @ k)
     assert kernels.matmul_into(q, k, out) is out and np.array_equal(out, q @ k)
+
+
+def test_rows_added_by_id_are_np_add_at_bit_for_bit():
+    """``rows_added_by_id`` (the embedding's table gradient, when it is large) gives np.add.at's
+    bits: each id's rows added one after another from 0, on every shape, skew of ids, dtype and
+    edge number (NaN, infinities, signed zeros), and for ids counted from the end."""
+    rng = np.random.default_rng(7)
+    compared = 0
+    for dtype in (np.float32, np.float64):
+        for n_rows, C, V in [(1, 2, 1), (9, 2, 3), (300, 3, 2), (768, 128, 65), (1000, 5, 512),
+                             (4096, 64, 512), (2000, 17, 7)]:
+            for skew in ("uniform", "one id", "a few ids"):
+                high = {"uniform": V, "one id": 1, "a few ids": min(V, 3)}[skew]
+                ids = rng.integers(0, high, n_rows)
+                rows = (rng.standard_normal((n_rows, C)) * 10.0 ** rng.integers(-3, 4, (n_rows, 1))).astype(dtype)
+                flat = rows.reshape(-1)
+                flat[rng.random(flat.size) < 0.05] = -0.0
+                if skew == "a few ids":
+                    flat[rng.random(flat.size) < 0.01] = rng.choice([np.nan, np.inf, -np.inf])
+                for count_from_end in (False, True):
+                    picked = ids - V if count_from_end else ids
+                    expected = np.zeros((V, C), dtype)
+                    np.add.at(expected, picked, rows)
+                    got = kernels.rows_added_by_id(rows, picked, V)
+                    assert got.dtype == dtype and got.tobytes() == expected.tobytes(), (dtype, n_rows, C, V, skew)
+                    compared += 1
+    assert compared == 84
+    g = rng.standard_normal((12, 64, 128)).astype(np.float32)        # the GPT's, through the VJP
+    ids, table = rng.integers(0, 65, (12, 64)), np.zeros((65, 128), np.float32)
+    expected = np.zeros_like(table)
+    np.add.at(expected, ids, g)
+    assert kernels.embedding_vjp_table(g, table, ids).tobytes() == expected.tobytes()
