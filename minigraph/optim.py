@@ -189,9 +189,14 @@ class Adam(Optimizer):
         self.scratch = {}     # id(state) -> (state, arrays): working memory, not what Adam remembers
 
     def update(self, value, grad, state):
+        return self._step(value, grad, state)
+
+    def _step(self, value, grad, state, value_is_new=False):
+        """Adam's update; ``value_is_new``: ``value`` is an array made for this step, which
+        nobody else holds (AdamW's decayed value), and the new value may be written into it."""
         t = state["t"] = state.get("t", 0) + 1
         if _same_arrays(value, grad, state.get("m"), state.get("s")):
-            return _moved_in_place(self, value, grad, state, t)
+            return _moved_in_place(self, value, grad, state, t, value_is_new)
         m = state["m"] = self.beta1 * state.get("m", 0.0) + (1 - self.beta1) * grad
         s = state["s"] = self.beta2 * state.get("s", 0.0) + (1 - self.beta2) * grad ** 2
         m_hat, s_hat = m / (1 - self.beta1 ** t), s / (1 - self.beta2 ** t)
@@ -205,13 +210,15 @@ def _same_arrays(*arrays):
                for a in arrays)
 
 
-def _moved_in_place(adam, value, grad, state, t):
+def _moved_in_place(adam, value, grad, state, t, value_is_new=False):
     """Adam's step with the operations of ``Adam.update``, in the same order on the same dtypes
     (so the same numbers, bit for bit), with two new arrays of the Parameter's size per step
     (the new moments) instead of a dozen: the intermediate results go into two arrays kept from
     one step to the next (``adam.scratch``, apart from ``state``: working memory, not what Adam
     remembers). The old moments are never written: a step that ``Optimizer.step`` refuses
-    leaves them as they were, and a moment you kept (``adam.state[p]["m"]``) keeps its numbers."""
+    leaves them as they were, and a moment you kept (``adam.state[p]["m"]``) keeps its numbers.
+    ``value - step`` is written into ``value`` when it is an array of this step's own
+    (``value_is_new``: AdamW's decayed value), the same numbers with one array fewer."""
     entry = adam.scratch.get(id(state))
     kept = entry[1] if entry is not None and entry[0] is state else None
     if kept is None or not (_same_arrays(value, *kept) and all(a.flags.writeable for a in kept)):
@@ -233,7 +240,7 @@ def _moved_in_place(adam, value, grad, state, t):
     np.multiply(work, adam.lr, out=work)
     np.divide(work, denominator, out=work)
     state.update(m=m_new, s=s_new)
-    return value - work
+    return np.subtract(value, work, out=value) if value_is_new else value - work
 
 
 class AdamW(Adam):
@@ -257,9 +264,9 @@ class AdamW(Adam):
             self.state[p]["decays"] = True
 
     def update(self, value, grad, state):
-        if state.get("decays"):
-            value = value * (1 - self.lr * self.weight_decay)
-        return super().update(value, grad, state)
+        if state.get("decays"):         # a new array, into which Adam's step may be subtracted
+            return self._step(value * (1 - self.lr * self.weight_decay), grad, state, value_is_new=True)
+        return self._step(value, grad, state)
 
 
 def global_norm(grads):

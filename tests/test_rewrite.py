@@ -255,7 +255,7 @@ def test_a_view_keeps_its_buffer_alive():
     assert buffer[a.name] != buffer[c.name]
 
 
-def test_returned_values_are_copies_and_remembering_or_learners_ops_read_fresh_arrays():
+def test_returned_values_are_copies_or_new_and_remembering_or_learners_ops_read_fresh_arrays():
     x, t = mg.Input("x"), mg.Input("t", dtype=int)
     logits = mg.tanh(x) * mg.Constant(2.0)
     mine = mg.defop("mine", lambda v: v + 0, [lambda g, ans, v: g])
@@ -264,14 +264,16 @@ def test_returned_values_are_copies_and_remembering_or_learners_ops_read_fresh_a
                      {x: np.ones((2, 3)), t: np.array([0, 1])})
     buffered = {term.name for term in memory.into}
     assert logits.name not in buffered                   # softmax_cross_entropy remembers its logits
-    assert h.name in buffered and 1 in memory.copied     # h: in a buffer, so returned as a copy
+    assert h.name not in buffered and 1 not in memory.copied     # h: returned, so a new array
+    assert {t.name for t in memory.returned_new} == {h.name}    # at each call, not a copy
     assert not any(n.startswith("tanh") and n != logits.inputs[0].name for n in buffered)   # mine's input
 
 
 def test_a_parameter_updated_from_another_is_copied_before_the_writes():
     a, b = mg.Parameter([1.0], name="a"), mg.Parameter([2.0], name="b")
     p, memory = plan([a * b, b, a], {}, updated=[a, b])
-    assert memory.copied == {0, 1, 2} and memory.in_place == {a, b}
+    assert memory.copied == {1, 2} and memory.in_place == {a, b}     # a * b: a new array
+    assert [t.op.name for t in memory.returned_new] == ["mul"]
 
 
 def test_relus_gradient_is_fused_bit_for_bit_at_the_edges():

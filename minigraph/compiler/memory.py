@@ -28,7 +28,9 @@ whole step, so it can plan, once for each set of shapes:
   without a call of ``np.transpose``);
 * what must be copied: a value returned to the caller lives in a buffer the next call
   overwrites (or in a Parameter's array that the update writes into), so it is returned as a
-  copy; an update whose new value comes from a Parameter updated in place (``a <- b, b <- a``)
+  copy; but an output computed by an out= form (a training step's gradients) is written into a
+  new array at each call instead of a buffer, and returned as it is (``returned_new``: one
+  pass over it fewer); an update whose new value comes from a Parameter updated in place (``a <- b, b <- a``)
   is copied before any Parameter is written.
 
 An update ``W - change`` whose new value nothing else reads (``change``, e.g. ``lr * dW``, in a
@@ -103,12 +105,15 @@ class Buffers:
     ``writes``: step -> the (Parameter's term, result number) pairs written right after it (the
     others: at the end); ``transposed``: the transposes written ``x.T`` (``AS_ATTRIBUTE_T``);
     ``subtracted``: result number -> the term ``change`` of the updates ``W - change`` written
-    as ``W -= change`` (their result is not computed apart)."""
+    as ``W -= change`` (their result is not computed apart); ``returned_new``: term -> (its
+    out= form, shape, dtype) of the outputs written by their form into a new array at each
+    call, which is returned as it is (a buffer would have to be copied)."""
 
-    def __init__(self, into, buffers, copied, fresh, in_place, writes, transposed, subtracted):
+    def __init__(self, into, buffers, copied, fresh, in_place, writes, transposed, subtracted,
+                 returned_new):
         self.into, self.buffers, self.copied, self.fresh = into, buffers, copied, fresh
         self.in_place, self.writes, self.transposed = in_place, writes, transposed
-        self.subtracted = subtracted
+        self.subtracted, self.returned_new = subtracted, returned_new
 
     @property
     def nbytes(self):
@@ -160,24 +165,28 @@ def plan_memory(program, values, n_outputs, updated):
         for root in roots[t] & forms.keys():
             life[root] = max(life[root], last[t])
 
+    results = program.results
+    returned_new = {t: (forms[t], values[t].shape, values[t].dtype) for t in results[:n_outputs]
+                    if t in forms and results.count(t) == 1
+                    and not any(t in roots[r] for r in results if r is not t)}
     into, buffers, free, dying = {}, [], [], {}
     for i, t in enumerate(terms):
-        if t in forms:
+        if t in forms and t not in returned_new:
             b = _overwritten(t, i, into, dying, values)
             b = _buffer_for(values[t].nbytes, buffers, free) if b is None else b
             into[t] = (forms[t], b, values[t].shape, values[t].dtype)
             dying.setdefault(life[t], []).append(b)
         free += dying.pop(i, [])                       # after step i: its buffers are free again
 
-    copied = {k for k, t in enumerate(program.results)
-              if k not in early and (roots[t] if k < n_outputs else roots[t] & in_place)}
+    copied = {k for k, t in enumerate(results) if k not in early and t not in returned_new
+              and (roots[t] if k < n_outputs else roots[t] & in_place)}
     fresh = {t for t in kept if t.kind == "input"}
     parameter, writes = {t.node: t for t in in_place}, {}
     for k, step in early.items():
         writes.setdefault(step, []).append((parameter[updated[k - n_outputs]], k))
     transposed = {t for t in terms if t.kind == "op" and _written_as_T(t, values)}
     return Buffers(into, buffers, copied, fresh, {t.node for t in in_place}, writes, transposed,
-                      subtracted)
+                   subtracted, returned_new)
 
 
 def _overwritten(t, i, into, dying, values):

@@ -17,7 +17,8 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None, s
     value of ``x``, ``f_h`` the forward of op ``h``); ``arrays`` are the values of the Input
     nodes ``inputs``, in order; Parameters are read with ``value_of``, constants are names of
     the code. With a ``memory`` plan (``memory.py``), an op that has a buffer writes into it
-    (``into_h(..., out=out_h)``, ``out_h`` a view of its buffer), what the plan says is copied,
+    (``into_h(..., out=out_h)``, ``out_h`` a view of its buffer), an output the plan returns
+    new is written into a new array (``out=_empty(...)``), what the plan says is copied,
     is, and an update the plan writes early is written with ``write(parameter, value)``, or,
     for an update ``W - change`` the plan says is subtracted, ``subtract(parameter, change)``
     (its result is then None). It returns the values of ``program.results``, in a list;
@@ -29,7 +30,8 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None, s
     copied = memory.copied if memory else set()
     fresh = memory.fresh if memory else set()
     transposed = memory.transposed if memory else set()
-    env = {"_value": value_of}
+    returned_new = memory.returned_new if memory else {}
+    env = {"_value": value_of, "_empty": np.empty}
     lines = [f"# {line}" for line in header] + ["def _run(_arrays):"]
     buffers = [np.empty(size, np.uint8) for size in (memory.buffers if memory else [])]
     views = {}
@@ -58,6 +60,10 @@ def step_source(program, inputs, value_of, memory=None, header=(), write=None, s
         env[f"attrs_{me}"] = t.attrs
         if t in transposed:
             call, where = f"{value[t]} = {value[t.args[0]]}.T", ""
+        elif t in returned_new:
+            form, shape, dtype = returned_new[t]
+            env[f"into_{me}"], env[f"new_{me}"] = form, (shape, dtype)
+            call, where = f"{value[t]} = into_{me}({args}, out=_empty(*new_{me}))", "  -> a new array, returned"
         elif t in into:
             form, b, shape, dtype = into[t]
             if (b, shape, dtype) not in views:          # one view object per buffer and shape:
