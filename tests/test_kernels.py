@@ -100,3 +100,35 @@ def test_rows_added_by_id_are_np_add_at_bit_for_bit():
     expected = np.zeros_like(table)
     np.add.at(expected, ids, g)
     assert kernels.embedding_vjp_table(g, table, ids).tobytes() == expected.tobytes()
+
+
+def test_row_max_of_long_even_rows_halves_them_and_agrees():
+    """Rows of more than 16 numbers (an even count, 256 rows or more) are halved first: the
+    same maxima as numpy's, NaN and infinities included, in every float dtype."""
+    rng = np.random.default_rng(3)
+    for dtype in (np.float16, np.float32, np.float64):
+        for shape in [(256, 18), (12, 4, 64, 64), (300, 34), (2, 128, 128), (255, 64), (256, 66)]:
+            x = rng.normal(size=shape).astype(dtype)
+            flat = x.reshape(-1)
+            flat[rng.random(flat.size) < 0.01] = rng.choice([np.nan, np.inf, -np.inf])
+            got, expected = kernels.row_max(x), x.max(axis=-1, keepdims=True)
+            assert got.dtype == expected.dtype and got.shape == expected.shape
+            assert np.array_equal(got, expected, equal_nan=True), (dtype, shape)
+
+
+def test_a_masked_softmax_is_np_where_then_softmax_bit_for_bit():
+    """The mask is written into a new array (or ``out``) rather than by np.where: the same bits,
+    with and without ``out``, for a causal mask and a row mask, NaN and infinities included."""
+    rng = np.random.default_rng(4)
+    for dtype in (np.float32, np.float64):
+        x = (rng.normal(size=(12, 4, 64, 64)) * 5).astype(dtype)
+        x.reshape(-1)[rng.random(x.size) < 0.01] = np.inf
+        for mask in (np.tri(64, dtype=bool), rng.random(64) < 0.7):
+            mask[0] = True
+            with np.errstate(all="ignore"):
+                masked = np.where(mask, x, -np.inf)
+                expected = np.exp(masked - masked.max(axis=-1, keepdims=True))
+                expected /= expected.sum(axis=-1, keepdims=True)
+                out = np.empty_like(x)
+                for got in (kernels.softmax(x, -1, mask), kernels.softmax(x, -1, mask, out=out)):
+                    assert got.dtype == dtype and got.tobytes() == expected.tobytes()
