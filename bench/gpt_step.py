@@ -50,7 +50,7 @@ import minigraph as mg
 from minigraph.gpt.reference import torch_adamw, torch_loss, torch_weights
 from minigraph.gpt.training import Config, Training
 
-TARGET = 1.20                                     # compiled / PyTorch, at most
+TARGET = 1.00                                     # compiled / PyTorch, at most: no slower
 
 
 def setup():

@@ -119,7 +119,7 @@ def interrupt_at(phase, monkeypatch, evaluating, training):
     elif phase == "backward":                       # the step's gradients, by either engine
         monkeypatch.setattr(Gradients, "__call__", once(calls, 2, Gradients.__call__))
     elif phase == "optimizer update":              # in the middle of the list of Parameters
-        monkeypatch.setattr(optim.Adam, "update", once(calls, 7, optim.Adam.update))
+        monkeypatch.setattr(optim.Adam, "_step", once(calls, 7, optim.Adam._step))   # (Adam's and AdamW's)
     elif phase == "evaluation":
         monkeypatch.setattr(evaluating, "evaluate", once(calls, 1, evaluating.evaluate))
     elif phase == "write":
