@@ -209,7 +209,7 @@ def test_rewritten_and_planned_code_equals_the_interpreter_on_random_graphs():
     assert checked >= 290 and replanned >= 30, (checked, replanned, refused)   # 297, 32, 1 today
     assert min(fused.values()) >= 5, fused                       # 12, 19, 20, 6, 26 today
     assert subtracted >= 40 and overwrote >= 100 and returned_new >= 150, (
-        subtracted, overwrote, returned_new)
+        subtracted, overwrote, returned_new)                                      # 50, 120, 185 today
 
 
 def test_a_returned_value_is_never_overwritten_by_the_next_call():

@@ -95,6 +95,8 @@ def test_rows_added_by_id_are_np_add_at_bit_for_bit():
                     assert got.dtype == dtype and got.tobytes() == expected.tobytes(), (dtype, n_rows, C, V, skew)
                     compared += 1
     assert compared == 84
+    none = kernels.rows_added_by_id(np.zeros((0, 3), np.float32), np.zeros(0, int), 4)   # no rows
+    assert none.dtype == np.float32 and none.tobytes() == np.zeros((4, 3), np.float32).tobytes()
     g = rng.standard_normal((12, 64, 128)).astype(np.float32)        # the GPT's, through the VJP
     ids, table = rng.integers(0, 65, (12, 64)), np.zeros((65, 128), np.float32)
     expected = np.zeros_like(table)

@@ -114,10 +114,10 @@ class ImageBrowser(ipw.VBox):
         self.row = ipw.IntSlider(value=row, min=0, max=SIDE - 1, description="picture row")
         self.caption = ipw.HTML().add_class("mg-caption")
         self.picture = Picture(format="png", tooltip="the image as a person sees it, its chosen row tinted",
-                                 layout=ipw.Layout(width=f"{SIDE * ZOOM}px"))
+                               layout=ipw.Layout(width=f"{SIDE * ZOOM}px"))
         self.strip = Picture(format="png", tooltip="the same image as one row of numbers, its rows end to end, "
                                                    "the chosen row tinted",
-                               layout=ipw.Layout(width=f"{SIDE * SIDE}px"))
+                             layout=ipw.Layout(width=f"{SIDE * SIDE}px"))
         for control in (self.slider, self.row):
             control.observe(lambda _: self._show(), names="value")
         self._show()
@@ -199,7 +199,7 @@ class DigitBrowser(ipw.VBox):
             self.buttons[name].on_click(lambda _, action=action: action())
         self.caption = ipw.HTML().add_class("mg-caption")
         self.picture = Picture(format="png", tooltip="the test digit, enlarged",
-                                 layout=ipw.Layout(width=f"{SIDE * ZOOM}px"))
+                               layout=ipw.Layout(width=f"{SIDE * ZOOM}px"))
         self.bars = ipw.HTML().add_class("mg-probabilities")
         self.view = ipw.HTML().add_class("mg-view")
         self.slider.observe(lambda _: self._show(), names="value")

@@ -306,7 +306,7 @@ class Race(ipw.VBox):
                       for name in COLOURS}
         self.readout = ipw.HTML().add_class("mg-readout")
         self.image = Picture(format="png", tooltip="each optimizer's path on the loss surface, and its loss "
-                                                        "step by step").add_class("mg-landscape")
+                                                   "step by step").add_class("mg-landscape")
         self._place_start()
         self.controls["surface"].observe(lambda _: self._new_surface(), names="value")
         for name, control in self.controls.items():
