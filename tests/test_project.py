@@ -597,8 +597,8 @@ def test_the_structure_checks_find_what_they_look_for(tmp_path):
 def test_the_jupyterlab_extension_is_built_from_its_source_and_installed_everywhere():
     """minigraph/labextension is jupyter/widget-labels built (``make labextension``): the
     chunk JupyterLab loads holds the source's selector and plugin id. Every install links it:
-    make's set-up, Binder's postBuild and the student edition's README (an editable install
-    leaves data files out)."""
+    make's set-up, Binder's postBuild, the README's install without make and the student
+    edition's README (an editable install leaves data files out)."""
     built = ROOT / "minigraph" / "labextension"
     meta = json.loads((built / "package.json").read_text(encoding="utf-8"))
     assert meta["name"] == json.loads((ROOT / "jupyter" / "widget-labels" / "package.json").read_text())["name"]
@@ -611,4 +611,5 @@ def test_the_jupyterlab_extension_is_built_from_its_source_and_installed_everywh
     link = "jupyter labextension develop --overwrite ."
     assert link in (ROOT / "Makefile").read_text() and link in (ROOT / "postBuild").read_text()
     assert link in (ROOT / "minigraph" / "grading" / "release_README.md").read_text(encoding="utf-8")
+    assert link in (ROOT / "README.md").read_text(encoding="utf-8")
 
