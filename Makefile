@@ -51,7 +51,10 @@ NOTEBOOKS ?= $(wildcard chapters/*.ipynb solutions/*.ipynb)
 
 PYTEST_ARGS ?=
 XDIST := -n 2 --dist loadscope
-NBVAL_KERNELS := -p tests.nbval_kernels   # a kernel that dies while starting is started again
+# A kernel that dies while starting is started again (tests/nbval_kernels.py). A cell that
+# runs 120 s has hung (the longest takes about 20 s): it is interrupted and fails, where nbval's
+# own limit would wait 2,000 s per cell.
+NBVAL_KERNELS := -p tests.nbval_kernels --nbval-cell-timeout=120
 NBVAL_STRICT := --nbval --nbval-current-env $(NBVAL_KERNELS) --nbval-sanitize-with tests/nbval_sanitize.cfg
 NBVAL_LAX := --nbval-lax --nbval-current-env $(NBVAL_KERNELS)
 # The strict notebooks run twice: as this machine computes, and then as another one does
@@ -130,15 +133,10 @@ bwrap:
 warm: | $(PY)
 	@$(PY) -c 'import matplotlib.font_manager' 2>/dev/null || true
 
-# Kernels started from the venv read $(VENV)/etc/ipython/: the course's kernel configuration.
-KERNEL_CONFIG := $(VENV)/etc/ipython/ipython_kernel_config.py
-$(KERNEL_CONFIG): tools/ipython_kernel_config.py | $(PY)
-	@mkdir -p $(dir $@) && cp $< $@
-
 # The sandbox is the grader's (the tests grade hostile notebooks); `make lab` needs none.
-setup: $(STAMP) dot warm $(KERNEL_CONFIG)
+setup: $(STAMP) dot warm
 
-setup-dev: $(STAMP_DEV) dot bwrap warm $(KERNEL_CONFIG)
+setup-dev: $(STAMP_DEV) dot bwrap warm
 
 # Untrusted notebooks open with their stored SVG and widgets shown as plain text; the
 # course's own notebooks are trusted so they open as they were saved. Only the notebooks
@@ -160,8 +158,6 @@ trust: | $(STAMP)
 # JupyterLab logs only warnings and the address to open (its start-up chatter is INFO). The
 # address it prints and the page the browser opens are LAB_NOTEBOOK's (default_url: the
 # positional path only redirected the browser, and the printed address opened the Launcher).
-# (Every kernel's "running over TCP without encryption" warning is kept out of the terminal by
-# the kernel configuration `make setup` puts into the venv: tools/ipython_kernel_config.py.)
 lab: setup trust
 	@echo "Starting JupyterLab on $(LAB_NOTEBOOK): if no browser opens, open the address below. Ctrl-C stops it."
 	@exec jupyter lab --ServerApp.root_dir="$(CURDIR)" --LabApp.default_url="/lab/tree/$(LAB_NOTEBOOK)" \

@@ -3,6 +3,7 @@ between sentences, shape advice that tells the three wrong shapes apart, a disk 
 what its own training measured, and a stub that says "not done yet" wherever it is checked.
 """
 
+import signal
 import time
 
 import numpy as np
@@ -278,6 +279,31 @@ def test_a_case_is_timed_by_the_cpu_time_it_takes_with_a_wall_clock_backstop():
         with time_limit(limit):
             time.sleep(30)                                 # waits for ever: the backstop
     assert limit * WALL_CLOCK_FACTOR <= time.monotonic() - started < 5
+
+
+def test_a_time_limit_puts_back_the_wall_clock_timer_running_around_it():
+    """A test runner's own alarm (pytest-timeout's) survives the cases run inside it, with the
+    time it had left; one whose time ran out inside the block goes off right after it."""
+    rang = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: rang.append(time.monotonic()))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        with time_limit(0.05):
+            time.sleep(0.01)
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 29 < left <= 30 and not rang
+        signal.setitimer(signal.ITIMER_REAL, 0.02)
+        with time_limit(1):
+            time.sleep(0.1)                            # the outer alarm's time runs out in here
+            slept = time.monotonic()
+        time.sleep(0.05)
+        assert len(rang) == 1 and rang[0] >= slept     # it went off once the block was done
+        with time_limit(0.05):
+            time.sleep(0.01)
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)     # none around: none after
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def test_printing_an_input_is_not_a_loop_and_a_loop_still_is(capsys):

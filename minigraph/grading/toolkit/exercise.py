@@ -34,6 +34,7 @@ import contextlib
 import json
 import signal
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
@@ -334,6 +335,9 @@ def time_limit(seconds):
     CPU time, because a machine busy with other work (a classmate's notebook graded next to
     this one, spinning) slows the clock on the wall for everyone, not the time this process
     computes: an answer is judged by its own work.
+
+    A wall-clock timer already running outside the block (a test runner's time limit, say) is
+    put back afterwards with the time it had left, so the block never cancels it.
     """
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
@@ -344,7 +348,8 @@ def time_limit(seconds):
 
     previous = {kind: signal.signal(kind, on_alarm) for kind in (signal.SIGPROF, signal.SIGALRM)}
     signal.setitimer(signal.ITIMER_PROF, seconds)
-    signal.setitimer(signal.ITIMER_REAL, seconds * WALL_CLOCK_FACTOR)
+    started = time.monotonic()
+    outer_left, outer_interval = signal.setitimer(signal.ITIMER_REAL, seconds * WALL_CLOCK_FACTOR)
     try:
         yield
     finally:
@@ -352,6 +357,9 @@ def time_limit(seconds):
         signal.setitimer(signal.ITIMER_REAL, 0)
         for kind, handler in previous.items():
             signal.signal(kind, handler)
+        if outer_left > 0:              # its time may be up already: then it goes off at once
+            left = max(outer_left - (time.monotonic() - started), 1e-6)
+            signal.setitimer(signal.ITIMER_REAL, left, outer_interval)
 
 
 def run_cases(exercise, answer, seconds=CASE_TIME_LIMIT, cases=None):
