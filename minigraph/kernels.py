@@ -331,8 +331,29 @@ GELU_C = math.sqrt(2 / math.pi)           # a Python number: float32 stays float
 def gelu(x, out=None):
     """GELU, the tanh approximation: 0.5 x (1 + tanh(√(2/π) (x + 0.044715 x³))); written into
     ``out`` if given (the op's out= form)."""
-    out = _gelu_tanh(x, out)
-    out += 1
+    t = gelu_tanh(x, out)
+    return gelu_from_tanh(x, t, out=t)
+
+
+def gelu_tanh(x, out=None):
+    """tanh(√(2/π) x (1 + 0.044715 x²)), the inner part of GELU: one fresh array (or ``out``),
+    every step computed in place in it (a new big array costs about as much as a pass over it),
+    with x · x for x² (x ** 3 on float32 is much slower)."""
+    if out is None:
+        inner = np.asarray(np.multiply(x, x, dtype=float_dtype(x)))   # an array even for a 0-d x
+    else:
+        inner = np.multiply(x, x, out=out)
+    inner *= 0.044715
+    inner += 1
+    inner *= x
+    inner *= GELU_C
+    return np.tanh(inner, out=inner)
+
+
+def gelu_from_tanh(x, t, out=None):
+    """GELU from its tanh t = gelu_tanh(x): 0.5 x (1 + t), the same numbers as ``gelu(x)``.
+    Written into ``out`` if given (t's own array may be it; x's may not)."""
+    out = np.add(t, 1, out=np.empty_like(t) if out is None else out)
     out *= x
     out *= 0.5
     return out
@@ -341,27 +362,41 @@ def gelu(x, out=None):
 def gelu_slope(x, out=None):
     """gelu'(x) = 0.5 (1 + t) + 0.5 √(2/π) x (1 + 3 · 0.044715 x²) (1 - t²), t the tanh above;
     written into ``out`` if given (of x's float dtype; not x's array)."""
-    t = _gelu_tanh(x)
+    return _slope_from_tanh(x, gelu_tanh(x), out, t_is_scratch=True)
+
+
+def _slope_from_tanh(x, t, out, t_is_scratch):
+    """gelu'(x) from t = gelu_tanh(x), into ``out`` if given; t's array holds 0.5 (1 + t)
+    afterwards if it is scratch (one new array fewer), else it is left as it was."""
     slope = np.multiply(x, x, dtype=float_dtype(x), out=out)
     slope *= 3 * 0.044715
     slope += 1
     slope *= x
     slope *= 0.5 * GELU_C
     slope *= 1 - t * t
-    t += 1
-    t *= 0.5
-    slope += t
+    half = np.add(t, 1, out=t if t_is_scratch else None)
+    half *= 0.5
+    slope += half
     return slope
 
 
 def gelu_gradient(g, x, out=None):
     """g · gelu'(x), the gradient of GELU (``gelu_grad``); written into ``out`` if given (its
     out= form), which must not be g's array or x's."""
+    return gelu_gradient_from_tanh(g, x, None, out)
+
+
+def gelu_gradient_from_tanh(g, x, t, out=None):
+    """g · gelu'(x) from t = gelu_tanh(x), kept from the forward pass (None: computed here):
+    the same numbers as ``gelu_gradient(g, x)``. Written into ``out`` if given, which must not
+    be the array of g, x or t."""
     dtype, shape = float_dtype(x), np.shape(x)
+    scratch = t is None
+    t = gelu_tanh(x) if scratch else t
     if (np.result_type(g, dtype) != dtype or np.broadcast_shapes(np.shape(g), shape) != shape
             or _fitting(out, dtype, shape) is None):
-        return _written(g * gelu_slope(x), out)
-    return np.multiply(g, gelu_slope(x, out=out), out=out)
+        return _written(g * _slope_from_tanh(x, t, None, scratch), out)
+    return np.multiply(g, _slope_from_tanh(x, t, out, scratch), out=out)
 
 
 def softmax_gradient(g, ans, axis=-1, out=None):
@@ -389,21 +424,6 @@ def _written(result, out):
         return result
     out[...] = result
     return out
-
-
-def _gelu_tanh(x, out=None):
-    """tanh(√(2/π) x (1 + 0.044715 x²)), the inner part of GELU: one fresh array (or ``out``),
-    every step computed in place in it (a new big array costs about as much as a pass over it),
-    with x · x for x² (x ** 3 on float32 is much slower)."""
-    if out is None:
-        inner = np.asarray(np.multiply(x, x, dtype=float_dtype(x)))   # an array even for a 0-d x
-    else:
-        inner = np.multiply(x, x, out=out)
-    inner *= 0.044715
-    inner += 1
-    inner *= x
-    inner *= GELU_C
-    return np.tanh(inner, out=inner)
 
 
 def embedding(table, ids):

@@ -193,16 +193,32 @@ log_softmax = defop("log_softmax", kernels.log_softmax,
 # -- the pieces of a transformer (chapters 10 and 11) -----------------------------------------
 
 
-def _gelu_slope(x):
-    """gelu'(x) written with ops (the same formula as kernels.gelu_slope)."""
-    t = tanh(kernels.GELU_C * (x + 0.044715 * x * x * x))
+def _gelu_slope(x, t=None):
+    """gelu'(x) written with ops (the same formula as kernels.gelu_slope), t its tanh."""
+    t = tanh(kernels.GELU_C * (x + 0.044715 * x * x * x)) if t is None else t
     return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * kernels.GELU_C * (1 + 3 * 0.044715 * x * x)
+
+
+def _gelu_tanh_slope(x, t):
+    """d/dx of t = tanh(√(2/π) (x + 0.044715 x³)), given t (with arrays or with nodes)."""
+    return (1 - t * t) * kernels.GELU_C * (1 + 3 * 0.044715 * x * x)
 
 
 gelu_grad = defop("gelu_grad", lambda g, x: gelu.opdef.vjps[0](g, None, x), None, "dgelu",
                   expansion=lambda g, x: g * _gelu_slope(x), out=kernels.gelu_gradient)
+# GELU in two steps, t = gelu_tanh(x) and 0.5 x (1 + t), and its gradient from that t: the same
+# numbers as gelu and gelu_grad. mg.function computes t once, for both (the fusions of gelu's row).
+gelu_tanh = defop("gelu_tanh", kernels.gelu_tanh, [lambda g, ans, x: g * _gelu_tanh_slope(x, ans)],
+                  "tanh(gelu)", graph=[lambda g, ans, x: g * _gelu_tanh_slope(x, ans)], out=kernels.gelu_tanh)
+gelu_of_tanh = defop("gelu_of_tanh", kernels.gelu_from_tanh,
+                     [lambda g, ans, x, t: g * (0.5 * (1 + t)), lambda g, ans, x, t: g * (0.5 * x)], "gelu",
+                     graph=[lambda g, ans, x, t: g * (0.5 * (1 + t)), lambda g, ans, x, t: g * (0.5 * x)],
+                     out=kernels.gelu_from_tanh)
+gelu_grad_of_tanh = defop("gelu_grad_of_tanh", kernels.gelu_gradient_from_tanh, None, "dgelu",
+                          expansion=lambda g, x, t: g * _gelu_slope(x, t), out=kernels.gelu_gradient_from_tanh)
 gelu = defop("gelu", kernels.gelu, [lambda g, ans, x: kernels.gelu_gradient(g, x)], "gelu",
-             graph=[lambda g, ans, x: gelu_grad(g, x)], out=kernels.gelu)
+             graph=[lambda g, ans, x: gelu_grad(g, x)], out=kernels.gelu,
+             fusions={"tanh": gelu_tanh, "from_tanh": gelu_of_tanh, "grad_from_tanh": gelu_grad_of_tanh})
 
 # the gradient of embedding(table, ids) for the table, as an op; its own gradient picks rows again
 embedding_grad = defop("embedding_grad", lambda g, table, ids: kernels.embedding_vjp_table(g, table, ids),

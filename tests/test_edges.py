@@ -228,6 +228,12 @@ EDGES = [
     kink("relu_grad", "at 0, the mask's jump", lambda g, x: helper("relu_grad")(g, x), 1.0, 0.0,
          convention="the mask x > 0 has gradient 0, also at its jump", grad=[0.0, 0.0], hessian=np.zeros((2, 2))),
     smooth("gelu_grad", "at 0 and ±1", lambda g, x: helper("gelu_grad")(g, x), [0.0, 1.0, -1.0], [0.0, 1.0, -1.0]),
+    # GELU in two steps, and its gradient from the kept tanh (t an input of its own here)
+    smooth("gelu_tanh", "at 0 and ±1", lambda x: helper("gelu_tanh")(x), [0.0, 1.0, -1.0]),
+    smooth("gelu_of_tanh", "x and t at 0 and ±1", lambda x, t: helper("gelu_of_tanh")(x, t),
+           [0.0, 1.0, -1.0], [0.0, 0.5, -0.5]),
+    smooth("gelu_grad_of_tanh", "at 0 and ±1", lambda g, x, t: helper("gelu_grad_of_tanh")(g, x, t),
+           [0.0, 1.0, -1.0], [0.0, 1.0, -1.0], [0.0, 0.5, -0.5]),
     smooth("softmax_grad", "of a row's softmax", lambda g, x: helper("softmax_grad")(g, mg.softmax(x)),
            [[0.0, 1.0, -1.0]], [[0.0, 1.0, -1.0]]),
     smooth("layer_norm_grad_x", "rows of three", lambda g, x, gamma: helper("layer_norm_grad_x")(g, x, gamma),

@@ -155,6 +155,9 @@ SAMPLES = {
     "matmul_add": lambda r, d: ((floats(r, d, 3, 5), floats(r, d, 3, 4), floats(r, d, 4, 5)), {}),
     "concatenate": lambda r, d: ((floats(r, d, 2, 4), floats(r, d, 3, 4)), {"axis": 0}),
     "gelu_grad": lambda r, d: ((floats(r, d, 3, 4), floats(r, d, 3, 4)), {}),
+    "gelu_tanh": lambda r, d: ((floats(r, d, 3, 4),), {}),
+    "gelu_of_tanh": lambda r, d: ((floats(r, d, 3, 4), np.tanh(floats(r, d, 3, 4))), {}),
+    "gelu_grad_of_tanh": lambda r, d: ((floats(r, d, 3, 4), floats(r, d, 3, 4), np.tanh(floats(r, d, 3, 4))), {}),
     "softmax_grad": lambda r, d: ((floats(r, d, 2, 3, 4), softmax_rows(r, d, 2, 3, 4)), {"axis": -1}),
     "layer_norm_grad_x": lambda r, d: ((floats(r, d, 2, 3, 5), floats(r, d, 2, 3, 5), floats(r, d, 5)),
                                        {"eps": 1e-5}),
@@ -188,7 +191,8 @@ def test_every_out_form_is_its_forward_bit_for_bit(dtype):
     assert checked == {"add", "sub", "mul", "div", "pow", "neg", "exp", "log", "tanh", "sigmoid", "relu",
                        "matmul", "linear", "sum", "softmax", "gelu", "embedding", "step", "sum_to",
                        "broadcast_like", "relu_grad", "sigmoid_grad", "tanh_grad", "matmul_add",
-                       "concatenate", "gelu_grad", "softmax_grad", "layer_norm_grad_x"}
+                       "concatenate", "gelu_grad", "softmax_grad", "layer_norm_grad_x", "gelu_tanh",
+                       "gelu_of_tanh", "gelu_grad_of_tanh"}
 
 
 def fused_gradients_of(row, args, attrs, ans, g):

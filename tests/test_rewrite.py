@@ -356,6 +356,40 @@ def test_a_product_added_to_a_sum_is_one_op_bit_for_bit():
         assert "matmul_add" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))
 
 
+def test_gelus_tanh_is_computed_once_for_its_value_and_gradient_bit_for_bit_at_the_edges():
+    """A step with gelu(x) and its gradient computes GELU's tanh once (gelu_tanh), and the value
+    and gradient from it are, bit for bit, gelu's and gelu_grad's, for every g and x (NaN,
+    infinities, both zeros, numbers where the tanh saturates), by the ops and their out= forms."""
+    for dtype in (np.float32, np.float64):
+        g_values, x_values = (a.astype(dtype) for a in np.meshgrid(EDGES, EDGES))
+        x = mg.Input("x", dtype=dtype)
+        y = mg.gelu(x)
+        (dx,) = mg.grad(mg.sum(y * mg.Constant(g_values)), [x])
+        p, values = program([y, dx], {x: x_values})
+        kept = rewrite.run_passes(p, rewrite.FOR_SHAPES, dict(values))
+        assert ops_of(kept).count("gelu_tanh") == 1 and not {"gelu", "gelu_grad"} & set(ops_of(kept))
+        got = rewrite.evaluate(kept, lambda t: x_values if t.kind == "input" else t.node._value)
+        for term, before in zip(kept.results, p.results):
+            assert same(got[term], values[before])
+            out = np.empty_like(got[term])
+            memoryplan.OUT_FORMS[term.op](*[got[a] for a in term.args], **term.attrs, out=out)
+            assert same(out, values[before]), term.op.name
+
+
+def test_gelus_tanh_is_kept_only_for_an_x_with_both_a_value_and_a_gradient():
+    """gelu alone (an evaluation) is left as it is; two gelus of two xs keep a tanh each."""
+    x, z = mg.Input("x"), mg.Input("z")
+    feed = {x: np.linspace(-3, 3, 6), z: np.linspace(-1, 2, 6)}
+    p, values = program([mg.gelu(x)], feed)
+    assert ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values)) == ["gelu"]
+    loss = mg.sum(mg.gelu(x) * mg.gelu(z)) + mg.sum(mg.gelu(x * 2.0))
+    p, values = program([loss] + mg.grad(loss, [x, z]), feed)
+    kept = rewrite.run_passes(p, rewrite.FOR_SHAPES, dict(values))
+    assert ops_of(kept).count("gelu_tanh") == 3 and ops_of(kept).count("gelu_grad_of_tanh") == 3
+    got = rewrite.evaluate(kept, lambda t: feed[t.node] if t.kind == "input" else t.node._value)
+    assert all(same(got[a], values[b]) for a, b in zip(kept.results, p.results))
+
+
 def test_a_concatenations_parts_of_its_gradient_are_views_and_it_writes_into_a_buffer():
     """The gradients of concatenate's inputs, slices of its gradient, become views (no copy) along
     the first axis, with the same numbers; along another axis the view would be strided (another

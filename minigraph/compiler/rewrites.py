@@ -21,15 +21,15 @@ notes how many ops each one removed (``f.source`` prints the notes):
 * at the first call with new shapes (the values of that call known, see ``evaluate``):
   ``settle_numbers``, ``fold_shapes``, ``drop_identities``, ``fuse_declared``,
   ``fuse_sigmoid_gradient``, ``fuse_tanh_gradient``, ``fuse_matmul_accumulate``,
-  ``view_concat_parts``, then ``merge_common`` and ``drop_dead`` again. What these decide from
-  shapes holds for every call with the same shapes and dtypes of Inputs and Parameters; a call
-  with others writes the program again.
+  ``keep_gelu_tanh``, ``view_concat_parts``, then ``merge_common`` and ``drop_dead`` again.
+  What these decide from shapes holds for every call with the same shapes and dtypes of Inputs
+  and Parameters; a call with others writes the program again.
 
 The fused ops are the op modules' own (this module defines no op and no formula): a fusion is
 found by what an op's row declares (``fusions``, noted by ``mg.grad`` on the nodes it builds),
 or, for a formula written by hand, by the formula the fused op computes (``fuse_sigmoid_gradient``,
-``fuse_tanh_gradient``, matmul's ``"accumulate"``). A fused step is named by what it computes
-(``tanh_grad_4``), not by the node it replaces.
+``fuse_tanh_gradient``; matmul's ``"accumulate"`` and gelu's ``"tanh"`` ops are declared too).
+A fused step is named by what it computes (``tanh_grad_4``), not by the node it replaces.
 
 Shapes decide the value of a term only if every op above it computes shapes from shapes
 (``shapes_follow``): the ops of minigraph's table do; a learner's own op (``mg.defop``) might
@@ -433,6 +433,37 @@ def fuse_matmul_accumulate(program, values):
     return _fused(program, values, match, ops.matmul.opdef.fusions["accumulate"].opdef)
 
 
+def keep_gelu_tanh(program, values):
+    """GELU's tanh computed once, by the forward pass, and read again by its gradient
+
+    ``gelu_grad(g, x)`` computes tanh(√(2/π) (x + 0.044715 x³)) again, as ``gelu(x)`` did: six
+    passes over an array of the layer's size (a GPT's MLP is 4C wide). Where a program has
+    both for one x, the ops its row declares take their place: t = ``gelu_tanh(x)``, then
+    ``gelu_of_tanh(x, t)`` and ``gelu_grad_of_tanh(g, x, t)``, the kernels' same roundings in
+    the same order (gelu and gelu_grad are those two steps), the tanh once. t lives from the
+    forward pass to the backward one: one array of the layer's size more in the memory plan."""
+    fusions = ops.gelu.opdef.fusions
+    tanh_op, forward_op, gradient_op = (fusions[k].opdef for k in ("tanh", "from_tanh", "grad_from_tanh"))
+    fixed = shapes_follow(program)
+    forwards = {t.args[0] for t in program.terms if _factors(t, ops.gelu) and t in fixed}
+    gradients = {t.args[1] for t in program.terms if _factors(t, ops.gelu_grad) and t in fixed}
+    kept = {}
+
+    def tanh_of(x_old, x):
+        if x_old not in kept:
+            kept[x_old] = Term(auto_name(tanh_op.name), "op", None, tanh_op, (x,))
+            values[kept[x_old]] = tanh_op.forward(values[x])
+        return kept[x_old]
+
+    def visit(t, old):
+        if _factors(old, ops.gelu) and old.args[0] in gradients:
+            return Term(t.name, "op", t.node, forward_op, (t.args[0], tanh_of(old.args[0], t.args[0])))
+        if _factors(old, ops.gelu_grad) and old.args[1] in forwards:
+            return Term(t.name, "op", t.node, gradient_op, (*t.args, tanh_of(old.args[1], t.args[1])))
+        return t
+    return _rewrite(program, values, visit)
+
+
 def view_concat_parts(program, values):
     """a concatenation's part of a gradient read as a view of it, not copied
 
@@ -491,4 +522,5 @@ def _alike(values, *terms):
 
 
 FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, fuse_declared, fuse_sigmoid_gradient,
-              fuse_tanh_gradient, fuse_matmul_accumulate, view_concat_parts, merge_common, drop_dead]
+              fuse_tanh_gradient, fuse_matmul_accumulate, keep_gelu_tanh, view_concat_parts,
+              merge_common, drop_dead]
