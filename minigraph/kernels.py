@@ -250,8 +250,18 @@ def centered_and_scale(x, eps):
     """x - mean, and 1 / sqrt(variance + eps), over the last axis (population variance, as
     PyTorch): x̂ = (x - mean) · scale is the normalized x. The gradients take the two apart, which
     saves passes over the array."""
-    centered = x - row_means(x)
-    return centered, 1 / np.sqrt(_row_dots(centered, centered) / np.shape(x)[-1] + eps)
+    centered = layer_norm_centered(x)
+    return centered, layer_norm_scale(centered, eps)
+
+
+def layer_norm_centered(x, out=None):
+    """x minus the mean of its row (the last axis); written into ``out`` if given."""
+    return np.subtract(x, row_means(x), out=out)
+
+
+def layer_norm_scale(centered, eps=1e-5):
+    """1 / sqrt(variance + eps) of each row of x, from x's ``centered`` rows: shape (..., 1)."""
+    return 1 / np.sqrt(_row_dots(centered, centered) / np.shape(centered)[-1] + eps)
 
 
 def layer_norm(x, gamma, beta=None, eps=1e-5):
@@ -298,10 +308,18 @@ def layer_norm_vjp_x(g, ans, x, gamma, beta=None, eps=1e-5, out=None):
     Written into ``out`` if given (``layer_norm_grad_x``'s out= form), which must not be the
     array of g or x."""
     centered, scale = centered_and_scale(x, eps)
+    return layer_norm_grad_x_from(g, centered, scale, gamma, out, centered_is_scratch=True)
+
+
+def layer_norm_grad_x_from(g, centered, scale, gamma, out=None, centered_is_scratch=False):
+    """The gradient of x above from x's ``centered`` rows and their ``scale``, computed once for
+    both gradients (mg.function): the same numbers. ``centered`` is written over only if it is
+    scratch, an array made for this call."""
     h = g * gamma
     grad = np.subtract(h, row_means(h), out=_fitting(out, np.result_type(h), np.shape(h)))
     grad *= scale
-    grad -= _in_first(np.multiply, centered, scale ** 3 * _row_dots(h, centered) / np.shape(x)[-1])
+    factor = scale ** 3 * _row_dots(h, centered) / np.shape(centered)[-1]
+    grad -= _in_first(np.multiply, centered, factor) if centered_is_scratch else centered * factor
     return grad
 
 
@@ -309,9 +327,15 @@ def layer_norm_vjp_gamma(g, ans, x, gamma, beta=None, eps=1e-5):
     """layer_norm: the gradient of gamma is g · x̂, summed over the rows: the sum of the rows of
     g · centered, each weighted by its scale."""
     centered, scale = centered_and_scale(x, eps)
-    g_centered = _in_first(np.multiply, centered, g)    # (g · centered: the same numbers)
-    if np.shape(gamma) == np.shape(x)[-1:] and g_centered.shape == np.shape(x):
-        rows = np.reshape(g_centered, (-1, np.shape(x)[-1]))
+    return layer_norm_grad_gamma_from(g, centered, scale, gamma, centered_is_scratch=True)
+
+
+def layer_norm_grad_gamma_from(g, centered, scale, gamma, centered_is_scratch=False):
+    """The gradient of gamma above from x's ``centered`` rows and their ``scale`` (as
+    ``layer_norm_grad_x_from``): the same numbers."""
+    g_centered = _in_first(np.multiply, centered, g) if centered_is_scratch else centered * g
+    if np.shape(gamma) == np.shape(centered)[-1:] and g_centered.shape == np.shape(centered):
+        rows = np.reshape(g_centered, (-1, np.shape(centered)[-1]))
         return np.reshape(scale, -1) @ rows              # one vector-matrix product (BLAS)
     return unbroadcast(g_centered * scale, np.shape(gamma))
 

@@ -312,11 +312,38 @@ def _layer_norm_x(g, x, gamma, eps=1e-5):
     return inv_std * (h - mean(h, axis=-1, keepdims=True) - x_hat * mean(h * x_hat, axis=-1, keepdims=True))
 
 
+def _layer_norm_x_from(g, centered, scale, gamma):
+    """The gradient of x above from x's centered rows and their scale, written with ops."""
+    h = g * gamma
+    return (scale * (h - mean(h, axis=-1, keepdims=True))
+            - centered * (scale * scale * scale) * mean(h * centered, axis=-1, keepdims=True))
+
+
+# Layer norm's first steps as ops, and its two gradients from them: the same numbers as
+# layer_norm_grad_x and layer_norm_grad_gamma, which compute the centering and scale again each.
+# mg.function computes them once, for both (the fusions of layer_norm_grad_x's row).
+layer_norm_centered = defop("layer_norm_centered", kernels.layer_norm_centered,
+                            [lambda g, ans, x: g - kernels.row_means(g)], "x-μ",
+                            graph=[lambda g, ans, x: g - mean(g, axis=-1, keepdims=True)],
+                            out=kernels.layer_norm_centered)
+layer_norm_scale = defop("layer_norm_scale", kernels.layer_norm_scale,
+                         [lambda g, ans, c, eps=1e-5: -(g * ans ** 3) * c / np.shape(c)[-1]], "1/σ",
+                         graph=[lambda g, ans, c, eps=1e-5: -(g * (ans * ans * ans)) * c * gradops.size_ratio(ans, c)])
+layer_norm_grad_x_from = defop(
+    "layer_norm_grad_x_from", lambda g, c, s, gamma: kernels.layer_norm_grad_x_from(g, c, s, gamma), None,
+    "dLN/dx", expansion=_layer_norm_x_from,
+    out=lambda g, c, s, gamma, out=None: kernels.layer_norm_grad_x_from(g, c, s, gamma, out))
+layer_norm_grad_gamma_from = defop(
+    "layer_norm_grad_gamma_from", lambda g, c, s, gamma: kernels.layer_norm_grad_gamma_from(g, c, s, gamma),
+    None, "dLN/dγ", expansion=lambda g, c, s, gamma: gradops.sum_to(g * c * s, gamma))
+
 # layer norm's gradients, one op each: the numeric VJPs of kernels.py, expanded with ops above
 layer_norm_grad_x = defop(
     "layer_norm_grad_x", lambda g, x, gamma, eps=1e-5: kernels.layer_norm_vjp_x(g, None, x, gamma, None, eps),
     None, "dLN/dx", expansion=_layer_norm_x,
-    out=lambda g, x, gamma, eps=1e-5, out=None: kernels.layer_norm_vjp_x(g, None, x, gamma, None, eps, out))
+    out=lambda g, x, gamma, eps=1e-5, out=None: kernels.layer_norm_vjp_x(g, None, x, gamma, None, eps, out),
+    fusions={"centered": layer_norm_centered, "scale": layer_norm_scale,
+             "x_from_centered": layer_norm_grad_x_from, "gamma_from_centered": layer_norm_grad_gamma_from})
 layer_norm_grad_gamma = defop(
     "layer_norm_grad_gamma",
     lambda g, x, gamma, eps=1e-5: kernels.layer_norm_vjp_gamma(g, None, x, gamma, None, eps), None, "dLN/dγ",

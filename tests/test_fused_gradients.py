@@ -50,9 +50,12 @@ def test_a_gpt_block_compiled_is_the_interpreter_bit_for_bit(dtype):
             assert same(g, p.grad), (step, p.name)
         for p in params:                        # a step of training: new values, same for both
             p.value = p.value - dtype(0.1) * p.grad
-    for fused in ("layer_norm_grad_x", "layer_norm_grad_gamma", "layer_norm_grad_beta", "gelu_grad_of_tanh",
-                  "softmax_grad"):                  # each gradient one op of the step
+    for fused in ("layer_norm_grad_x_from", "layer_norm_grad_gamma_from", "layer_norm_grad_beta",
+                  "gelu_grad_of_tanh", "softmax_grad"):          # each gradient one op of the step
         assert f"= {fused}(" in train.source
+    # each layer norm's centering and scale computed once for its two gradients
+    # (rewrites.share_layer_norm_centering)
+    assert train.source.count("= layer_norm_centered(") == train.source.count("= layer_norm_grad_x_from(") == 2
     # GELU's tanh computed once, for the forward pass and the gradient (rewrites.keep_gelu_tanh)
     assert train.source.count("= gelu_tanh(") == 1 and "= gelu_of_tanh(" in train.source
 

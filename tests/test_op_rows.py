@@ -156,6 +156,12 @@ SAMPLES = {
     "concatenate": lambda r, d: ((floats(r, d, 2, 4), floats(r, d, 3, 4)), {"axis": 0}),
     "gelu_grad": lambda r, d: ((floats(r, d, 3, 4), floats(r, d, 3, 4)), {}),
     "gelu_tanh": lambda r, d: ((floats(r, d, 3, 4),), {}),
+    "layer_norm_centered": lambda r, d: ((floats(r, d, 2, 3, 5),), {}),
+    "layer_norm_scale": lambda r, d: ((floats(r, d, 2, 3, 5),), {"eps": 1e-5}),
+    "layer_norm_grad_x_from": lambda r, d: ((floats(r, d, 2, 3, 5), floats(r, d, 2, 3, 5),
+                                             np.abs(floats(r, d, 2, 3, 1)) + d(0.5), floats(r, d, 5)), {}),
+    "layer_norm_grad_gamma_from": lambda r, d: ((floats(r, d, 2, 3, 5), floats(r, d, 2, 3, 5),
+                                                 np.abs(floats(r, d, 2, 3, 1)) + d(0.5), floats(r, d, 5)), {}),
     "gelu_of_tanh": lambda r, d: ((floats(r, d, 3, 4), np.tanh(floats(r, d, 3, 4))), {}),
     "gelu_grad_of_tanh": lambda r, d: ((floats(r, d, 3, 4), floats(r, d, 3, 4), np.tanh(floats(r, d, 3, 4))), {}),
     "softmax_grad": lambda r, d: ((floats(r, d, 2, 3, 4), softmax_rows(r, d, 2, 3, 4)), {"axis": -1}),
@@ -192,7 +198,7 @@ def test_every_out_form_is_its_forward_bit_for_bit(dtype):
                        "matmul", "linear", "sum", "softmax", "gelu", "embedding", "step", "sum_to",
                        "broadcast_like", "relu_grad", "sigmoid_grad", "tanh_grad", "matmul_add",
                        "concatenate", "gelu_grad", "softmax_grad", "layer_norm_grad_x", "gelu_tanh",
-                       "gelu_of_tanh", "gelu_grad_of_tanh"}
+                       "gelu_of_tanh", "gelu_grad_of_tanh", "layer_norm_centered", "layer_norm_grad_x_from"}
 
 
 def fused_gradients_of(row, args, attrs, ans, g):

@@ -390,6 +390,44 @@ def test_gelus_tanh_is_kept_only_for_an_x_with_both_a_value_and_a_gradient():
     assert all(same(got[a], values[b]) for a, b in zip(kept.results, p.results))
 
 
+def test_layer_norms_centering_is_computed_once_for_both_gradients_bit_for_bit_at_the_edges():
+    """The gradients of x and of γ of a layer norm share one centering and scale, and are, bit
+    for bit, layer_norm_grad_x's and layer_norm_grad_gamma's, with NaN, infinities, both zeros
+    and huge numbers in the rows, by the ops and their out= forms; for each layer norm of a
+    program (two here, one of them without β, with another eps)."""
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        x_values = rng.standard_normal((4, 3, len(EDGES))).astype(dtype)
+        x_values[0, 0], x_values[1, 1, ::2] = EDGES, 0.0            # edge numbers, a row of zeros
+        x = mg.Input("x", dtype=dtype)
+        gamma, beta = (mg.Parameter(rng.standard_normal(len(EDGES)).astype(dtype)) for _ in range(2))
+        y = mg.layer_norm(x, gamma, beta)
+        z = mg.layer_norm(y * mg.Constant(dtype(2)), gamma, eps=1e-3)
+        loss = mg.sum(z * mg.Constant(rng.standard_normal(x_values.shape).astype(dtype)))
+        p, values = program(mg.grad(loss, [x, gamma, beta]), {x: x_values})
+        with np.errstate(all="ignore"):
+            shared = rewrite.run_passes(p, rewrite.FOR_SHAPES, dict(values))
+            got = rewrite.evaluate(shared, lambda t: x_values if t.kind == "input" else t.node._value)
+        names = ops_of(shared)
+        assert names.count("layer_norm_centered") == names.count("layer_norm_scale") == 2
+        assert not {"layer_norm_grad_x", "layer_norm_grad_gamma"} & set(names)
+        assert all(same(got[a], values[b]) for a, b in zip(shared.results, p.results))
+        for term in shared.terms:
+            if term.kind == "op" and term.op.name == "layer_norm_grad_x_from":
+                out = np.empty_like(got[term])
+                memoryplan.OUT_FORMS[term.op](*[got[a] for a in term.args], **term.attrs, out=out)
+                assert same(out, got[term])
+
+
+def test_layer_norms_centering_is_shared_only_where_both_gradients_are_taken():
+    """A layer norm whose γ is not trained (only x's gradient) keeps its own gradient op."""
+    x = mg.Input("x")
+    gamma = mg.Parameter(np.linspace(0.5, 2, 4))
+    loss = mg.sum(mg.layer_norm(x, gamma) * mg.Constant(np.arange(12.0).reshape(3, 4)))
+    p, values = program(mg.grad(loss, [x]), {x: np.linspace(-3, 3, 12).reshape(3, 4)})
+    assert "layer_norm_centered" not in ops_of(rewrite.run_passes(p, rewrite.FOR_SHAPES, values))
+
+
 def test_a_concatenations_parts_of_its_gradient_are_views_and_it_writes_into_a_buffer():
     """The gradients of concatenate's inputs, slices of its gradient, become views (no copy) along
     the first axis, with the same numbers; along another axis the view would be strided (another

@@ -21,14 +21,16 @@ notes how many ops each one removed (``f.source`` prints the notes):
 * at the first call with new shapes (the values of that call known, see ``evaluate``):
   ``settle_numbers``, ``fold_shapes``, ``drop_identities``, ``fuse_declared``,
   ``fuse_sigmoid_gradient``, ``fuse_tanh_gradient``, ``fuse_matmul_accumulate``,
-  ``keep_gelu_tanh``, ``view_concat_parts``, then ``merge_common`` and ``drop_dead`` again.
+  ``keep_gelu_tanh``, ``share_layer_norm_centering``, ``view_concat_parts``, then
+  ``merge_common`` and ``drop_dead`` again.
   What these decide from shapes holds for every call with the same shapes and dtypes of Inputs
   and Parameters; a call with others writes the program again.
 
 The fused ops are the op modules' own (this module defines no op and no formula): a fusion is
 found by what an op's row declares (``fusions``, noted by ``mg.grad`` on the nodes it builds),
 or, for a formula written by hand, by the formula the fused op computes (``fuse_sigmoid_gradient``,
-``fuse_tanh_gradient``; matmul's ``"accumulate"`` and gelu's ``"tanh"`` ops are declared too).
+``fuse_tanh_gradient``; matmul's ``"accumulate"``, gelu's tanh and layer norm's centering are
+declared too).
 A fused step is named by what it computes (``tanh_grad_4``), not by the node it replaces.
 
 Shapes decide the value of a term only if every op above it computes shapes from shapes
@@ -464,6 +466,47 @@ def keep_gelu_tanh(program, values):
     return _rewrite(program, values, visit)
 
 
+def share_layer_norm_centering(program, values):
+    """layer norm's centering and scale computed once for its gradients of x and of γ
+
+    ``layer_norm_grad_x(g, x, γ)`` and ``layer_norm_grad_gamma(g, x, γ)`` each compute x minus
+    its rows' means, and 1 / sqrt(variance + eps), again: three passes over the activations and
+    a new array each. Where a program has both for one x and eps, the ops that
+    ``layer_norm_grad_x``'s row declares take their place: c = ``layer_norm_centered(x)``,
+    s = ``layer_norm_scale(c)``, then ``layer_norm_grad_x_from(g, c, s, γ)`` and
+    ``layer_norm_grad_gamma_from(g, c, s, γ)``, the kernels' same roundings (the two gradients
+    are those steps, each with its own centering)."""
+    grad_x, grad_gamma = ops.layer_norm_grad_x.opdef, ops.layer_norm_grad_gamma.opdef
+    declared = grad_x.fusions
+    centered_op, scale_op, x_op, gamma_op = (declared[k].opdef for k in (
+        "centered", "scale", "x_from_centered", "gamma_from_centered"))
+    fixed = shapes_follow(program)
+
+    def key(t):                                   # (x, eps) of a gradient term
+        return t.args[1], t.attrs.get("eps", 1e-5)
+
+    def found(op):
+        return {key(t) for t in program.terms if t.kind == "op" and t.op is op and t in fixed}
+    both, shared = found(grad_x) & found(grad_gamma), {}
+
+    def centering(old_key, x):
+        if old_key not in shared:
+            c = Term(auto_name(centered_op.name), "op", None, centered_op, (x,))
+            values[c] = centered_op.forward(values[x])
+            s = Term(auto_name(scale_op.name), "op", None, scale_op, (c,), {"eps": old_key[1]})
+            values[s] = scale_op.forward(values[c], eps=old_key[1])
+            shared[old_key] = c, s
+        return shared[old_key]
+
+    def visit(t, old):
+        if old.kind == "op" and old.op in (grad_x, grad_gamma) and key(old) in both:
+            g, x, gamma = t.args
+            op = x_op if old.op is grad_x else gamma_op
+            return Term(t.name, "op", t.node, op, (g, *centering(key(old), x), gamma))
+        return t
+    return _rewrite(program, values, visit)
+
+
 def view_concat_parts(program, values):
     """a concatenation's part of a gradient read as a view of it, not copied
 
@@ -522,5 +565,5 @@ def _alike(values, *terms):
 
 
 FOR_SHAPES = [settle_numbers, fold_shapes, drop_identities, fuse_declared, fuse_sigmoid_gradient,
-              fuse_tanh_gradient, fuse_matmul_accumulate, keep_gelu_tanh, view_concat_parts,
-              merge_common, drop_dead]
+              fuse_tanh_gradient, fuse_matmul_accumulate, keep_gelu_tanh, share_layer_norm_centering,
+              view_concat_parts, merge_common, drop_dead]
