@@ -143,13 +143,22 @@ def _rewrite(program, values, visit):
         if values is not None and current is not t:
             values[current] = values[t]
         replaced = visit(current, t)
-        for a in replaced.args:               # a constant the pass made comes before its op
-            terms.setdefault(a, a)
+        for a in replaced.args:               # what the pass made comes before the op reading it
+            _place(a, terms)
         if values is not None and replaced not in values:
             values[replaced] = values[t]
         new[t] = terms[replaced] = replaced
     stands_for = {n: new[t] for n, t in program.stands_for.items() if t in new}
     return Program(terms, [new[t] for t in program.results], program.notes, stands_for)
+
+
+def _place(term, terms):
+    """Put ``term`` into ``terms`` (the program being written) after the terms it reads that a
+    pass made (a constant, or a step of a formula) and that are not there yet."""
+    if term not in terms:
+        for a in term.args:
+            _place(a, terms)
+        terms[term] = term
 
 
 # -- passes when the function is made ----------------------------------------------------------
@@ -467,43 +476,56 @@ def keep_gelu_tanh(program, values):
 
 
 def share_layer_norm_centering(program, values):
-    """layer norm's centering and scale computed once for its gradients of x and of γ
+    """layer norm's centering and scale computed once for its value and its gradients
 
-    ``layer_norm_grad_x(g, x, γ)`` and ``layer_norm_grad_gamma(g, x, γ)`` each compute x minus
-    its rows' means, and 1 / sqrt(variance + eps), again: three passes over the activations and
-    a new array each. Where a program has both for one x and eps, the ops that
-    ``layer_norm_grad_x``'s row declares take their place: c = ``layer_norm_centered(x)``,
-    s = ``layer_norm_scale(c)``, then ``layer_norm_grad_x_from(g, c, s, γ)`` and
-    ``layer_norm_grad_gamma_from(g, c, s, γ)``, the kernels' same roundings (the two gradients
-    are those steps, each with its own centering)."""
+    ``layer_norm(x, γ, β)``, ``layer_norm_grad_x(g, x, γ)`` and ``layer_norm_grad_gamma(g, x, γ)``
+    each compute x minus its rows' means, and 1 / sqrt(variance + eps): three passes over the
+    activations and a new array each. Where a program has both gradients for one x and eps,
+    the ops that ``layer_norm_grad_x``'s row declares compute them once: c =
+    ``layer_norm_centered(x)``, s = ``layer_norm_scale(c)``; the value is then c · s · γ + β
+    (the table's own × and +) and the gradients ``layer_norm_grad_x_from(g, c, s, γ)`` and
+    ``layer_norm_grad_gamma_from(g, c, s, γ)``: the kernels' same roundings in the same order
+    (the three ops are those steps, each with its own centering). c lives from the forward
+    pass to the backward one: one array of the activations' size more in the memory plan."""
     grad_x, grad_gamma = ops.layer_norm_grad_x.opdef, ops.layer_norm_grad_gamma.opdef
+    forwards = (ops.layer_norm_shifted.opdef, ops.layer_norm_scaled.opdef)
     declared = grad_x.fusions
     centered_op, scale_op, x_op, gamma_op = (declared[k].opdef for k in (
         "centered", "scale", "x_from_centered", "gamma_from_centered"))
     fixed = shapes_follow(program)
 
-    def key(t):                                   # (x, eps) of a gradient term
-        return t.args[1], t.attrs.get("eps", 1e-5)
+    def key(t):                                   # (x, eps) of a layer norm's term
+        return t.args[0 if t.op in forwards else 1], t.attrs.get("eps", 1e-5)
 
     def found(op):
         return {key(t) for t in program.terms if t.kind == "op" and t.op is op and t in fixed}
     both, shared = found(grad_x) & found(grad_gamma), {}
 
+    def step(op, *args):                          # a new term computing op(*args), with its value
+        term = Term(auto_name(op.name), "op", None, op, args)
+        values[term] = op.forward(*[values[a] for a in args])
+        return term
+
     def centering(old_key, x):
         if old_key not in shared:
-            c = Term(auto_name(centered_op.name), "op", None, centered_op, (x,))
-            values[c] = centered_op.forward(values[x])
+            c = step(centered_op, x)
             s = Term(auto_name(scale_op.name), "op", None, scale_op, (c,), {"eps": old_key[1]})
             values[s] = scale_op.forward(values[c], eps=old_key[1])
             shared[old_key] = c, s
         return shared[old_key]
 
     def visit(t, old):
-        if old.kind == "op" and old.op in (grad_x, grad_gamma) and key(old) in both:
-            g, x, gamma = t.args
-            op = x_op if old.op is grad_x else gamma_op
-            return Term(t.name, "op", t.node, op, (g, *centering(key(old), x), gamma))
-        return t
+        if old.kind != "op" or old.op not in (grad_x, grad_gamma, *forwards) or key(old) not in both:
+            return t
+        if old.op in forwards:                    # c · s · γ (+ β)
+            x, gamma, *beta = t.args
+            x_hat = step(ops.mul.opdef, *centering(key(old), x))
+            if not beta:
+                return Term(t.name, "op", t.node, ops.mul.opdef, (x_hat, gamma))
+            return Term(t.name, "op", t.node, ops.add.opdef, (step(ops.mul.opdef, x_hat, gamma), *beta))
+        g, x, gamma = t.args
+        op = x_op if old.op is grad_x else gamma_op
+        return Term(t.name, "op", t.node, op, (g, *centering(key(old), x), gamma))
     return _rewrite(program, values, visit)
 
 
