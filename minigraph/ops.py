@@ -321,7 +321,8 @@ def _layer_norm_x_from(g, centered, scale, gamma):
 
 # Layer norm's first steps as ops, and its two gradients from them: the same numbers as
 # layer_norm_grad_x and layer_norm_grad_gamma, which compute the centering and scale again each.
-# mg.function computes them once, for both (the fusions of layer_norm_grad_x's row).
+# mg.function computes them once, for the value and both gradients (the fusions of
+# layer_norm_grad_x's row; the value is then c · s · γ + β).
 layer_norm_centered = defop("layer_norm_centered", kernels.layer_norm_centered,
                             [lambda g, ans, x: g - kernels.row_means(g)], "x-μ",
                             graph=[lambda g, ans, x: g - mean(g, axis=-1, keepdims=True)],
