@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -724,21 +725,31 @@ def test_the_progress_bar_shows_notebooks_done_flagged_not_run_elapsed_and_time_
     assert drawn.split("\r")[-1].startswith("grading 100% |████████████████████| 2/2  flagged 1  not run 0")
 
 
-def test_answers_are_judged_apart_within_a_time_limit():
+def _judging_for(send, seconds):
+    """A judge that takes ``seconds`` (a recipe training for minutes), then answers."""
+    import time
+    time.sleep(seconds)
+    send.send([])
+
+
+def test_answers_are_judged_apart_within_a_time_limit(monkeypatch):
     """Judging runs in a process of its own: what it gives back is what judging here gives, and
-    a judge that takes too long (a recipe training for minutes) ends with a message, not a hang."""
-    import asyncio
-    from minigraph.grading.batch.grader import judge_apart
+    a judge that takes too long (a recipe training for minutes) is stopped at the limit and
+    ends with a message, not a hang."""
+    from minigraph.grading.batch.grader import judge_apart, run_apart
     exercise = registry.exercises("00")[0]
     cases = with_hidden(exercise, 5)
     results = {exercise.id: {"status": "ran", "records": run_cases(exercise, lambda x: np.maximum(x, 0), cases=cases)}}
     graded = asyncio.run(judge_apart("00", results, 5, {}, 120))
     assert [r.status for r in graded] == ["passed", "error", "error", "error"]   # no results for 3
     assert graded[0] == grade(exercise, results[exercise.id]["records"], cases)
-    # no time at all: the answer is looked for once, right after the judge started (a warm
-    # forkserver judges chapter 00 in under 10 ms, so any positive limit would be a race)
-    late = asyncio.run(judge_apart("00", results, 5, {}, 0))
-    assert {r.message for r in late} == {"its answers could not be judged within 0 s"}
+    started = time.monotonic()
+    assert asyncio.run(run_apart(_judging_for, (60,), 0.5)) is None            # stopped, not awaited
+    assert time.monotonic() - started < 30
+    assert asyncio.run(run_apart(_judging_for, (0,), 60)) == []                 # (the judge can answer)
+    monkeypatch.setattr(grader_module, "run_apart", lambda *args: asyncio.sleep(0))   # nothing in time
+    late = asyncio.run(judge_apart("00", results, 5, {}, 7))
+    assert {r.message for r in late} == {"its answers could not be judged within 7 s"}
 
 
 def test_each_grader_draws_its_own_block_of_sandbox_users():
