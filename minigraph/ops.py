@@ -208,11 +208,12 @@ gelu_grad = defop("gelu_grad", lambda g, x: gelu.opdef.vjps[0](g, None, x), None
                   expansion=lambda g, x: g * _gelu_slope(x), out=kernels.gelu_gradient)
 # GELU in two steps, t = gelu_tanh(x) and 0.5 x (1 + t), and its gradient from that t: the same
 # numbers as gelu and gelu_grad. mg.function computes t once, for both (the fusions of gelu's row).
-gelu_tanh = defop("gelu_tanh", kernels.gelu_tanh, [lambda g, ans, x: g * _gelu_tanh_slope(x, ans)],
-                  "tanh(gelu)", graph=[lambda g, ans, x: g * _gelu_tanh_slope(x, ans)], out=kernels.gelu_tanh)
-gelu_of_tanh = defop("gelu_of_tanh", kernels.gelu_from_tanh,
-                     [lambda g, ans, x, t: g * (0.5 * (1 + t)), lambda g, ans, x, t: g * (0.5 * x)], "gelu",
-                     graph=[lambda g, ans, x, t: g * (0.5 * (1 + t)), lambda g, ans, x, t: g * (0.5 * x)],
+# (their VJPs hold for arrays and for nodes alike: one list is both the numeric and the graph VJPs)
+_GELU_TANH_VJPS = [lambda g, ans, x: g * _gelu_tanh_slope(x, ans)]
+_GELU_OF_TANH_VJPS = [lambda g, ans, x, t: g * (0.5 * (1 + t)), lambda g, ans, x, t: g * (0.5 * x)]
+gelu_tanh = defop("gelu_tanh", kernels.gelu_tanh, _GELU_TANH_VJPS, "tanh(gelu)", graph=_GELU_TANH_VJPS,
+                  out=kernels.gelu_tanh)
+gelu_of_tanh = defop("gelu_of_tanh", kernels.gelu_from_tanh, _GELU_OF_TANH_VJPS, "gelu", graph=_GELU_OF_TANH_VJPS,
                      out=kernels.gelu_from_tanh)
 gelu_grad_of_tanh = defop("gelu_grad_of_tanh", kernels.gelu_gradient_from_tanh, None, "dgelu",
                           expansion=lambda g, x, t: g * _gelu_slope(x, t), out=kernels.gelu_gradient_from_tanh)

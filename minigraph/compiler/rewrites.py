@@ -152,6 +152,13 @@ def _rewrite(program, values, visit):
     return Program(terms, [new[t] for t in program.results], program.notes, stands_for)
 
 
+def _made(op, args, values, **attrs):
+    """A new term computing ``op(*args, **attrs)``, a step a pass adds, with its value."""
+    term = Term(auto_name(op.name), "op", None, op, args, attrs)
+    values[term] = op.forward(*[values[a] for a in args], **attrs)
+    return term
+
+
 def _place(term, terms):
     """Put ``term`` into ``terms`` (the program being written) after the terms it reads that a
     pass made (a constant, or a step of a formula) and that are not there yet."""
@@ -462,8 +469,7 @@ def keep_gelu_tanh(program, values):
 
     def tanh_of(x_old, x):
         if x_old not in kept:
-            kept[x_old] = Term(auto_name(tanh_op.name), "op", None, tanh_op, (x,))
-            values[kept[x_old]] = tanh_op.forward(values[x])
+            kept[x_old] = _made(tanh_op, (x,), values)
         return kept[x_old]
 
     def visit(t, old):
@@ -501,17 +507,10 @@ def share_layer_norm_centering(program, values):
         return {key(t) for t in program.terms if t.kind == "op" and t.op is op and t in fixed}
     both, shared = found(grad_x) & found(grad_gamma), {}
 
-    def step(op, *args):                          # a new term computing op(*args), with its value
-        term = Term(auto_name(op.name), "op", None, op, args)
-        values[term] = op.forward(*[values[a] for a in args])
-        return term
-
     def centering(old_key, x):
         if old_key not in shared:
-            c = step(centered_op, x)
-            s = Term(auto_name(scale_op.name), "op", None, scale_op, (c,), {"eps": old_key[1]})
-            values[s] = scale_op.forward(values[c], eps=old_key[1])
-            shared[old_key] = c, s
+            c = _made(centered_op, (x,), values)
+            shared[old_key] = c, _made(scale_op, (c,), values, eps=old_key[1])
         return shared[old_key]
 
     def visit(t, old):
@@ -519,10 +518,10 @@ def share_layer_norm_centering(program, values):
             return t
         if old.op in forwards:                    # c · s · γ (+ β)
             x, gamma, *beta = t.args
-            x_hat = step(ops.mul.opdef, *centering(key(old), x))
+            x_hat = _made(ops.mul.opdef, centering(key(old), x), values)
             if not beta:
                 return Term(t.name, "op", t.node, ops.mul.opdef, (x_hat, gamma))
-            return Term(t.name, "op", t.node, ops.add.opdef, (step(ops.mul.opdef, x_hat, gamma), *beta))
+            return Term(t.name, "op", t.node, ops.add.opdef, (_made(ops.mul.opdef, (x_hat, gamma), values), *beta))
         g, x, gamma = t.args
         op = x_op if old.op is grad_x else gamma_op
         return Term(t.name, "op", t.node, op, (g, *centering(key(old), x), gamma))
