@@ -50,6 +50,13 @@ class OpDef:
     def __repr__(self):
         return f"OpDef('{self.name}')"
 
+    @functools.cached_property
+    def attributes(self):
+        """``(positional, names)`` of the op's attributes (``_attributes``), read once and kept
+        on the row itself: a cache beside it would keep every op ever made alive, and with it
+        the graphs its functions hold."""
+        return _attributes(self)
+
 
 class Fusion:
     """A fused gradient that may replace ``mg.grad``'s graph of an op's VJP: ``op`` (a fused
@@ -135,10 +142,9 @@ OUTPUT = OpDef("output", lambda t, index: t[index],
 defvjp(OUTPUT, lambda g, ans, t, index: tuple(g if i == index else None for i in range(t.op.n_outputs)))
 
 
-@functools.cache
 def _attributes(opdef):
-    """What its ``forward``'s parameters after the inputs say of an op's attributes, read once:
-    ``(positional, names)``. ``positional``: the attributes an argument after the inputs fills,
+    """What its ``forward``'s parameters after the inputs say of an op's attributes
+    (``OpDef.attributes`` keeps it): ``(positional, names)``. ``positional``: the attributes an argument after the inputs fills,
     in order. ``names``: every attribute the op takes, or None for any (when ``forward`` takes
     ``**kwargs``). A builtin without a signature takes no positional attribute and any name.
     ``out`` and ``dtype`` are numpy's own parameters, never attributes."""
@@ -161,7 +167,7 @@ def _attributes(opdef):
 
 
 def _check_attributes(opdef, attrs):
-    names = _attributes(opdef)[1]
+    names = opdef.attributes[1]
     unknown = [a for a in attrs if names is not None and a not in names]
     if unknown:
         raise BadValueError(f"mg.{opdef.name} has no attribute {', '.join(map(repr, unknown))}; its "
@@ -178,7 +184,7 @@ def _check_attributes(opdef, attrs):
 def _positional_attributes(opdef, extra):
     """``{"axis": 0}`` for ``sum(x, 0)``: name the arguments after the inputs by ``forward``'s
     parameters; more arguments than that is a mistake worth saying so."""
-    n_inputs, names = len(opdef.vjps), _attributes(opdef)[0]
+    n_inputs, names = len(opdef.vjps), opdef.attributes[0]
     if len(extra) > len(names):
         raise TypeError(f"{opdef.name} takes {n_inputs} input(s)"
                         + (f" and then the attributes {', '.join(names)}" if names else "")

@@ -27,7 +27,7 @@ def test_the_recipe_target_is_above_the_best_softmax_classifier_and_reachable():
     assert abs(linear - ch05.LINEAR_BEST) < 0.01 and linear < ch05.TARGET
 
 
-# A seed the hidden cases draw (the 50 seeds of test_hidden_seeds.py hold it) on which minigraph's
+# A seed the hidden cases draw (the 50 seeds of test_hidden_cases.py hold it) on which minigraph's
 # own run at lr 0.8, a rate that reads 95.6 % of the public seed's held-out digits, reads 86.9 %.
 UNLUCKY_SEED, RATE = 13781, 0.8
 

@@ -1,34 +1,39 @@
-"""Hidden cases (``Exercise.hidden``): every generator is held to three promises, in-process.
+"""Hidden cases (``Exercise.hidden``): every generator stays within its statement, in-process.
 
-For each exercise that draws hidden cases, over a few seeds (``exercise.with_hidden``):
+For each exercise that draws hidden cases (``exercise.with_hidden``):
 
-(a) a right answer (``exercise_answers``' RIGHT tables, written as a learner would) passes
-    every hidden case: the generator stays within the statement;
-(b) the typical wrong answers (the WRONG tables) fail at least one hidden case for most seeds:
-    the generator's inputs show the mistakes, not only the public cases do;
-(c) a look-up table of the public cases' answers, made by running a right answer on them,
+(a) every right answer (``exercise_answers``' RIGHT tables, written as a learner would) passes
+    every hidden case: the first of each table on the cases of ``SEEDS`` seeds, the others
+    (written differently, the same maths) on the first ``FEW`` seeds (all of them, for an
+    exercise of ``TRAINING``);
+(b) a look-up table of the public cases' answers, made by running a right answer on them,
     passes the public cases and fails every hidden case: knowing the public cases (``check()``
     shows them) is worth only their share of the points.
 
-The list of exercises without a generator, and why, is ``content/__init__.py``'s docstring;
-the last test keeps it in step with the registry.
+What the typical wrong answers meet in the same draws is ``test_hidden_seeds.py``'s. The list of
+exercises without a generator, and why, is ``content/__init__.py``'s docstring; the last test
+keeps it in step with the registry.
 """
 
-import importlib
-import json
 import re
 
 import numpy as np
 import pytest
+from hidden_draws import SECONDS, hidden, statuses, tables, with_generator
 
 import minigraph as mg
 from minigraph.grading import content
 from minigraph.grading.toolkit import registry
-from minigraph.grading.toolkit.exercise import CASE_TIME_LIMIT, HIDDEN_CASES, grade, run_cases, with_hidden
+from minigraph.grading.toolkit.exercise import HIDDEN_CASES, grade, run_cases, with_hidden
 
-SEEDS = range(3)
-SECONDS = 6             # CPU seconds per case, 3x check()'s 2 s: a busy machine slows the wall clock, not this
-MOST = 0.6              # a wrong answer that fails a hidden case for most seeds: this share of them
+SEEDS = range(50)
+FEW = 10                # seeds for the second and later right answers of a table
+TABLE_SEEDS = range(2)  # seeds on which a table of the public answers is graded
+# Exercises whose every case trains a network twice (the learner's engine and minigraph's): all
+# their right answers get FEW seeds. A right capstone engine gives minigraph's own losses step for
+# step, so more seeds would only measure minigraph's accuracy, which the judge holds to the
+# public seed (test_content_ch05.py: an unlucky hidden seed).
+TRAINING = {"05.capstone"}
 NO_TABLE = {                 # exercises whose public cases a table of answers cannot pass either
     "08.softplus_graph_vjp": "the answer gets nodes holding decoys, never the case's values",
     "02.evaluate": "the judge counts the op evaluations the answer makes, and a table makes none",
@@ -43,55 +48,16 @@ NOT_A_FUNCTION = {           # exercises whose answer is not called on a case's 
 }
 
 
-def with_generator():
-    return [exercise.id for chapter in registry.CHAPTERS for exercise in registry.exercises(chapter)
-            if exercise.hidden is not None]
-
-
-def tables(exercise_id):
-    module = importlib.import_module(f"exercise_answers.ch{exercise_id.split('.')[0]}")
-    return module.WRONG[exercise_id], module.RIGHT[exercise_id]
-
-
-def hidden(exercise, seed):
-    """The hidden cases drawn from ``seed`` (and only those)."""
-    return with_hidden(exercise, seed)[len(exercise.cases):]
-
-
-def statuses(exercise, answer, cases, seconds=SECONDS):
-    """The statuses of ``cases``, as the grader judges them."""
-    records = json.loads(json.dumps(run_cases(exercise, answer, seconds=seconds, cases=cases)))
-    return [c.status for c in grade(exercise, records, cases).cases]
-
-
-def hidden_statuses(exercise, answer, seed):
-    return statuses(exercise, answer, hidden(exercise, seed))
-
-
-def fails_a_hidden_case(exercise, answer, seed):
-    """Does the answer fail a hidden case of ``seed``? Case after case, with the grader's own
-    time limit: a wrong walk that never finishes costs seconds, and a wrong answer most often
-    a single case (a capstone's case trains for a second)."""
-    return any(statuses(exercise, answer, [case], CASE_TIME_LIMIT) != ["pass"] for case in hidden(exercise, seed))
-
-
 @pytest.mark.parametrize("exercise_id", with_generator())
-def test_a_right_answer_passes_every_hidden_case(exercise_id):
-    exercise, (name, right) = registry.find(exercise_id), next(iter(tables(exercise_id)[1].items()))
-    for seed in SEEDS:
-        got = hidden_statuses(exercise, right, seed)
-        assert got == ["pass"] * HIDDEN_CASES, f"{name}, seed {seed}: {got}"
-
-
-@pytest.mark.parametrize("exercise_id", with_generator())
-def test_typical_wrong_answers_fail_a_hidden_case_for_most_seeds(exercise_id):
-    exercise, wrong = registry.find(exercise_id), tables(exercise_id)[0]
-    caught = {name: np.mean([fails_a_hidden_case(exercise, answer, seed) for seed in SEEDS])
-              for name, (answer, _) in wrong.items()}
-    missed = {name: share for name, share in caught.items() if share < MOST}
-    # a mistake that only an edge case of the statement shows (an overflow, a zero) may slip by
-    # random inputs; most of them must not
-    assert len(missed) <= len(caught) // 3, missed
+def test_every_right_answer_passes_every_hidden_case_of_many_seeds(exercise_id):
+    exercise = registry.find(exercise_id)
+    for k, (name, answer) in enumerate(tables(exercise_id)[1].items()):
+        seeds = SEEDS if k == 0 and exercise_id not in TRAINING else SEEDS[:FEW]
+        cases = [(seed, case) for seed in seeds for case in hidden(exercise, seed)]
+        assert len(cases) == len(seeds) * HIDDEN_CASES
+        failed = [(seed, status) for (seed, _), status in zip(cases, statuses(exercise, answer, [c for _, c in cases]))
+                  if status != "pass"]
+        assert not failed, f"{name} fails hidden cases (seed, status): {failed[:5]}"
 
 
 def looked_up(exercise, right):
@@ -151,7 +117,7 @@ def test_a_table_of_the_public_answers_passes_them_and_fails_every_hidden_case(e
     exercise, right = registry.find(exercise_id), next(iter(tables(exercise_id)[1].values()))
     lookup, size = looked_up(exercise, right)
     assert size > 0
-    for seed in SEEDS[:2]:
+    for seed in TABLE_SEEDS:
         cases = with_hidden(exercise, seed)
         result = grade(exercise, run_cases(exercise, lookup, seconds=SECONDS, cases=cases), cases)
         public = [c.status for c in result.cases[:len(exercise.cases)]]

@@ -1,6 +1,7 @@
 """The engine rule (``toolkit/engine.py``): the engine's own functions refuse while an answer
 runs, however they were reached, and are given back whole afterwards, whatever the answer did."""
 
+import gc
 import importlib
 import sys
 import time
@@ -35,9 +36,12 @@ def test_a_function_kept_before_the_check_refuses_and_is_given_back_afterwards()
     assert kept.__code__ is code and list(kept(np.array([-1.0, 2.0]))) == [0.0, 2.0]
 
 
-def test_a_function_made_from_the_engines_code_before_the_check_refuses_too():
+@pytest.mark.parametrize("hidden", [False, True], ids=["kept", "set aside by gc.freeze"])
+def test_a_function_made_from_the_engines_code_before_the_check_refuses_too(hidden):
     original = mg.relu.opdef.forward
     copy = types.FunctionType(original.__code__, original.__globals__, "mine", None, original.__closure__)
+    if hidden:                          # the permanent generation, which gc.get_referrers does not search
+        gc.freeze()
     status, message = statuses(relu_exercise(), lambda x: copy(x))
     assert status == ["error"] and "the engine's own forward function of relu" in message
     assert copy.__code__ is original.__code__ and list(copy(np.array([-1.0, 2.0]))) == [0.0, 2.0]

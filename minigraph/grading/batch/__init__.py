@@ -7,3 +7,13 @@ its code, runs it in a sandbox (``sandbox.py``) with ``runner.py``, in the grade
 judges those with the exercises of ``toolkit``;
 ``gradebook.py`` writes the reports. No module here imports the engine itself.
 """
+
+import sys
+
+# Every process of the grader reads notebooks with nbformat (the grader, its forkserver, each
+# sandbox's runner), which validates them with jsonschema, which imports the optional IRI checker
+# rfc3987_syntax when it is installed (Jupyter's own packages install it). That import builds a
+# grammar: about two seconds of CPU in every one of those processes, for a format no notebook
+# schema uses. Marking it absent here, before any module of this package imports nbformat, skips
+# only that checker (jsonschema goes without it, as where it is not installed).
+sys.modules.setdefault("rfc3987_syntax", None)

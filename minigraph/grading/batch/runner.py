@@ -49,13 +49,7 @@ import time
 from pathlib import Path
 from queue import Empty
 
-# nbformat validates notebooks with jsonschema, which imports the optional IRI checker
-# rfc3987_syntax when it is installed (Jupyter's own packages install it); that import builds a
-# grammar, about a second of CPU in every runner, for a format no notebook schema uses. Marking
-# it absent skips only that checker (jsonschema goes without it, as where it is not installed).
-sys.modules.setdefault("rfc3987_syntax", None)
-
-import nbformat  # noqa: E402
+import nbformat  # the package's __init__ keeps it quick to import
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient

@@ -49,17 +49,17 @@ Converting a chapter module written in one piece (mechanical):
    within what the statement allows (a temperature > 0, ids as ints). The grader adds
    ``exercise.HIDDEN_CASES`` of them, drawn from a seed per submission.
 5. Run ``tests/grading/test_content_answers.py -k NN.``, ``tests/grading/test_hidden_cases.py
-   -k NN.`` and ``tests/grading/test_release.py``.
+   -k NN.``, ``tests/grading/test_hidden_seeds.py -k NN.`` and ``tests/grading/test_release.py``.
 
 Hidden cases: every exercise whose inputs can be drawn has a generator (arrays of random
 shapes that agree, random settings, ints, random graphs: ``graphs.random_spec``), and
-``tests/grading/test_hidden_cases.py`` checks that a right answer passes its cases, typical
-wrong ones fail them and a table of the public cases' answers does not. A generator draws the
-regimes where typical mistakes show, each in its turn, not only values like the public cases:
-overflow (a spread above 709, rows far apart, a dominant masked key), ties, zeros in a divisor,
+``tests/grading/test_hidden_cases.py`` checks that right answers pass its cases and a table of
+the public cases' answers does not, ``tests/grading/test_hidden_seeds.py`` that typical wrong
+ones fail them. A generator draws the regimes where typical mistakes show, each in its turn,
+not only values like the public cases: overflow (a spread above 709, rows far apart, a dominant masked key), ties, zeros in a divisor,
 d ≠ d_v, non-integer values, deep graphs and chains beyond the recursion limit, attributes that
-change a value. ``tests/grading/test_hidden_seeds.py`` feeds every typical wrong answer the
-hidden cases of 50 seeds: none may pass them all. No hidden cases, and why:
+change a value. A typical wrong answer must fail a hidden case for most seeds, and none may pass
+every hidden case of 50 seeds. No hidden cases, and why:
 
 * ``00.broadcast_shape``, ``01.predict``, ``03.hand_backprop``: the answer is one value about
   one fixed example (a shape, three numbers, a dict of gradients); there is no input to draw.

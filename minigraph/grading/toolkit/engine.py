@@ -21,7 +21,8 @@ reference to the function object is the same object, so it refuses however it wa
 attribute captured at the top of the notebook (``f = mg.sigmoid.opdef.forward``), the module
 path ``minigraph.graph.topological_order`` instead of ``mg.Graph``, an optimizer that inherits
 the engine's ``update``. A function made from the same code object before the answer ran
-(``types.FunctionType(f.__code__, f.__globals__)``) is found (``gc``) and refuses too. The
+(``types.FunctionType(f.__code__, f.__globals__)``) is found (``gc``; also one ``gc.freeze()``
+set aside, where ``gc`` does not look: it is put back first) and refuses too. The
 engine's normal calls pay nothing: outside an answer the functions are untouched.
 
 What escapes: only Python functions can be refused. An op whose forward is a numpy ufunc
@@ -64,6 +65,7 @@ class EngineRule:
         refusing code, so it refuses too."""
         functions = [(path, what, _functions(path)) for path, what in self.functions]
         engine = [f for _, _, found in functions for f in found]
+        gc.unfreeze()           # what gc.freeze() set aside is no referrer to gc: searched again
         copies = [f for f in gc.get_referrers(*(f.__code__ for f in engine))     # one pass over memory
                   if type(f) is types.FunctionType and all(f is not g for g in engine)]
         return [(path, what, found + [f for f in copies if any(f.__code__ is g.__code__ for g in found)])
