@@ -144,10 +144,11 @@ defvjp(OUTPUT, lambda g, ans, t, index: tuple(g if i == index else None for i in
 
 def _attributes(opdef):
     """What its ``forward``'s parameters after the inputs say of an op's attributes
-    (``OpDef.attributes`` keeps it): ``(positional, names)``. ``positional``: the attributes an argument after the inputs fills,
-    in order. ``names``: every attribute the op takes, or None for any (when ``forward`` takes
-    ``**kwargs``). A builtin without a signature takes no positional attribute and any name.
-    ``out`` and ``dtype`` are numpy's own parameters, never attributes."""
+    (``OpDef.attributes`` keeps it): ``(positional, names)``. ``positional``: the attributes an
+    argument after the inputs fills, in order. ``names``: every attribute the op takes, or None
+    for any (when ``forward`` takes ``**kwargs``). A builtin without a signature takes no
+    positional attribute and any name. ``out`` and ``dtype`` are numpy's own parameters, never
+    attributes."""
     try:
         parameters = list(inspect.signature(opdef.forward).parameters.values())
     except ValueError:                               # a builtin without a signature

@@ -56,10 +56,11 @@ shapes that agree, random settings, ints, random graphs: ``graphs.random_spec``)
 ``tests/grading/test_hidden_cases.py`` checks that right answers pass its cases and a table of
 the public cases' answers does not, ``tests/grading/test_hidden_seeds.py`` that typical wrong
 ones fail them. A generator draws the regimes where typical mistakes show, each in its turn,
-not only values like the public cases: overflow (a spread above 709, rows far apart, a dominant masked key), ties, zeros in a divisor,
-d ≠ d_v, non-integer values, deep graphs and chains beyond the recursion limit, attributes that
-change a value. A typical wrong answer must fail a hidden case for most seeds, and none may pass
-every hidden case of 50 seeds. No hidden cases, and why:
+not only values like the public cases: overflow (a spread above 709, rows far apart, a dominant
+masked key), ties, zeros in a divisor, d ≠ d_v, non-integer values, deep graphs and chains
+beyond the recursion limit, attributes that change a value. A typical wrong answer must fail a
+hidden case for most seeds, and none may pass every hidden case of 50 seeds. No hidden cases,
+and why:
 
 * ``00.broadcast_shape``, ``01.predict``, ``03.hand_backprop``: the answer is one value about
   one fixed example (a shape, three numbers, a dict of gradients); there is no input to draw.
