@@ -727,7 +727,6 @@ def test_the_progress_bar_shows_notebooks_done_flagged_not_run_elapsed_and_time_
 
 def _judging_for(send, seconds):
     """A judge that takes ``seconds`` (a recipe training for minutes), then answers."""
-    import time
     time.sleep(seconds)
     send.send([])
 
