@@ -691,6 +691,43 @@ def test_a_workspace_is_bounded_in_size_and_files_and_says_so_when_full():
     assert not root.exists()
 
 
+SWEEPER = """
+import sys, time
+from pathlib import Path
+from minigraph.grading.batch import workspace
+while not Path(sys.argv[1]).exists():
+    time.sleep(0.001)
+workspace.sweep()
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="spaces are mounted (and so left behind) as root only")
+def test_two_graders_sweeping_the_same_left_spaces_at_once_both_succeed_and_remove_them(tmp_path):
+    """A killed grader's spaces stay mounted until a grader run as root sweeps them; two graders
+    started together must not trip over each other deleting the same ones."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()                                   # its pid names the spaces of a grader no longer alive
+    for _ in range(30):
+        root = Path(tempfile.mkdtemp(prefix=workspace.MOUNT_NAME, dir=tmp_path))
+        (root / "box").mkdir()
+        for name in "abcdefgh":
+            (root / name).mkdir()
+            (root / name / "stderr").write_text("x")
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", f"{workspace.MOUNT_NAME}{dead.pid}",
+                        str(root / "box")], check=True)
+        (root / "box" / "inside").write_text("x")
+    go = tmp_path / "go"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    sweepers = [subprocess.Popen([sys.executable, "-c", SWEEPER, str(go)], env=env, stderr=subprocess.PIPE,
+                                 text=True) for _ in range(2)]
+    time.sleep(1)                                 # both imported and waiting
+    go.touch()
+    for sweeper in sweepers:
+        assert sweeper.wait(timeout=60) == 0, sweeper.stderr.read()
+    assert [m for m in workspace.stale_mounts() if m.startswith(str(tmp_path))] == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["go"]
+
+
 def test_the_progress_bar_shows_notebooks_done_flagged_not_run_elapsed_and_time_left():
     import io
     from minigraph.grading.batch.cli import progress_bar

@@ -26,7 +26,7 @@ or outlive the grader. So each submission gets a ``Workspace``:
 The grader's own files for the run (the sandbox's stderr) sit next to the space, outside the
 sandbox's view. A grader killed outright (SIGKILL) cannot unmount its spaces; each mount is named
 after the grader's process (``minigraph-grade-PID``), so the next grader run as root unmounts and
-removes those of graders no longer alive (``sweep``).
+removes those of graders no longer alive (``sweep``), even when several start at once.
 """
 
 import os
@@ -118,12 +118,20 @@ def stale_mounts():
 
 
 def sweep():
-    """Unmount and delete the spaces that killed graders left behind."""
+    """Unmount and delete the spaces that killed graders left behind.
+
+    Two graders started together may both find the same space: each renames a space's folder
+    before deleting it, and only one rename can succeed, so one grader alone deletes it."""
     for point in stale_mounts():
         subprocess.run(["umount", "--lazy", point], capture_output=True, check=False)
         root = Path(point).parent                  # the space's folder, for its box
         if root.name.startswith(MOUNT_NAME):
-            remove_tree(root)
+            claimed = root.with_name(f"{root.name}-swept-by-{os.getpid()}")
+            try:
+                root.rename(claimed)
+            except FileNotFoundError:              # another grader is deleting it
+                continue
+            remove_tree(claimed)
 
 
 def remove_tree(path):
