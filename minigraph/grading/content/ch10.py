@@ -4,8 +4,8 @@ Two exercises on the heart of the chapter:
 
 * ``10.attention``: scaled dot-product attention ``softmax(Q Kᵀ / √d) V`` in numpy, batched over
   leading axes, with an optional boolean mask (True: the query may attend to that key). Cases
-  include a causal mask, a padding mask and scores large enough to overflow an unshifted
-  softmax (stability is a case, not a sentence).
+  include a causal mask, a padding mask, scores large enough to overflow an unshifted
+  softmax and queries whose scores lie far apart (stability is a case, not a sentence).
 * ``10.softmax_vjp``: the backward rule of softmax along an axis, built by ``vjp.vjp_exercise``;
   its graph case uses the rule twice, along axis 0 and along the last axis.
 
@@ -93,6 +93,24 @@ def _hidden_attention(rng):
     return case(**inputs)
 
 
+def _not_a_number(case, error):
+    """What a weight that is not a number says of the answer: numpy names the operation (0 · ∞
+    in a product, 0 / 0 in the softmax's division), and a case without a mask rules out the
+    mask's mistakes."""
+    if "multiply" in error:
+        return ("a score came out 0 · (−∞), not a number: multiplying the mask by −∞ gives that for "
+                "every allowed key; choose the masked scores with np.where instead")
+    if "mask" not in case["inputs"]:
+        return ("a query's weights came out 0 / 0 (not a number): every exp underflowed to 0, so "
+                "the score subtracted was far above that query's own scores (one maximum for the "
+                "whole batch?); subtract each query's own largest score")
+    return ("a query's weights came out 0 / 0 (not a number): its allowed keys all got weight 0, "
+            "because a masked key with a much larger score took all the weight: the mask was "
+            "applied after the softmax, or the largest score was taken before masking (or over "
+            "the whole batch); mask the scores before the softmax, then subtract each query's "
+            "largest allowed score")
+
+
 _rng = np.random.default_rng(10)
 _BATCHED = dict(Q=_rounded(_rng, 2, 3, 4), K=_rounded(_rng, 2, 3, 4), V=_rounded(_rng, 2, 3, 4))
 _SMALL = dict(Q=_rounded(_rng, 2, 3, 2), K=_rounded(_rng, 2, 3, 2), V=_rounded(_rng, 2, 3, 2))
@@ -126,6 +144,9 @@ attention = dataclasses.replace(function_exercise(
                    "however large its score.",
                    "Where the mask enters decides what the masked key's score can still do: "
                    "after the softmax, it has already taken all the weight.")),
+        case(Q=[[40.0, 0.0], [-40.0, 0.0]], K=[[40.0, 0.0], [0.0, 1.0]], V=[[1.0, 0.0], [0.0, 1.0]],
+             hint="Two queries whose largest scores lie more than 1,000 apart: one query's "
+                  "weights must not depend on another query's scores."),
     ],
     hint=("Attention weights are a softmax over the keys of each query's scaled scores; the "
           "output mixes the values with those weights.",
@@ -141,10 +162,7 @@ attention = dataclasses.replace(function_exercise(
         _run_attention,
         over=("exp overflowed (a score above 709): subtract each query's largest score from its "
               "row of scores before exp, as a stable softmax does (chapter 05)"),
-        invalid=("a query's weights came out 0 / 0 (not a number): its allowed keys all got "
-                 "weight 0, because the mask was applied after the softmax and a masked key "
-                 "with a much larger score had taken all the weight; mask the scores before the "
-                 "softmax")))
+        invalid=_not_a_number))
 
 
 # -- 10.softmax_vjp -------------------------------------------------------------------------------

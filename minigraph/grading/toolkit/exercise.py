@@ -163,7 +163,9 @@ def unchanged(name, params, before, after):
 def float_errors_named(run, **meanings):
     """``run`` with numpy's floating-point errors said in the exercise's words: ``meanings`` maps
     an error (``over``, ``invalid``, ``divide``, as numpy's message names it: "overflow",
-    "invalid value", "divide by zero") to the sentence the case fails with (a ``Rule``).
+    "invalid value", "divide by zero") to the sentence the case fails with (a ``Rule``), or to
+    a function ``(case, numpy's message) -> sentence`` where the case, or the operation numpy
+    names ("... in divide"), tells apart the mistakes that lead there.
     For an exercise whose ``raise_on`` (or its own ``np.errstate``) makes such an error raise:
     "overflow encountered in exp" alone does not say which mistake leads there."""
     words = {"over": "overflow", "invalid": "invalid value", "divide": "divide by zero"}
@@ -174,7 +176,7 @@ def float_errors_named(run, **meanings):
         except FloatingPointError as error:
             said = [text for error_kind, text in meanings.items() if words[error_kind] in str(error)]
             if said:
-                raise Rule(said[0]) from None
+                raise Rule(said[0](case, str(error)) if callable(said[0]) else said[0]) from None
             raise
 
     return named

@@ -61,6 +61,30 @@ def attention_unshifted(Q, K, V, mask=None):
     return e / e.sum(axis=-1, keepdims=True) @ V
 
 
+def attention_one_max_for_the_batch(Q, K, V, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    e = np.exp(scores - scores.max())
+    return e / e.sum(axis=-1, keepdims=True) @ V
+
+
+def attention_max_before_masking(Q, K, V, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    e = np.exp(scores)
+    return e / e.sum(axis=-1, keepdims=True) @ V
+
+
+def attention_mask_times_infinity(Q, K, V, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = scores + ~mask * -np.inf
+    return stable_softmax(scores) @ V
+
+
 def attention_unscaled(Q, K, V, mask=None):
     scores = Q @ np.swapaxes(K, -1, -2)
     if mask is not None:
@@ -180,6 +204,9 @@ WRONG = {
         "masked with 0": wrong(attention_mask_zero, "set to 0 instead of −∞"),
         "mask inverted": wrong(attention_mask_inverted, "wrong way round"),
         "no max subtracted: overflows": wrong(attention_unshifted, "overflow"),
+        "one max for the whole batch": wrong(attention_one_max_for_the_batch, "one maximum for the whole batch"),
+        "the max taken before masking": wrong(attention_max_before_masking, "before masking"),
+        "the mask multiplied by −∞": wrong(attention_mask_times_infinity, "multiplying the mask by −∞"),
         "weights transposed before V": wrong(attention_transposed_weights, "transposed before multiplying V"),
         "the weights returned": wrong(attention_weights_only, "weights were returned"),
         "the engine's matrix product": wrong(attention_engine_matmul, "engine's own"),
