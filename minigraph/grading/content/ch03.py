@@ -281,7 +281,7 @@ BACKWARD_GRAPHS = {
     # sums over one axis: their rules need the node's attributes
     "REDUCE": REDUCE[:-1] + (("loss", "sum", "m"),),
     # an Input of integers (as class labels are), Constants, and an op of Constants only
-    "CONSTANTS": (("x", "input", "int"), ("w", "parameter", [0.5, -1.0, 2.0]),
+    "CONSTANTS": (("x", "input", "int"), ("w", "parameter", [0.3, -1.0, 0.7]),
                   ("t", "constant", [1.0, 0.0, -1.0]), ("two", "constant", 2.0), ("half", "constant", 0.5),
                   ("h", "mul", "x", "w"), ("e", "sub", "h", "t"), ("q", "mul", "e", "e"),
                   ("four", "mul", "two", "two"), ("r", "mul", "q", "four"), ("s", "sum", "r"),

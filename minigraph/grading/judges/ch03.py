@@ -100,14 +100,19 @@ def _judge_call(reference, call, named):
         if name not in grads:
             return named(reference, grads, Verdict(False, "a gradient", "none",
                          f"no gradient for node '{name}' ({a_kind(reference.kinds[name])})"))
-        verdict = compare(reference.expected[name], grads[name])
+        expected = reference.expected[name]
+        verdict = compare(expected, grads[name])
         if not verdict.passed:
-            shaped = np.shape(grads[name]) != np.shape(reference.expected[name])
+            shaped = np.shape(grads[name]) != np.shape(expected)
+            cut = not shaped and np.any(np.trunc(expected)) and np.array_equal(np.trunc(expected), grads[name])
             return named(reference, grads, Verdict(
                 False, verdict.expected, verdict.got,
                 f"node '{name}' ({a_kind(reference.kinds[name])}) has the wrong gradient: {verdict.message}"
                 + (". Sum each share back to its node's own shape, over every axis broadcasting added "
-                   "or stretched, not only axis 0 (mg.unbroadcast)" if shaped else "")))
+                   "or stretched, not only axis 0 (mg.unbroadcast)" if shaped else "")
+                + (". It is the gradient with its fractions cut off: it was kept in integers, the "
+                   "dtype of the node's value; a gradient is floats whatever its value's dtype"
+                   if cut else "")))
     params = call.get("params") or {}
     for name in reference.parameters:
         expected, value = reference.expected[name], decode(params.get(name, {"type": "none"}))

@@ -252,7 +252,7 @@ def backward_recursive_comprehension(loss, values):
 # -- 03.backward: typical wrong answers -----------------------------------------------------------
 
 def walked(order, seed=np.ones_like, add=True, unbroadcast=True, attrs=True, ans_of_parent=False,
-           set_grad=True):
+           set_grad=True, value_dtype=False):
     """A learner's backward, walking ``order(loss)``, with one slip or another."""
 
     def backward(loss, values):
@@ -266,6 +266,8 @@ def walked(order, seed=np.ones_like, add=True, unbroadcast=True, attrs=True, ans
                 gk = node.op.vjps[k](grads[node], ans, *args, **(node.attrs if attrs else {}))
                 if unbroadcast:
                     gk = mg.unbroadcast(gk, np.shape(values[parent]))
+                if value_dtype:                         # "a gradient has its value's type"
+                    gk = np.asarray(gk, dtype=np.result_type(values[parent]))
                 grads[parent] = grads[parent] + gk if add and parent in grads else gk
         return set_grads(grads) if set_grad else grads
 
@@ -509,6 +511,7 @@ WRONG = {
         "summed over axis 0": wrong(backward_sum_axis_0, "summed over axis 0 only"),
         "summed back after adding": wrong(backward_summed_late, "only after the shares were added up"),
         "zeros_like, then +=": wrong(backward_zeros_like, "integers", "np.zeros_like"),
+        "each share cast to its value's dtype": wrong(walked(reverse_order, value_dtype=True), "integers"),
         "the first share kept, then +=": wrong(backward_aliasing, "in place", "not +="),
     },
     "03.hand_backprop": {
