@@ -75,7 +75,17 @@ HIDDEN = {
     "00_watch_getattr.ipynb": ["cell 4, line 4: looks into a function's code, frames or the garbage collector "
                                "(the watch saw it run) (`__code__`)"],
     "00_watch_kernels_alias.ipynb": ["cell 4, line 4: uses the engine's internals, which are not its public API"],
+    "00_watch_silenced.ipynb": ["cell 4: ran with the watch's channel replaced (by this cell or an earlier one): "
+                                "the watch ended the kernel when it had something to report"],
 }
+
+
+def test_a_notebook_that_replaced_the_watchs_channel_loses_what_the_watch_would_have_reported(run):
+    sub = run["subs"]["00_watch_silenced.ipynb"]
+    assert [e["id"] for e in sub["exercises"] if e["status"] != "passed"] == ["00.relu"]
+    assert sub["notes"][0] == ("cell 4 ran with the grader's watch channel replaced (by it or an earlier cell): "
+                               "the watch ended its kernel when it had something to report: the notebook ran "
+                               "again, in a fresh kernel, without it")
 
 
 @pytest.mark.parametrize("name", HIDDEN)
@@ -155,24 +165,61 @@ def test_the_hook_reports_only_the_submissions_own_requests(tmp_path):
     """A Python whose audit hook is the watch's: a cell-like file's compile, __code__,
     sys._getframe and a .py file written (through pathlib) are reported; the standard library's
     own (dataclasses' exec, a traceback's frames) are not."""
+    status, records = watched(tmp_path, "import dataclasses, os, sys, traceback\n"
+                                        "@dataclasses.dataclass\nclass Point:\n    x: int = 0\n"
+                                        "traceback.format_stack()\n"
+                                        "f = lambda: 1\n"
+                                        "getattr(f, '__co' + 'de__')\n"
+                                        "sys._getframe()\n"
+                                        "exec('y = 2')\n"
+                                        "import pathlib; pathlib.Path(os.path.dirname(__file__), 'made.py').write_text('')\n")
+    assert status == 0
+    assert [(r["event"], r.get("text"), r.get("line")) for r in records] == [
+        ("hello", None, None), ("introspects", "__code__", 10), ("introspects", "sys._getframe", 11),
+        ("compile", "y = 2", 12), ("exec", "<string>", 12), ("writes-code", str(tmp_path / "made.py"), 13)]
+
+
+REPLACE_CHANNEL = """\
+import os, sys
+kept = os.dup(int(sys.argv[1]))
+os.dup2(os.open(os.devnull, os.O_WRONLY), int(sys.argv[1]))       # the watch now writes nowhere
+os.write(kept, b'{"event": "done"}\\n')                            # and a done of the submission's own
+"""
+
+
+@pytest.mark.parametrize("replace", [REPLACE_CHANNEL, "import os, sys\nos.close(int(sys.argv[1]))\n"])
+def test_a_watch_whose_channel_was_replaced_ends_its_kernel_at_its_next_report(tmp_path, replace):
+    status, records = watched(tmp_path, replace + "x = 1\nexec('y = 2')\nprint('not reached')\n")
+    assert status == watch_module().EXIT_SILENCED
+    assert [r["event"] for r in records] in (["hello", "done"], ["hello"])   # nothing of the exec
+
+
+def test_a_line_of_the_watch_is_json_whatever_its_text():
+    record = {"event": "compile", "text": "é \ud800 \"\n\\", "line": 3}
+    assert json.loads(watch_module().line_of(record)) == record
+
+
+def test_a_cell_that_replaces_json_dumps_does_not_blind_the_watch(tmp_path):
+    status, records = watched(tmp_path, "import json\njson.dumps = lambda *a, **k: ''\nexec('y = 2')\n")
+    assert status == 0 and [r["event"] for r in records] == ["hello", "compile", "exec"]
+
+
+def watch_module():
+    from minigraph.grading.batch import watch
+    return watch
+
+
+def watched(tmp_path, body):
+    """Run ``body`` as a cell-like file in a Python whose audit hook is the watch's, on a pipe
+    whose descriptor is ``sys.argv[1]``: (its exit status, the records the pipe received)."""
     script = tmp_path / "cell.py"
-    script.write_text("import dataclasses, os, sys, traceback\n"
-                      "from minigraph.grading.batch import watch\n"
-                      "watch.Watch(int(sys.argv[1])).install()\n"
-                      "@dataclasses.dataclass\nclass Point:\n    x: int = 0\n"
-                      "traceback.format_stack()\n"
-                      "f = lambda: 1\n"
-                      "getattr(f, '__co' + 'de__')\n"
-                      "sys._getframe()\n"
-                      "exec('y = 2')\n"
-                      "import pathlib; pathlib.Path(os.path.dirname(__file__), 'made.py').write_text('')\n")
+    script.write_text("import sys\nfrom minigraph.grading.batch import watch\n"
+                      "watch.Watch(int(sys.argv[1])).install()\n" + body)
     read, write = os.pipe()
     proc = subprocess.run([sys.executable, str(script), str(write)], pass_fds=(write,), capture_output=True,
                           text=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
     os.close(write)
     with os.fdopen(read) as pipe:
         records = [json.loads(line) for line in pipe.read().splitlines()]
-    assert proc.returncode == 0, proc.stderr
-    assert [(r["event"], r.get("text"), r.get("line")) for r in records] == [
-        ("hello", None, None), ("introspects", "__code__", 9), ("introspects", "sys._getframe", 10),
-        ("compile", "y = 2", 11), ("exec", "<string>", 11), ("writes-code", str(tmp_path / "made.py"), 12)]
+    assert proc.returncode in (0, watch_module().EXIT_SILENCED), proc.stderr
+    return proc.returncode, records

@@ -32,7 +32,8 @@ gave this process (``sandbox.environment``): its home, IPython's and Jupyter's c
 folders are a folder the grader made read-only (``sandbox.CONFIG``), so nothing the notebook writes (a kernelspec, a
 startup file, an ``ipython_kernel_config.py``) configures a kernel. The runner writes the number
 of each cell it is about to run to the grader's watch channel (``watch.py``; file descriptor
-``job["watch_fd"]``), which every kernel inherits.
+``job["watch_fd"]``), which every kernel inherits, and ``silenced`` when a kernel's watch ended
+it because the submission had replaced that descriptor in the kernel (``watch.EXIT_SILENCED``).
 
 Everything here runs next to the submission's code, which may rewrite any of these files:
 the grader reads them as untrusted data, within size limits, and judges the results itself.
@@ -60,6 +61,7 @@ from ..toolkit.report import points
 from ..toolkit.values import shorten
 from . import kernel as kernel_module
 from .collect import REPLY, REQUEST
+from .watch import EXIT_SILENCED
 
 TIMED_OUT = "CellTimedOut"                 # the error name of a cell interrupted for time
 BIG_OUTPUT = 1_000_000                     # characters of output worth a note
@@ -103,11 +105,21 @@ def wait_limit(job):
 
 
 class _Manager(AsyncKernelManager):
-    """A kernel manager whose kernel is always started by ``argv``, whatever kernelspecs exist."""
+    """A kernel manager whose kernel is always started by ``argv``, whatever kernelspecs exist,
+    and which can tell how a kernel that ended ended (``exit_status``)."""
 
     def __init__(self, argv, **kwargs):
         super().__init__(kernel_name="minigraph-grader", **kwargs)
         self._kernel_spec = KernelSpec(argv=argv, display_name="minigraph grader", language="python")
+        self.kernel_process = None
+
+    async def start_kernel(self, **kwargs):
+        await super().start_kernel(**kwargs)
+        self.kernel_process = self.provisioner.process    # kept: the provisioner forgets it when it ends
+
+    def exit_status(self):
+        """The kernel's exit status (negative: the signal that ended it); None while it runs."""
+        return None if self.kernel_process is None else self.kernel_process.poll()
 
 
 class _Client(NotebookClient):
@@ -175,8 +187,12 @@ class _Client(NotebookClient):
 
     def mark(self, cell):
         """Tell the grader's watch channel which cell (a number, or "grading") runs now."""
+        self.tell({"event": "cell", "cell": cell})
+
+    def tell(self, record):
+        """Write ``record`` on the grader's watch channel (this process's own descriptor)."""
         try:
-            os.write(self.job["watch_fd"], (json.dumps({"event": "cell", "cell": cell}) + "\n").encode())
+            os.write(self.job["watch_fd"], (json.dumps(record) + "\n").encode())
         except OSError:
             pass
 
@@ -326,6 +342,11 @@ def _execute(client):
     except KernelLost as lost:
         return lost
     except DeadKernelError:
+        if client.km.exit_status() == EXIT_SILENCED:
+            client.tell({"event": "silenced"})
+            return KernelLost(client.current, "ran with the grader's watch channel replaced (by it or an "
+                                              "earlier cell): the watch ended its kernel when it had "
+                                              "something to report")
         return KernelLost(client.current, client.lost_why or
                           "ended its kernel (os._exit, a crash, or out of memory)")
     except Exception as error:                   # nbclient raises many kinds (kernel start...)

@@ -22,19 +22,27 @@ cell's (``%timeit relu(x)`` is the cell's own text, and not flagged for it).
 outside the sandbox; it was open before any submission code ran, and what is written there
 cannot be taken back. The runner writes which cell it is about to run to the same pipe, so a
 report belongs to the cell before it. When the grading is over the kernel writes ``done``:
-a channel that ends without it (closed, or replaced, by the submission) is itself flagged.
+a channel that ends without it is itself flagged. A submission can reach its own file
+descriptors, though: it could put something else where the pipe was and write a ``done`` of
+its own through a copy. So the watch checks, before each line it writes, that its descriptor
+is still the pipe it was given (the same device and inode, read with ``os.fstat`` kept from
+before any cell ran); if not, nothing it writes can be heard, and it ends the kernel with
+status ``EXIT_SILENCED`` instead: the runner tells the grader (a ``silenced`` line), and the
+cell that was doing something worth a report does not run again. Lines are written with
+Python's C JSON quoting, not ``json.dumps``, whose module a cell could change.
 Each kind of report is sent ``MAX_REPORTS`` times at most: a loop that does the same thing a
 million times costs one line.
 """
 
-import json
 import os
 import sys
 import sysconfig
+from _json import encode_basestring_ascii as _quoted
 
 from .. import __file__ as _grading_init
 
 MAX_REPORTS = 5                     # reports of one kind (event and place) sent at most
+EXIT_SILENCED = 86                  # the kernel's exit status when its channel was replaced
 MAX_TEXT = 2000                     # characters of compiled source text sent
 PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(_grading_init))))
 # the tools that run a string their caller gives them: a submission's frame below them is reported
@@ -73,7 +81,17 @@ class Watch:
     def __init__(self, fd):
         self.fd, self.sent, self.busy = fd, {}, False
         self.roots = trusted_roots()
-        self.getframe = sys._getframe
+        # kept now, before any cell runs: a cell can replace what the os module holds
+        self.getframe, self.fstat, self.write, self.exit = sys._getframe, os.fstat, os.write, os._exit
+        self.pipe = self.identity()
+
+    def identity(self):
+        """(device, inode) of what ``fd`` is now; None if it is closed."""
+        try:
+            found = self.fstat(self.fd)
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino
 
     def install(self):
         """Add the hook (for good: Python has no way to remove one) and say so on the channel."""
@@ -82,9 +100,12 @@ class Watch:
         return self
 
     def send(self, record):
+        """Write ``record`` on the channel, or end the kernel if the channel is no longer the pipe."""
+        if self.identity() != self.pipe:
+            self.exit(EXIT_SILENCED)
         try:
-            os.write(self.fd, (json.dumps(record) + "\n").encode("utf-8", "replace"))
-        except OSError:                # the channel is gone: the grader sees that by itself
+            self.write(self.fd, line_of(record))
+        except OSError:                # the grader stopped reading: the run is over
             pass
 
     def done(self):
@@ -183,6 +204,16 @@ class Watch:
         import linecache
         filename = frame.f_code.co_filename
         return (filename, frame.f_lineno, linecache.getline(filename, frame.f_lineno).strip()[:200])
+
+
+def line_of(record):
+    """``record`` (text keys; text or whole-number values) as one line of JSON, in bytes."""
+    fields = (f"{_quoted(key)}: {_quoted(value) if value.__class__ is _TEXT else f'{value:d}'}"
+              for key, value in record.items())
+    return ("{" + ", ".join(fields) + "}\n").encode("ascii")
+
+
+_TEXT = str                         # kept at import: a cell can rebind the builtin name
 
 
 def place_dict(place):

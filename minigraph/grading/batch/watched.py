@@ -14,7 +14,8 @@ and clean: not flagged.
 
 A kernel that ran the grading writes ``done`` last. A channel without it -- closed, or replaced
 by something else on its file descriptor -- is flagged: whatever the hook would have said next
-was not heard.
+was not heard. A kernel whose watch found its descriptor replaced was ended by the watch
+itself, and the runner says ``silenced``: flagged too, whatever ``done`` the submission wrote.
 """
 
 import json
@@ -40,6 +41,8 @@ WHY = {
     "introspects": "looks into a function's code, frames or the garbage collector (the watch saw it run)",
     "patches": "changes a class of the engine",
     "ctypes": "uses ctypes, which can change the interpreter itself",
+    "silenced": "ran with the watch's channel replaced (by this cell or an earlier one): the "
+                "watch ended the kernel when it had something to report",
 }
 
 
@@ -99,7 +102,8 @@ def flags(records, cells, review, graded):
             text = str(record.get("text", ""))
             if event == "run-string" and _own_clean_text(text, cells, review):
                 continue
-            found.append(f"{_where(record, cell, cells)}: {WHY[event]} ({_detail(event, text)})")
+            detail = f" ({_detail(event, text)})" if text else ""
+            found.append(f"{_where(record, cell, cells)}: {WHY[event]}{detail}")
     found = list(dict.fromkeys(found))
     if len(found) > MAX_FLAGS:
         found = found[:MAX_FLAGS] + [f"... and {len(found) - MAX_FLAGS} more reports of the watch"]
