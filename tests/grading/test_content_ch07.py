@@ -35,3 +35,31 @@ def test_a_generator_gone_astray_gets_a_short_message_that_still_says_why():
         assert all(len(c.got) <= 60 for c in result.cases)
         cases = [{"status": "ran", "got": [generator(None)] * ch07.N_STRINGS}] * 2
         assert len(grade(exercise, cases).cases[0].got) <= 60       # the same string each time
+
+
+def _clip_exercise_on(grads, max_norm):
+    """07.clip_global_norm's verdict on one case of its own."""
+    return registry.find("07.clip_global_norm"), [{"inputs": {"grads": grads, "max_norm": max_norm}}]
+
+
+def test_a_clip_that_shares_memory_with_a_gradient_is_refused_and_a_number_read_out_is_not():
+    def views(grads, max_norm):                  # g[...] of a 0-d array is a 0-d view
+        return [g[...] for g in grads]
+
+    def numbers(grads, max_norm):                # g[()] of a 0-d array is a number: a copy
+        return [g[()] if g.ndim == 0 else g.copy() for g in grads]
+
+    exercise, cases = _clip_exercise_on([2.0, [1.0, -1.0]], 10.0)
+    refused = grade(exercise, run_cases(exercise, views, cases=cases), cases)
+    assert refused.status == "failed" and "or a view of one" in refused.cases[0].message
+    assert grade(exercise, run_cases(exercise, numbers, cases=cases), cases).status == "passed"
+
+
+def test_slicing_a_0d_gradient_to_copy_it_is_told_as_the_view_mistake_not_a_bare_index_error():
+    def slices(grads, max_norm):
+        return [g[:] for g in grads]
+
+    exercise, cases = _clip_exercise_on([2.0, [1.0, -1.0]], 10.0)
+    message = grade(exercise, run_cases(exercise, slices, cases=cases), cases).cases[0].message
+    assert "0-d" in message and "view that shares the caller's memory" in message, message
+    assert "IndexError" not in message and len(message) <= 300

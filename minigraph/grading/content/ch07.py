@@ -149,17 +149,30 @@ def clip_inputs(case):
 
 
 def _run_clip(answer, case):
+    """The answer's arrays, encoded. Refused: gradients changed in place, and a result that
+    shares memory with a gradient (the array itself, or a view such as ``g[:]``), since
+    changing that result later changes the caller's gradient too. ``np.shares_memory`` asks
+    whether an entry is shared, exactly: a 0-d view counts, a number read out of an array
+    (``g[()]``, a copy) does not."""
     grads, max_norm = clip_inputs(case)
     originals = [g.copy() for g in grads]
-    out = answer(grads, max_norm)
+    try:
+        out = answer(grads, max_norm)
+    except IndexError as error:
+        if not ("0-dimensional" in str(error) and any(g.ndim == 0 for g in grads)):
+            raise
+        raise Rule("a gradient here is 0-d (one number, shape ()): it has no axis, so indexing it "
+                   "with [:] or [0] fails. And [:] does not copy a numpy array anyway: it makes a "
+                   "view that shares the caller's memory; the copy method copies an array of any "
+                   "shape") from error
     if any(not np.array_equal(g, o) for g, o in zip(grads, originals)):
         raise ValueError("clip_by_global_norm changed the gradients in place; return new arrays")
     if not isinstance(out, (list, tuple)):
         raise TypeError(f"clip_by_global_norm must return a list of arrays, not {type(out).__name__}")
-    if any(o is g for o in out for g in grads):
-        raise Rule("clip_by_global_norm returned one of the arrays it was given: return new arrays, even "
-                   "when nothing needs clipping, so that changing them later cannot change the caller's "
-                   "gradients")
+    if any(isinstance(o, np.ndarray) and np.shares_memory(o, g) for o in out for g in grads):
+        raise Rule("clip_by_global_norm returned one of the arrays it was given, or a view of one (g[:] "
+                   "is not a copy for numpy arrays): return new arrays, even when nothing needs "
+                   "clipping, so that changing them later cannot change the caller's gradients")
     return [encode(g) for g in out]
 
 

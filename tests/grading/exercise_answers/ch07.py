@@ -109,6 +109,22 @@ def clip_returns_the_given_arrays(grads, max_norm):
     return [g * (max_norm / norm) for g in grads] if norm > max_norm else grads
 
 
+def clip_returns_slices(grads, max_norm):
+    """g[:] taken for a copy: a view sharing the caller's memory (and an IndexError on a 0-d g)."""
+    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    if norm <= max_norm:
+        return [g[:] for g in grads]
+    return [g * (max_norm / norm) for g in grads]
+
+
+def clip_returns_ellipsis_views(grads, max_norm):
+    """g[...] taken for a copy: a view, of a 0-d g too."""
+    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    if norm <= max_norm:
+        return [g[...] for g in grads]
+    return [g * (max_norm / norm) for g in grads]
+
+
 # -- answers for 07.reber_generator -------------------------------------------------------------------
 
 def reber_walk(rng, transitions=None, choose=None):
@@ -217,6 +233,10 @@ WRONG = {
         "in place": wrong(clip_in_place, "changed the gradients in place"),
         "the given arrays back when the norm is small": wrong(clip_returns_the_given_arrays,
                                                               "returned one of the arrays it was given"),
+        "views g[:] back when the norm is small": wrong(clip_returns_slices, "or a view of one",
+                                                        "not a copy for numpy arrays"),
+        "views g[...] back when the norm is small": wrong(clip_returns_ellipsis_views, "or a view of one",
+                                                          "not a copy for numpy arrays"),
     },
     "07.reber_generator": {
         "mg.data.embedded_reber_string": wrong(mg.data.embedded_reber_string, "engine's own reber generator"),
