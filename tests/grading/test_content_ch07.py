@@ -1,6 +1,8 @@
 """Chapter 07's checks beyond the answer tables (``tests/grading/exercise_answers/ch07.py``, run by
-``tests/grading/test_content_answers.py``): the chapter's points and the wording of its hints and
-mistake messages."""
+``tests/grading/test_content_answers.py``): the chapter's points, the wording of its hints and
+mistake messages, and where 07.clip_global_norm's rules and tolerance draw the line."""
+
+import numpy as np
 
 from minigraph.grading.answers import ch07 as answers
 from minigraph.grading.content import ch07
@@ -63,3 +65,15 @@ def test_slicing_a_0d_gradient_to_copy_it_is_told_as_the_view_mistake_not_a_bare
     message = grade(exercise, run_cases(exercise, slices, cases=cases), cases).cases[0].message
     assert "0-d" in message and "view that shares the caller's memory" in message, message
     assert "IndexError" not in message and len(message) <= 300
+
+
+def test_pytorchs_epsilon_passes_where_the_norm_is_tiny_and_ten_times_it_does_not():
+    def guarded(epsilon):
+        def clip(grads, max_norm):
+            norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+            return [g * min(1.0, max_norm / (norm + epsilon)) for g in grads]
+        return clip
+
+    exercise, cases = _clip_exercise_on([[0.0003, -0.0004]], 0.0004)     # norm 0.0005
+    assert grade(exercise, run_cases(exercise, guarded(1e-6), cases=cases), cases).status == "passed"
+    assert grade(exercise, run_cases(exercise, guarded(1e-5), cases=cases), cases).status == "failed"

@@ -183,6 +183,13 @@ def clip_by_norms(grads, max_norm):
     return [g * scale for g in grads]
 
 
+def clip_like_pytorch(grads, max_norm):
+    """PyTorch's clip_grad_norm_: the norm guarded by 1e-6, clipped when the factor is below 1."""
+    norm = np.sqrt(sum(np.sum(g * g) for g in grads))
+    coef = max_norm / (norm + 1e-6)
+    return [g * coef if coef < 1 else g.copy() for g in grads]
+
+
 WRONG = {
     "07.rnn_step": {
         "no tanh": wrong(lambda x, h, W_xh, W_hh, b: x @ W_xh + h @ W_hh + b, "tanh is missing"),
@@ -264,6 +271,7 @@ RIGHT = {
     "07.bptt_two_steps": {"by hand": bptt_numpy, "the engine": bptt_engine, "a backward loop": bptt_loop},
     "07.gate_vjp": {"σ": gate_right, "σ through tanh": gate_via_tanh, "ans·(1 − σ(z))": gate_product_rule_with_ans},
     "07.clip_global_norm": {"np.linalg.norm of each, then one factor": clip_by_norms,
-                            "one concatenated vector": clip_concatenated},
+                            "one concatenated vector": clip_concatenated,
+                            "PyTorch's clip_grad_norm_, norm + 1e-6": clip_like_pytorch},
     "07.reber_generator": {"a walk": embedded(reber_walk), "recursive": reber_recursive},
 }
