@@ -68,8 +68,10 @@ RMSPROP_MISTAKES = {
 
 
 def adam_update(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, first_t=1, sign=-1,
-          swap=False, inside=False, power=True):
-    """Adam with knobs that turn it into the typical wrong rules."""
+          swap=False, inside=False, power=True, eps_corrected=False):
+    """Adam with knobs that turn it into the typical wrong rules. ``eps_corrected``: eps added
+    to √s before the correction, as in the paper's "efficient" form (the correction folded
+    into the step size), so that √(1 - beta2^t) divides eps too."""
     if swap:
         beta1, beta2 = beta2, beta1
     t = s["t"] = s.get("t", first_t - 1) + 1
@@ -77,6 +79,8 @@ def adam_update(v, g, s, lr, beta1, beta2, eps, correct_m=True, correct_s=True, 
     q = s["s"] = beta2 * s.get("s", 0.0) + (1 - beta2) * g * g
     m_hat = m / (1 - beta1 ** (t if power else 1)) if correct_m else m
     q_hat = q / (1 - beta2 ** (t if power else 1)) if correct_s else q
+    if eps_corrected:
+        eps = eps / np.sqrt(1 - beta2 ** t)
     return v + sign * lr * m_hat / (np.sqrt(q_hat + eps) if inside else np.sqrt(q_hat) + eps)
 
 
@@ -95,6 +99,9 @@ ADAM_MISTAKES = {
         lambda *a, **k: adam_update(*a, **k, correct_m=False),
     "eps is inside the square root: divide by sqrt(ŝ) + eps":
         lambda *a, **k: adam_update(*a, **k, inside=True),
+    "eps is added to √s before the bias correction (the correction folded into the step "
+    "size), so the correction scales eps too: add eps to √ŝ, after correcting s":
+        lambda *a, **k: adam_update(*a, **k, eps_corrected=True),
     "a step uphill: subtract the step (value - ...), do not add it":
         lambda *a, **k: adam_update(*a, **k, sign=1),
     "the bias correction divides by 1 - beta at every step: the power t (the step count, "
@@ -134,7 +141,7 @@ ADAM_TWINS = [                   # the value after each step, worked out by hand
     [[0.8, -0.8], [0.8, -0.8],
      [0.8 - 0.2 * (4 / 0.875) / np.sqrt(16.75 / 0.578125),
       -0.8 + 0.2 * (4 / 0.875) / np.sqrt(16.75 / 0.578125)]],
-    # eps = 1 outside the root: m̂ = 3, ŝ = 9 -> step 0.5·3/(3 + 1)
+    # eps = 1 outside the root, added after the correction: m̂ = 3, ŝ = 9 -> step 0.5·3/(3 + 1)
     [-0.375],
 ]
 

@@ -91,8 +91,10 @@ adam = optimizer_exercise(
                         [[2.0, -2.0], [-1.0, 1.0], [8.0, -8.0]],
                         answers.ADAM_TWINS[1],
                         hint="Count steps from t = 1 and divide m by 1 - beta1^t and s by 1 - beta2^t."),
-        twin_case("MyAdam", {"lr": 0.5, "beta1": 0.9, "beta2": 0.99, "eps": 1.0}, 0.0, [3.0],
-                        answers.ADAM_TWINS[2], hint="eps is added after taking the square root of ŝ, not inside it."),
+        twin_case("MyAdam", {"lr": 0.5, "beta1": 0.9, "beta2": 0.999, "eps": 1.0}, 0.0, [3.0],
+                        answers.ADAM_TWINS[2],
+                        hint="eps is added to the square root of ŝ, the corrected s: not inside the "
+                             "root, and not to √s before the correction."),
     ),
     mistakes=answers.ADAM_MISTAKES,
     hint=("Adam is momentum on the gradient and RMSProp on its square, plus a step counter that "

@@ -241,6 +241,16 @@ def adam_fixed_correction(self, value, grad, state):
     return value - self.lr * m_hat / (np.sqrt(s_hat) + self.eps)
 
 
+def adam_efficient_form(self, value, grad, state):
+    """The paper's "efficient" form: the bias correction folded into the step size, eps added
+    to √s of the uncorrected s, so the correction scales eps too."""
+    t = state["t"] = state.get("t", 0) + 1
+    m = state["m"] = self.beta1 * state.get("m", 0.0) + (1 - self.beta1) * grad
+    s = state["s"] = self.beta2 * state.get("s", 0.0) + (1 - self.beta2) * grad ** 2
+    lr_t = self.lr * np.sqrt(1 - self.beta2 ** t) / (1 - self.beta1 ** t)
+    return value - lr_t * m / (np.sqrt(s) + self.eps)
+
+
 class AdamFromTheEngine(mg.optim.Adam):
     """The engine's Adam under the learner's name: its update is inherited."""
 
@@ -291,6 +301,8 @@ WRONG = {
         "s corrected only": wrong(optimizer(adam_variant(raw_m=True), **ADAM), "on s only"),
         "eps inside the root": wrong(optimizer(adam_variant(eps_inside=True), **ADAM),
                                      "eps is inside the square root"),
+        "eps before the bias correction (the paper's efficient form)":
+            wrong(optimizer(adam_efficient_form, **ADAM), "eps is added to √s before the bias correction"),
         "uphill": wrong(optimizer(adam_variant(uphill=True), **ADAM), "uphill"),
         "not an optimizer class": wrong(lambda v: v, "subclasses mg.optim.Optimizer"),
         "the step count kept on self": wrong(optimizer(adam_counts_on_self, **ADAM), "keeps something on self"),
