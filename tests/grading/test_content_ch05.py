@@ -1,13 +1,13 @@
 """Chapter 05's checks beyond the answer tables (``tests/grading/exercise_answers/ch05.py``, run by
 ``tests/grading/test_content_answers.py``): the hints' wording, the recipe's stated numbers and
-the capstone on an unlucky seed."""
+the capstone on an unlucky seed, the number of classes counted from the labels."""
 
 import numpy as np
 
-from exercise_answers.ch05 import LINEAR_RECIPE, RIGHT
+from exercise_answers.ch05 import LINEAR_RECIPE, RIGHT, ce_classes_from_labels, one_hot, softmax_rows
 from minigraph.grading.content import ch05
 from minigraph.grading.toolkit import registry
-from minigraph.grading.toolkit.exercise import hint_levels
+from minigraph.grading.toolkit.exercise import case, grade, hint_levels, run_cases
 from minigraph.grading.toolkit.values import decode, encode
 
 
@@ -53,3 +53,28 @@ def test_on_an_unlucky_hidden_seed_a_right_engine_passes_at_a_rate_that_reads_th
 
     slow = ch05._judge_capstone(case, ch05._run_capstone(dict(answer, lr=0.05), case))
     assert not slow.passed and "too small" in slow.message, slow
+
+
+def messages(exercise_id, answer, *cases):
+    """The message of each case, as the grader judges it."""
+    exercise = registry.find(exercise_id)
+    return [c.message for c in grade(exercise, run_cases(exercise, answer, cases=cases), cases).cases]
+
+
+def test_a_number_of_classes_counted_from_the_labels_is_named_whether_or_not_it_broadcasts():
+    """Labels short of the last class: numpy's broadcast error is named (a Rule); labels all 0:
+    the one-hot column broadcasts, and the numbers are named (the mistake table)."""
+    short, zeros = ({**case(g=1.0, logits=[[0.5, 1.0, -1.0], [2.0, 0.0, 1.0]], labels=labels),
+                     "integers": ["labels"]} for labels in ([1, 0], [0, 0]))
+    for said in messages("05.softmax_ce_vjp", ce_classes_from_labels, short, zeros):
+        assert "logits' second axis" in said and "largest label + 1" in said, said
+
+
+def test_another_broadcast_error_is_not_blamed_on_the_labels():
+    """One-hot rows as wide as the batch is long (3 rows, 4 classes, labels up to 1): numpy's own
+    error, explained as any broadcast error, with no word of the labels."""
+    def rows_from_the_batch(g, ans, logits, labels):
+        return g * (softmax_rows(logits) - one_hot(labels, len(labels))) / len(logits)
+
+    said, = messages("05.softmax_ce_vjp", rows_from_the_batch, ch05.softmax_ce_vjp.cases[5])
+    assert "do not broadcast" in said and "label" not in said, said

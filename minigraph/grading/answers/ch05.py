@@ -43,6 +43,11 @@ CE_MISTAKES = [
     ("the logits were clipped: that changes the softmax of logits beyond the clip (1000 and 999 "
      "become equal); subtract each row's largest logit instead, which changes nothing",
      lambda g, z, y: softmax_ce_vjp(g, np.clip(z, -300, 300), y)),
+    # where the labels stop short of the last class, this one is a broadcast error, which
+    # content/ch05.py's _classes_from_labels names; here it broadcasts (all labels 0)
+    ("the number of classes was taken from the labels (the largest label + 1): it is the "
+     "logits' second axis, since a batch need not hold an example of every class",
+     lambda g, z, y: g * (_softmax(z) - _one_hot(y, y.max() + 1)) / len(z)),
 ]
 
 def accuracy(logits, labels):

@@ -25,6 +25,8 @@ exercise (a missing division by the batch size, a flipped sign, rows and columns
 the case's inputs, and when the learner's answer equals one of them the message says which.
 """
 
+import re
+
 import numpy as np
 
 import minigraph as mg
@@ -111,8 +113,27 @@ def _hidden_confusion(rng):
 # -- 05.softmax_ce_vjp ------------------------------------------------------------------------
 
 def _call_vjp(answer, g, logits, labels):
-    """A VJP is called as ``vjp(g, ans, *inputs)``: ``ans`` is the op's output, here the loss."""
-    return answer(g, mg.softmax_cross_entropy.opdef.forward(logits, labels), logits, labels)
+    """A VJP is called as ``vjp(g, ans, *inputs)``: ``ans`` is the op's output, here the loss.
+    numpy's broadcast error between rows as wide as the logits' and rows as wide as the largest
+    label + 1 is a one-hot made as wide as the labels reach (``_classes_from_labels``): said so."""
+    try:
+        return answer(g, mg.softmax_cross_entropy.opdef.forward(logits, labels), logits, labels)
+    except ValueError as error:
+        _classes_from_labels(error, logits, labels)
+        raise
+
+
+def _classes_from_labels(error, logits, labels):
+    """Raise ``Rule`` if ``error`` is numpy's broadcast error between an (n, k) array, k the
+    logits' width, and an (n, m) one, m the largest label + 1 < k: one-hot rows counted from the
+    labels, which need not reach the last classes."""
+    (n, k), m = logits.shape, int(labels.max()) + 1
+    shapes = {tuple(int(d) for d in shape.split(",") if d.strip())
+              for shape in re.findall(r"\(([\d,\s]*)\)", str(error))}
+    if "could not be broadcast" in str(error) and m < k and {(n, k), (n, m)} <= shapes:
+        raise Rule(f"rows of {m} entries (the largest label + 1) met the logits' rows of {k}: the "
+                   f"number of classes is the logits' second axis ({k}), not the largest label + 1; "
+                   f"a batch need not hold an example of every class") from None
 
 
 softmax_ce_vjp = _exercise(
@@ -129,6 +150,10 @@ softmax_ce_vjp = _exercise(
         case(g=1.0, logits=[[1000.0, 0.0, -1000.0], [-800.0, 800.0, 0.0]], labels=[0, 2],
              hint="exp(1000) overflows. Softmax does not change when you subtract the same number "
                   "from every logit of a row: subtract the row's largest logit first."),
+        case(g=1.5, logits=[[0.5, 1.5, -0.5, 0.0], [2.0, -1.0, 0.0, 1.0], [0.0, 1.0, 3.0, -2.0]],
+             labels=[1, 0, 1],
+             hint="Only classes 0 and 1 occur among these labels, yet every row has four logits: "
+                  "a batch need not hold an example of every class."),
     ],
     hint=("The rule the chapter derived, row by row: the softmax probabilities minus the one-hot "
           "label, divided by the number of rows n, times the upstream gradient g.",

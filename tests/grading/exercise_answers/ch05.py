@@ -68,6 +68,11 @@ def ce_global_max(g, ans, logits, labels):
     return g * (e / e.sum(axis=1, keepdims=True) - one_hot(labels, logits.shape[1])) / len(logits)
 
 
+def ce_classes_from_labels(g, ans, logits, labels):
+    """The number of classes counted from the labels: right while the batch holds the last class."""
+    return g * (softmax_rows(logits) - np.eye(labels.max() + 1)[labels]) / len(logits)
+
+
 def ce_clipped(g, ans, logits, labels):
     return ce_naive_softmax(g, ans, np.clip(logits, -300, 300), labels)
 
@@ -232,6 +237,8 @@ WRONG = {
     "05.softmax_ce_vjp": {
         "one max for the whole batch": wrong(ce_global_max, "whole batch", "each row"),
         "logits clipped at ±300": wrong(ce_clipped, "clipped"),
+        "classes counted from the labels": wrong(ce_classes_from_labels, "logits' second axis",
+                                                 "not the largest label + 1"),
         "the engine's rule, from its module": wrong(lambda g, ans, z, y: engine_ce_vjp(g, ans, z, y), "engine's own backward rule", "mg.softmax_cross_entropy.opdef.vjps"),
         "no division by the batch size": wrong(lambda g, ans, z, y: ce_right_vectorised(g, ans, z, y) * len(z),
                                                "batch size"),
