@@ -1,13 +1,15 @@
 """Chapter 05's checks beyond the answer tables (``tests/grading/exercise_answers/ch05.py``, run by
 ``tests/grading/test_content_answers.py``): the hints' wording, the recipe's stated numbers and
-the capstone on an unlucky seed, the number of classes counted from the labels."""
+the capstone on an unlucky seed, the number of classes counted from the labels, the accuracy's
+mistakes told apart."""
 
 import numpy as np
 
 from exercise_answers.ch05 import LINEAR_RECIPE, RIGHT, ce_classes_from_labels, one_hot, softmax_rows
+from minigraph.grading.answers import ch05 as answers
 from minigraph.grading.content import ch05
 from minigraph.grading.toolkit import registry
-from minigraph.grading.toolkit.exercise import case, grade, hint_levels, run_cases
+from minigraph.grading.toolkit.exercise import ATOL, RTOL, case, grade, hint_levels, run_cases
 from minigraph.grading.toolkit.values import decode, encode
 
 
@@ -78,3 +80,20 @@ def test_another_broadcast_error_is_not_blamed_on_the_labels():
 
     said, = messages("05.softmax_ce_vjp", rows_from_the_batch, ch05.softmax_ce_vjp.cases[5])
     assert "do not broadcast" in said and "label" not in said, said
+
+
+def test_every_accuracy_mistake_has_a_public_case_that_names_it():
+    """diagnose names a mistake only where no other gives the same number: each has a public
+    case where its value is its own (the count over N·K and the largest logit's value compared
+    with the label both gave 1/7 on case 5)."""
+    def same(a, b):
+        a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+        return a.shape == b.shape and np.allclose(a, b, rtol=RTOL, atol=ATOL)
+
+    for message, mistake in answers.ACCURACY_MISTAKES:
+        own = []
+        for each in ch05.accuracy.cases:
+            inputs = ch05._integers({**each, "integers": ["labels"]})
+            value, others = mistake(*inputs), [m(*inputs) for text, m in answers.ACCURACY_MISTAKES if text != message]
+            own.append(not same(value, answers.accuracy(*inputs)) and not any(same(value, o) for o in others))
+        assert any(own), message

@@ -57,6 +57,9 @@ def accuracy(logits, labels):
 ACCURACY_MISTAKES = [
     ("that is the NUMBER of right answers: divide by the number of examples to get a fraction",
      lambda z, y: np.sum(np.argmax(z, axis=1) == y)),
+    ("divided by the number of logits (rows × classes): the accuracy is the number of right "
+     "answers divided by the number of examples, one per row",
+     lambda z, y: np.sum(np.argmax(z, axis=1) == y) / z.size),
     ("that is a percentage: return a fraction between 0 and 1",
      lambda z, y: 100 * accuracy(z, y)),
     ("that is the error rate, the fraction WRONG: count the rows that are right",

@@ -263,6 +263,8 @@ WRONG = {
         "ties counted as right": wrong(lambda z, y: np.mean(z[np.arange(len(y)), y] == z.max(axis=1)), "tie", "first"),
         "the label's logit is a largest one": wrong(lambda z, y: np.mean([row[t] >= row.max() for row, t in zip(z, y)]), "tie"),
         "a count": wrong(lambda z, y: np.sum(z.argmax(axis=1) == y), "number of right answers"),
+        "divided by the number of logits": wrong(lambda z, y: np.sum(np.argmax(z, 1) == y) / z.size,
+                                                 "number of logits", "number of examples"),
         "a percentage": wrong(lambda z, y: 100 * np.mean(z.argmax(axis=1) == y), "percentage"),
         "the error rate": wrong(lambda z, y: np.mean(z.argmax(axis=1) != y), "error rate"),
         "argmin": wrong(lambda z, y: np.mean(z.argmin(axis=1) == y), "argmin"),
