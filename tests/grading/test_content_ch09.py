@@ -4,7 +4,7 @@ The typical wrong answers (each rejected naming its mistake) and the different r
 (each accepted) live in ``tests/grading/exercise_answers/ch09.py``, and
 ``tests/grading/test_content_answers.py`` runs them through ``check()`` and the grader. Here:
 ``09.carry_state``'s reference against the engine's ``mean_loss``, and its cases against its
-mistakes.
+mistakes; ``09.temperature``'s floating-point errors, named by what was subtracted before exp.
 """
 
 import numpy as np
@@ -14,7 +14,7 @@ import minigraph as mg
 from minigraph.grading.answers import ch09 as answers
 from minigraph.grading.content import ch09
 from minigraph.grading.toolkit import registry
-from minigraph.grading.toolkit.exercise import ATOL, RTOL
+from minigraph.grading.toolkit.exercise import ATOL, MAX_MESSAGE, RTOL, grade, run_cases, with_hidden
 
 
 def test_the_chapter_is_worth_10_points():
@@ -57,3 +57,31 @@ def test_every_public_case_tells_the_carry_mistakes_apart():
         ids, steps = each["inputs"]["ids"], each["inputs"]["steps"]
         short_last = (len(ids) - 1) % steps != 0
         assert len(wrong) == len(values) - 2 * (not short_last), each
+
+
+def subtracting(subtracted):
+    """A learner's softmax at temperature T that takes ``subtracted`` from the scaled scores."""
+    def answer(logits, T):
+        e = np.exp(logits / T - subtracted(logits, T))
+        return e / e.sum(axis=-1, keepdims=True)
+    return answer
+
+
+@pytest.mark.parametrize("listed, alone, subtracted", ch09.SUBTRACTED, ids=[s[0] for s in ch09.SUBTRACTED])
+def test_a_float_error_names_what_was_subtracted_or_lists_it_never_another_alone(listed, alone, subtracted):
+    """On the public cases and the hidden ones of 10 seeds, a case the answer fails with a
+    floating-point error names its mistake alone, or lists it among others that meet the same
+    error there; it never names another alone. Every one is named alone on some case, and the
+    largest score before dividing by T on public case 4 (the first that catches it)."""
+    exercise, named_alone = ch09.temperature, []
+    for seed in range(10):
+        cases = exercise.cases if seed == 0 else with_hidden(exercise, seed)[len(exercise.cases):]
+        for row, each in zip(grade(exercise, run_cases(exercise, subtracting(subtracted), cases=cases), cases).cases,
+                             cases):
+            if row.status == "error":
+                assert len(row.message) <= MAX_MESSAGE and (alone in row.message or listed in row.message), row.message
+                assert not any(other in row.message for _, other, _ in ch09.SUBTRACTED if other != alone), row.message
+                named_alone.append((seed, row.index) if alone in row.message else None)
+    assert any(named_alone), listed
+    if "before dividing by T" in listed:
+        assert (0, 4) in named_alone

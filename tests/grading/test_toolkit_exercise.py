@@ -255,6 +255,10 @@ def test_float_errors_named_says_the_exercise_words_for_numpys_errors():
     with pytest.raises(FloatingPointError):                  # an error it was not told of
         float_errors_named(run, over="only overflow")(lambda x: x / x, {"inputs": {"x": [0.0]}})
     assert named(np.exp, {"inputs": {"x": [0.0]}}) == [1.0]
+    worded = float_errors_named(run, over=lambda case, error: f"exp({case['inputs']['x'][0]:g}) overflowed "
+                                                               f"({error.split(' in ')[-1]})")
+    with pytest.raises(Rule, match=r"exp\(1000\) overflowed \(exp\)"):   # a sentence made for the case
+        worded(np.exp, {"inputs": {"x": [1000.0]}})
 
 
 def spin(seconds):

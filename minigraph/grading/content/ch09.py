@@ -55,10 +55,11 @@ _temperature = function_exercise(
              hint="Below 1 the likely characters get likelier: the distribution sharpens."),
         case(logits=[[0.5, -0.5, 1.5], [3.0, 0.0, 0.0]], temperature=2.0,
              hint="Two rows, two distributions: each row sums to 1 on its own."),
-        case(logits=[1000.0, 998.0, 990.0], temperature=0.5,
-             hint="Scores this large overflow exp: subtract the largest score first (chapter 05)."),
-        case(logits=[500.0, 0.0, -500.0], temperature=0.5,
-             hint="Scaled scores from −1000 to 1000: whatever is subtracted, every exponent must "
+        case(logits=[3000.0, 2998.0, 2990.0], temperature=2.0,
+             hint="Scores in the thousands overflow exp even divided by T = 2: subtract the largest "
+                  "before exp, as in chapter 05, the largest of the numbers exp actually receives."),
+        case(logits=[-100.0, -400.0, -500.0], temperature=0.5,
+             hint="Scaled scores from −1000 to −200: whatever is subtracted, every exponent must "
                   "stay at or below 0."),
         case(logits=FAR_APART, temperature=1.0,
              hint="Two rows a thousand apart: each row is a distribution of its own, shifted by "
@@ -75,14 +76,59 @@ _temperature = function_exercise(
                     "mg.charlm.sample.next_character": "sampling with temperature",
                     "mg.charlm.sample.probabilities": "softmax with temperature"}),
     hidden=_hidden_temperature)
+
+
+# What a learner subtracts from the scaled scores before exp (as listed, as named alone, the
+# number), for the case whose answer met a floating-point error: an exponent above 709 overflows,
+# a row of exponents all below −745 underflows to 0 (then 0 / 0). Each gives the right values
+# wherever exp does neither (a softmax does not change when a row is shifted), so the error it
+# meets on a case, found here in the learner's kernel, is all that tells it: no mistake table
+# of answers/ sees it.
+SUBTRACTED = (
+    ("nothing", "nothing was subtracted", lambda z, T: 0.0),
+    ("each row's smallest scaled score", "each row's smallest scaled score was subtracted",
+     lambda z, T: np.min(z / T, axis=-1, keepdims=True)),
+    ("each row's largest score before dividing by T",
+     "each row's largest score was subtracted before dividing by T, not the largest scaled score",
+     lambda z, T: np.max(z, axis=-1, keepdims=True)),
+    ("one maximum for the whole batch", "one maximum was subtracted for the whole batch",
+     lambda z, T: np.max(z / T)),
+)
+FLOAT_ERRORS = {"over": "exp overflowed (an exponent above 709)",
+                "invalid": "a row's exponentials all underflowed to 0, and 0 / 0 is not a number"}
+
+
+def _error_of(logits, T, subtracted):
+    """The floating-point error (``over``, ``invalid`` or None) a softmax at temperature ``T``
+    meets when ``subtracted`` is taken from the scaled scores before exp."""
+    with np.errstate(over="raise", invalid="raise"):
+        try:
+            e = np.exp(logits / T - subtracted(logits, T))
+            e / e.sum(axis=-1, keepdims=True)
+        except FloatingPointError as error:
+            return "over" if "overflow" in str(error) else "invalid"
+    return None
+
+
+def _float_error_named(kind):
+    """The sentence for a case whose answer met the error ``kind``: what of ``SUBTRACTED``
+    meets it on this case's inputs, named when only one does, listed when several do."""
+    def said(case, error):
+        logits = np.asarray(case["inputs"]["logits"], dtype=float)
+        T = float(case["inputs"]["temperature"])
+        meeting = [(listed, alone) for listed, alone, subtracted in SUBTRACTED
+                   if _error_of(logits, T, subtracted) == kind]
+        listed = [each for each, _ in meeting]
+        why = (f"it looks like {meeting[0][1]}" if len(meeting) == 1 else
+               f"subtracting {', '.join(listed[:-1])} or {listed[-1]} does that" if meeting else
+               "the number subtracted before exp does that")
+        return (f"{FLOAT_ERRORS[kind]}: {why}; subtract each row's own largest scaled score, "
+                "after dividing by T, so that every exponent is at most 0")
+    return said
+
+
 temperature = dataclasses.replace(_temperature, run=float_errors_named(
-    _temperature.run,
-    over=("exp overflowed (an exponent above 709): subtracting nothing, or each row's smallest "
-          "scaled score, leaves large exponents; subtract each row's largest scaled score, so "
-          "that every exponent is at most 0"),
-    invalid=("a row's exponentials all came out 0, and 0 / 0 is not a number: one maximum was "
-             "subtracted for the whole batch, and a row far below it underflowed; subtract each "
-             "row's own largest scaled score (keep the axis)")))
+    _temperature.run, over=_float_error_named("over"), invalid=_float_error_named("invalid")))
 
 
 # -- 09.streams ---------------------------------------------------------------------------------

@@ -41,6 +41,14 @@ def temperature_one_max(logits, temperature):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def temperature_max_before_scaling(logits, temperature):
+    """Each row's largest score subtracted before dividing by T: right at T = 1 and while exp
+    neither overflows (T < 1) nor underflows a whole row (T > 1)."""
+    z = logits / temperature - logits.max(-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(-1, keepdims=True)
+
+
 def temperature_times(logits, temperature):
     return temperature_shifted(logits * temperature, 1.0)
 
@@ -218,6 +226,9 @@ WRONG = {
         "each row's minimum subtracted: overflows": wrong(temperature_min_subtracted, "overflow",
                                                           "smallest"),
         "one maximum for the whole batch": wrong(temperature_one_max, "whole batch", "own largest"),
+        "each row's largest score subtracted before dividing by T": wrong(
+            temperature_max_before_scaling, "largest score was subtracted before dividing by T",
+            "after dividing by T"),
         "the engine's softmax": wrong(lambda z, T: mg.softmax.opdef.forward(z / T, axis=-1), "engine"),
         "the chapter's widgets.probabilities": wrong(widgets.probabilities, "engine's own"),
     },
