@@ -1,5 +1,5 @@
 """Feedback a learner can act on: hints in levels, messages that name the mistake and are cut
-between sentences, shape advice that tells the three wrong shapes apart, a disk recipe told
+between sentences, shape advice that tells the wrong shapes apart, a disk recipe told
 what its own training measured, and a stub that says "not done yet" wherever it is checked.
 """
 
@@ -82,6 +82,8 @@ def test_a_shape_error_inside_a_case_keeps_node_and_shapes():
     ((2,), (3, 2), "stretched by broadcasting"),             # no unbroadcast
     ((2, 1), (2, 3), "stretched by broadcasting"),
     ((2, 2), (4,), "right number of entries in the wrong shape"),
+    ((3,), (1, 3), "1 axis of length 1 too many"),           # a sum over the rows with keepdims
+    ((3,), (1, 1, 3), "2 axes of length 1 too many"),
     ((), (3,), "one number was expected"),                   # a mean never taken
     ((), (1,), "one number was expected"),
 ])

@@ -89,7 +89,7 @@ def judge_mask(case, got):
 
 
 def layer_norm_vjp(g, ans, x, gamma, eps=EPS, *, through_mean=True, through_variance=True,
-                    by_gamma=True, ddof=0, axis=-1, summed=True, from_output=False,
+                    by_gamma=True, ddof=0, axis=-1, summed=True, keepdims=False, from_output=False,
                     x_hat_from_ans=False):
     """(grad_x, grad_gamma); the keywords switch on the typical mistakes."""
     x_hat, inv_std = normalized(x, eps, ddof, axis)
@@ -102,7 +102,10 @@ def layer_norm_vjp(g, ans, x, gamma, eps=EPS, *, through_mean=True, through_vari
     if through_variance:
         grad_x = grad_x - x_hat * np.mean(h * x_hat, axis=axis, keepdims=True)
     per_row = g * (ans if from_output else x_hat)
-    return inv_std * grad_x, per_row.reshape(-1, np.shape(gamma)[-1]).sum(axis=0) if summed else per_row
+    grad_gamma = per_row.reshape(-1, np.shape(gamma)[-1]).sum(axis=0) if summed else per_row
+    if keepdims:                                  # the summed axes kept, each of length 1
+        grad_gamma = grad_gamma.reshape((1,) * (per_row.ndim - 1) + grad_gamma.shape)
+    return inv_std * grad_x, grad_gamma
 
 
 LAYER_NORM_MISTAKES = {
@@ -123,6 +126,9 @@ LAYER_NORM_MISTAKES = {
     "the gradient of gamma was not summed over the rows: every row used gamma, so its gradient "
     "adds up the rows' contributions, with gamma's shape (C,)":
         lambda *a, **k: layer_norm_vjp(*a, **k, summed=False),
+    "the gradient of gamma kept the axes it was summed over (keepdims=True, each of length 1): "
+    "gamma's gradient has gamma's shape (C,)":
+        lambda *a, **k: layer_norm_vjp(*a, **k, keepdims=True),
     "eps was left out of √(variance + eps): use the same eps as the forward (the rule's "
     "argument), which matters most where a row barely varies":
         lambda g, ans, x, gamma, eps=EPS: layer_norm_vjp(g, ans, x, gamma, 0.0),

@@ -60,11 +60,17 @@ def shape_advice(expected, got):
 
     Three cases are told apart: the shape reversed (a transposed product), fewer entries than
     expected (summed or reduced over too many axes), and a shape the expected one broadcasts to
-    (stretched by broadcasting, never summed back); and an array where one number belongs.
+    (stretched by broadcasting, never summed back); and an array where one number belongs, and
+    the expected shape with axes of length 1 added (a sum that kept its axis, keepdims=True).
     """
     expected, got = tuple(expected), tuple(got)
     if not expected and got:
         return ": one number was expected; were the entries never added up (or averaged) into one?"
+    if len(got) > len(expected) and [d for d in got if d != 1] == [d for d in expected if d != 1]:
+        extra = len(got) - len(expected)
+        return (f": the right number of entries in the wrong shape, with {extra} "
+                f"ax{'is' if extra == 1 else 'es'} of length 1 too many; is a summed axis kept "
+                f"(keepdims=True), or one never summed away?")
     if len(got) >= 2 and got == expected[::-1]:
         return (": the expected shape reversed; is a matrix transposed, or a product taken in "
                 "the wrong order?")

@@ -191,6 +191,13 @@ def layer_norm_gamma_not_summed(g, ans, x, gamma, eps=1e-5):
     return grad_x, g * (x - x.mean(axis=-1, keepdims=True)) / std
 
 
+def layer_norm_gamma_keepdims(g, ans, x, gamma, eps=1e-5):
+    grad_x, _ = layer_norm_formula(g, ans, x, gamma, eps)
+    std = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    x_hat = (x - x.mean(axis=-1, keepdims=True)) / std
+    return grad_x, np.sum(g * x_hat, axis=tuple(range(x.ndim - 1)), keepdims=True)
+
+
 def layer_norm_gamma_from_output(g, ans, x, gamma, eps=1e-5):
     grad_x, _ = layer_norm_formula(g, ans, x, gamma, eps)
     return grad_x, (g * ans).reshape(-1, x.shape[-1]).sum(axis=0)
@@ -265,6 +272,8 @@ WRONG = {
         "gamma left out of grad_x": wrong(layer_norm_without_gamma, "gamma is missing"),
         "unbiased variance": wrong(layer_norm_unbiased, "C − 1"),
         "grad_gamma not summed": wrong(layer_norm_gamma_not_summed, "not summed"),
+        "grad_gamma summed with keepdims": wrong(layer_norm_gamma_keepdims, "kept the axes it was summed over",
+                                                 "gamma's shape (C,)"),
         "grad_gamma from the output": wrong(layer_norm_gamma_from_output, "used the output"),
         "x̂ recovered as ans / gamma": wrong(layer_norm_x_hat_from_ans, "ans / gamma"),
         "eps left out": wrong(layer_norm_no_eps, "eps was left out"),

@@ -1,0 +1,42 @@
+"""Chapter 11's exercise checks, beyond what every chapter gets.
+
+The typical wrong answers (each rejected naming its mistake) and the different right answers
+(each accepted) live in ``tests/grading/exercise_answers/ch11.py``, and
+``tests/grading/test_content_answers.py`` runs them through ``check()`` and the grader. Here:
+what ``11.layer_norm_vjp`` tells two mistakes that a case of one row cannot tell apart.
+"""
+
+import numpy as np
+
+from exercise_answers.ch11 import layer_norm_gamma_keepdims, layer_norm_gamma_not_summed
+from minigraph.grading.toolkit import registry
+from minigraph.grading.toolkit.exercise import grade, run_cases
+
+LAYER_NORM = registry.find("11.layer_norm_vjp")
+
+
+def one_row(case):
+    """Does the case's x hold one row (then a gradient of gamma summed over the rows with their
+    axis kept, and one not summed at all, are the same (1, C) array)?"""
+    return not case.get("graph") and np.size(case["inputs"]["x"]) == len(case["inputs"]["gamma"])
+
+
+def messages(answer):
+    """(message, one row?) for each public case of 11.layer_norm_vjp."""
+    results = grade(LAYER_NORM, run_cases(LAYER_NORM, answer)).cases
+    return [(result.message, one_row(case)) for result, case in zip(results, LAYER_NORM.cases)]
+
+
+def test_a_gradient_of_gamma_summed_with_keepdims_is_told_its_shape_not_that_it_was_not_summed():
+    """Several rows: the kept axes are named; one row: the shape's advice, which fits both."""
+    said = messages(layer_norm_gamma_keepdims)
+    assert all("not summed" not in message for message, _ in said), said
+    assert all("kept the axes it was summed over" in message for message, single in said if not single), said
+    assert all("axis of length 1 too many" in message and "keepdims=True" in message
+               for message, single in said if single), said
+    assert sum(single for _, single in said) >= 1 and sum(not single for _, single in said) >= 1
+
+
+def test_a_gradient_of_gamma_not_summed_is_named_where_it_has_several_rows():
+    said = messages(layer_norm_gamma_not_summed)
+    assert all(("not summed over the rows" in message) != single for message, single in said), said
