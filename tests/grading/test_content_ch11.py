@@ -3,12 +3,14 @@
 The typical wrong answers (each rejected naming its mistake) and the different right answers
 (each accepted) live in ``tests/grading/exercise_answers/ch11.py``, and
 ``tests/grading/test_content_answers.py`` runs them through ``check()`` and the grader. Here:
-what ``11.layer_norm_vjp`` tells two mistakes that a case of one row cannot tell apart.
+what ``11.layer_norm_vjp`` tells two mistakes that a case of one row cannot tell apart, and
+the path through the variance with x − μ where x̂ belongs.
 """
 
 import numpy as np
 
-from exercise_answers.ch11 import layer_norm_gamma_keepdims, layer_norm_gamma_not_summed
+from exercise_answers.ch11 import (layer_norm_centered_in_variance, layer_norm_centered_twice_in_variance,
+                                   layer_norm_gamma_keepdims, layer_norm_gamma_not_summed)
 from minigraph.grading.toolkit import registry
 from minigraph.grading.toolkit.exercise import grade, run_cases
 
@@ -40,3 +42,15 @@ def test_a_gradient_of_gamma_summed_with_keepdims_is_told_its_shape_not_that_it_
 def test_a_gradient_of_gamma_not_summed_is_named_where_it_has_several_rows():
     said = messages(layer_norm_gamma_not_summed)
     assert all(("not summed over the rows" in message) != single for message, single in said), said
+
+
+def test_x_minus_its_mean_in_the_variance_path_is_never_told_the_path_is_missing():
+    """The path is there, σ or σ² times too large: named on every case it fails, but the row
+    that barely varies (σ² about 1e-5), where σ² times the term is as good as no term and
+    neither mistake is named."""
+    for answer, which in ((layer_norm_centered_in_variance, "one x̂"),
+                          (layer_norm_centered_twice_in_variance, "both x̂")):
+        said = [message for message, _ in messages(answer)]
+        assert all("variance is missing" not in message for message in said), said
+        named = [f"took the place of {which}" in message for message in said]
+        assert sum(named) >= len(said) - 2, said

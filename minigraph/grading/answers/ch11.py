@@ -90,8 +90,9 @@ def judge_mask(case, got):
 
 def layer_norm_vjp(g, ans, x, gamma, eps=EPS, *, through_mean=True, through_variance=True,
                     by_gamma=True, ddof=0, axis=-1, summed=True, keepdims=False, from_output=False,
-                    x_hat_from_ans=False):
-    """(grad_x, grad_gamma); the keywords switch on the typical mistakes."""
+                    x_hat_from_ans=False, centered_in_variance=0):
+    """(grad_x, grad_gamma); the keywords switch on the typical mistakes (``centered_in_variance``:
+    how many of the two x̂ of the variance's term are x − μ instead)."""
     x_hat, inv_std = normalized(x, eps, ddof, axis)
     if x_hat_from_ans:
         x_hat = ans / gamma
@@ -100,7 +101,8 @@ def layer_norm_vjp(g, ans, x, gamma, eps=EPS, *, through_mean=True, through_vari
     if through_mean:
         grad_x = grad_x - h.mean(axis=axis, keepdims=True)
     if through_variance:
-        grad_x = grad_x - x_hat * np.mean(h * x_hat, axis=axis, keepdims=True)
+        outer, inner = (x_hat / inv_std if centered_in_variance >= k else x_hat for k in (1, 2))
+        grad_x = grad_x - outer * np.mean(h * inner, axis=axis, keepdims=True)
     per_row = g * (ans if from_output else x_hat)
     grad_gamma = per_row.reshape(-1, np.shape(gamma)[-1]).sum(axis=0) if summed else per_row
     if keepdims:                                  # the summed axes kept, each of length 1
@@ -117,6 +119,10 @@ LAYER_NORM_MISTAKES = {
     "the path through the variance is missing: every entry moves the row's variance, which "
     "subtracts x̂ times the row's mean of g·gamma·x̂":
         lambda *a, **k: layer_norm_vjp(*a, **k, through_variance=False),
+    **{f"x − μ took the place of {which} in the path through the variance: the path is there, but "
+       f"x̂ = (x − μ) / σ, so its term lacks a factor {factor}":
+           lambda *a, n=n, **k: layer_norm_vjp(*a, **k, centered_in_variance=n)
+       for n, which, factor in ((1, "one x̂", "1/σ"), (2, "both x̂", "1/σ²"))},
     "gamma is missing from the gradient of x: the upstream gradient reaches x̂ as g·gamma":
         lambda *a, **k: layer_norm_vjp(*a, **k, by_gamma=False),
     "the variance divides by C − 1 (numpy's ddof=1, or torch.var's default): layer norm uses "

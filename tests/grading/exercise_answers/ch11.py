@@ -210,6 +210,25 @@ def layer_norm_no_mean_path(g, ans, x, gamma, eps=1e-5):
     return (h - x_hat * (h * x_hat).mean(axis=-1, keepdims=True)) / std, (g * x_hat).reshape(-1, x.shape[-1]).sum(0)
 
 
+def layer_norm_centered_in_variance(g, ans, x, gamma, eps=1e-5):
+    """x − μ where x̂ belongs, in the term of the variance: that term is σ times too large."""
+    centered = x - x.mean(axis=-1, keepdims=True)
+    std = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    x_hat = centered / std
+    h = g * gamma
+    grad_x = (h - h.mean(-1, keepdims=True) - centered * (h * x_hat).mean(-1, keepdims=True)) / std
+    return grad_x, (g * x_hat).reshape(-1, x.shape[-1]).sum(axis=0)
+
+
+def layer_norm_centered_twice_in_variance(g, ans, x, gamma, eps=1e-5):
+    """Both x̂ of the variance's term written as x − μ: σ² times too large."""
+    centered = x - x.mean(axis=-1, keepdims=True)
+    std = np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    h = g * gamma
+    grad_x = (h - h.mean(-1, keepdims=True) - centered * (h * centered).mean(-1, keepdims=True)) / std
+    return grad_x, (g * centered / std).reshape(-1, x.shape[-1]).sum(axis=0)
+
+
 def layer_norm_x_hat_from_ans(g, ans, x, gamma, eps=1e-5):
     """x̂ recovered from the output, ans / gamma: 0 / 0 where gamma is 0."""
     x_hat = ans / gamma
@@ -269,6 +288,10 @@ WRONG = {
     "11.layer_norm_vjp": {
         "mean and variance as constants": wrong(layer_norm_constants, "constants"),
         "no path through the mean": wrong(layer_norm_no_mean_path, "through the mean"),
+        "x − μ for x̂ in the variance's term": wrong(layer_norm_centered_in_variance,
+                                                    "took the place of one x̂", "lacks a factor 1/σ"),
+        "x − μ for both x̂ in the variance's term": wrong(layer_norm_centered_twice_in_variance,
+                                                         "took the place of both x̂", "lacks a factor 1/σ²"),
         "gamma left out of grad_x": wrong(layer_norm_without_gamma, "gamma is missing"),
         "unbiased variance": wrong(layer_norm_unbiased, "C − 1"),
         "grad_gamma not summed": wrong(layer_norm_gamma_not_summed, "not summed"),
