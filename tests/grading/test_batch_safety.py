@@ -705,17 +705,22 @@ workspace.sweep()
 def test_two_graders_sweeping_the_same_left_spaces_at_once_both_succeed_and_remove_them(tmp_path):
     """A killed grader's spaces stay mounted until a grader run as root sweeps them; two graders
     started together must not trip over each other deleting the same ones."""
-    dead = subprocess.Popen(["true"])
-    dead.wait()                                   # its pid names the spaces of a grader no longer alive
-    for _ in range(30):
-        root = Path(tempfile.mkdtemp(prefix=workspace.MOUNT_NAME, dir=tmp_path))
-        (root / "box").mkdir()
-        for name in "abcdefgh":
-            (root / name).mkdir()
-            (root / name / "stderr").write_text("x")
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", f"{workspace.MOUNT_NAME}{dead.pid}",
-                        str(root / "box")], check=True)
-        (root / "box" / "inside").write_text("x")
+    # its pid names the spaces: alive while they are made, so that no grader (the other xdist
+    # worker's sweeps too) takes one before it is complete; ended before the sweepers go
+    dead = subprocess.Popen(["sleep", "600"])
+    try:
+        for _ in range(30):
+            root = Path(tempfile.mkdtemp(prefix=workspace.MOUNT_NAME, dir=tmp_path))
+            (root / "box").mkdir()
+            for name in "abcdefgh":
+                (root / name).mkdir()
+                (root / name / "stderr").write_text("x")
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", f"{workspace.MOUNT_NAME}{dead.pid}",
+                            str(root / "box")], check=True)
+            (root / "box" / "inside").write_text("x")
+    finally:
+        dead.kill()
+        dead.wait()                               # now the spaces of a grader no longer alive
     go = tmp_path / "go"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     sweepers = [subprocess.Popen([sys.executable, "-c", SWEEPER, str(go)], env=env, stderr=subprocess.PIPE,
