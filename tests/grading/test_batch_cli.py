@@ -83,7 +83,10 @@ def outside_files():
             "planted": [p.name for p in [site / "sitecustomize.py", site / "evil.pth"] if p.exists()],
             "evil": [p for p in [ROOT / "evil.txt", Path("/etc/evil"), Path("/usr/evil"),
                                  Path(sys.prefix) / "evil.pth"] if p.exists()],
-            "startup": sorted(str(p) for p in Path.home().glob(".ipython/profile_default/startup/*"))}
+            # the files IPython runs at start-up: its own README, which any kernel started with
+            # this HOME (another xdist worker's) writes the first time, is none of them
+            "startup": sorted(str(p) for pattern in ("*.py", "*.ipy")
+                              for p in Path.home().glob(f".ipython/profile_default/startup/{pattern}"))}
 
 
 @pytest.fixture(scope="module")
