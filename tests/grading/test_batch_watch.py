@@ -142,6 +142,24 @@ def test_source_text_a_tool_runs_is_read_like_a_cell():
     assert len(flags_of(scanned, {4: "kernels.relu"})) == 1
 
 
+@pytest.mark.parametrize("cell, timer", [
+    ("timeit.timeit('relu(x)', globals=globals())", lambda timeit: timeit.Timer("relu(x)")),
+    ("timeit.timeit(lambda: relu(x), number=100)", lambda timeit: timeit.Timer(lambda: None)),
+    ("timeit.timeit(lambda: relu(x), setup=lambda: None)", lambda timeit: timeit.Timer(lambda: None, lambda: None)),
+    ("timeit.timeit('relu(x)', setup=lambda: None)", lambda timeit: timeit.Timer("relu(x)", lambda: None)),
+])
+def test_both_forms_of_timeits_template_are_the_tools_own_text(cell, timer):
+    """``timeit`` compiles its template around a string statement (``{stmt}`` in the loop) or a
+    callable (``init=", _stmt=_stmt"``, ``_stmt()``; a callable setup likewise): the text it
+    runs (``Timer.src``, as CPython makes it) is the tool's but for the cell's own statement."""
+    import timeit
+    src = timer(timeit).src
+    records = [{"event": "cell", "cell": 3}, {"event": "run-string", "text": src, "line": 2}, {"event": "done"}]
+    assert flags_of(records, {3: "import timeit\n" + cell}) == []
+    sneaked = src.replace("_t0 = _timer()", "_t0 = _timer(); relu = fast")        # text in no cell
+    assert len(flags_of(records[:1] + [dict(records[1], text=sneaked)] + records[2:], {3: cell})) == 1
+
+
 def test_a_report_made_while_grading_names_the_cell_whose_line_it_is():
     records = [{"event": "cell", "cell": 3}, {"event": "cell", "cell": "grading"},
                {"event": "introspects", "text": "__code__", "file": "/tmp/ipykernel_3/123.py", "line": 2,

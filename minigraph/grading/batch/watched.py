@@ -28,8 +28,13 @@ from ..toolkit.values import shorten
 
 MAX_BYTES = 1_000_000             # of the channel kept; the rest is read and thrown away
 MAX_FLAGS = 10                    # flags from the channel per submission
-# what timeit adds around the statement it is given (its template), and an empty setup
-TOOL_LINES = {line.strip() for line in timeit.template.format(stmt="", setup="", init="").split("\n")} | {"pass"}
+# what timeit adds around the statement it is given (its template), and an empty setup; a
+# callable statement or setup (``timeit.timeit(lambda: relu(x))``) is passed to the template as
+# an argument, ``_stmt=_stmt``, and called there, ``_stmt()`` (CPython's ``timeit.Timer``)
+TOOL_LINES = {line.strip() for stmt in (False, True) for setup in (False, True)
+              for line in timeit.template.format(stmt="_stmt()" if stmt else "", setup="_setup()" if setup else "",
+                                                 init=", _setup=_setup" * setup + ", _stmt=_stmt" * stmt).split("\n")
+              } | {"pass"}
 WHY = {
     "compile": "compiles or runs source text (the watch saw it run)",
     "exec": "runs a code object (the watch saw it run)",
