@@ -215,7 +215,7 @@ def test_a_full_disk_leaves_later_notebooks_intact_and_nothing_behind(run):
 ODDITIES = {"02_honest_recursive.ipynb": "02.topo_sort", "00_honest_slow.ipynb": "00.sigmoid",
             "00_honest_crlf.ipynb": None, "00_honest_cr.ipynb": None, "04_honest_crlf.ipynb": None,
             "00_honest_cell_ids_v4_2.ipynb": None, "00_honest_multiline_imports.ipynb": None,
-            "04_honest_tools.ipynb": None, "00_honest_bom.ipynb": None, "00_honest_public_check.ipynb": None}
+            "00_honest_magics.ipynb": None, "04_honest_tools.ipynb": None, "00_honest_bom.ipynb": None, "00_honest_public_check.ipynb": None}
 
 
 def check_score(name, exercise_id, seed):

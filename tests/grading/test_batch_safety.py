@@ -639,6 +639,52 @@ def test_the_static_scan_reads_imports_as_python_whatever_their_layout():
     assert found == [(9, ["relu"]), (10, ["relu"]), (11, ["relu"]), (13, ["relu"])]
 
 
+# the fifth review's: cells with IPython's magics, honest (read as the Python they run), and what
+# a magic could hide (still found: the Python it runs is read as Python, anything else as text)
+HONEST_MAGIC_CELLS = [
+    "%%time\ndef relu(x):\n    return np.maximum(x, 0.0)\n\nimport minigraph as mg\nmg.grading.check('00.relu', relu)",
+    "%load_ext autoreload\n%autoreload 2\nimport numpy as np\nfrom minigraph.grading import (\n    check,\n"
+    "    progress,  # as in ch01.relu\n)",
+    "import minigraph.grading\n%matplotlib inline\nminigraph.grading.progress()",
+    "%time mg.grading.check('00.relu', relu)\n%timeit -n 10 -r 3 relu(x)\ny = %time relu(x)\n!pip list",
+    "\n%%capture out\nfrom minigraph.grading import check\ncheck('00.sigmoid', sigmoid)",
+    "def sigmoid(x):\n    %time y = np.exp(-np.abs(x))\n    return np.where(x >= 0, 1 / (1 + y), y / (1 + y))",
+]
+HIDDEN_BY_MAGICS = [   # (cell, a use of the internals, the start of a flag)
+    ("%%time\nfrom minigraph.grading import content\nrelu = content.ch00", "minigraph.grading", None),
+    ("%%capture\nfrom minigraph.grading import answers", "minigraph.grading", None),
+    ("%time from minigraph.grading.content import ch00", "minigraph.grading", None),
+    ("%%time\n%time x = 1\nimport sys\nseed = sys._getframe(1).f_globals", None, "cell 1, line 4: looks into frames"),
+    ("%%capture\nexec('x = 1')", "exec", "cell 1, line 2: compiles or runs source text"),
+    ("%timeit -n 1 exec('x = 1')", "exec", "cell 1, line 1: compiles or runs source text"),
+    ("%run -m minigraph.grading.answers.ch00", "minigraph.grading", None),
+    ("%%bash\npython -c 'import minigraph.grading.content'", "minigraph.grading", None),
+    ("%%writefile helper.py\nimport sys\nframe = sys._getframe(1)", None, "cell 1, line 3: looks into frames"),
+    ("import numpy as np\ndef relu(x):\n    %time y = mg.leaky_relu(x, slope=0.0)\n    return y", None,
+     "cell 1, line 3: calls another copy, in the engine, of the maths"),
+]
+
+
+def test_a_cell_with_ipython_magics_is_read_as_the_python_it_runs():
+    exercises = registry.exercises("00")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in HONEST_MAGIC_CELLS])
+    assert reference_uses(notebook, exercises) == []
+    assert review_flags(notebook, exercises) == []
+    for cell, use, flag in HIDDEN_BY_MAGICS:
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+        found = [why for _, why, _ in reference_uses(notebook, exercises)]
+        assert (use is None and found == []) or (len(found) == 1 and f"('{use}')" in found[0]), (cell, found)
+        flags = review_flags(notebook, exercises)
+        assert (flag is None and flags == []) or any(f.startswith(flag) for f in flags), (cell, flags)
+
+
+def test_an_answer_defined_in_a_cell_with_magics_is_the_reports_answer():
+    from minigraph.grading.batch.sources import answer_sources
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(HONEST_MAGIC_CELLS[0])])
+    assert answer_sources(notebook, registry.exercises("00")) == {
+        "00.relu": "def relu(x):\n    return np.maximum(x, 0.0)"}
+
+
 def test_a_notebook_of_any_4x_minor_with_cell_ids_is_read():
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
                                                nbformat.v4.new_markdown_cell("# hi")])

@@ -10,8 +10,11 @@ grading internals.
 A cell is read as Python (``ast``), so an import may be written as the learner likes: over
 several lines, in parentheses, with aliases (``check as c``), with Windows line endings. What
 the learner may use is taken out of the cell's text; whatever of the text still names the
-internals (``GRADING_INTERNALS``) is a use of them. A cell that is not plain Python (an
-IPython ``%magic``) is read line by line instead, with the same patterns.
+internals (``GRADING_INTERNALS``) is a use of them. A cell with IPython's syntax is read as
+the Python it runs (``pieces``): IPython's own transformer turns its ``%magic`` and ``!command``
+lines into calls, and the Python a magic runs (``%time relu(x)``, the body of a ``%%time``
+cell: ``PYTHON_MAGICS``) is read as Python too; what is not Python (a shell command, another
+magic's text, a ``%%bash`` or ``%%writefile`` cell) is read line by line with the same patterns.
 
 A reading of the source cannot be fooled by the kernel, only by disguise; a disguise gains
 nothing, though: the reference answers are not in the sandbox (``sandbox.py``), and hidden
@@ -87,30 +90,122 @@ def review_flags(notebook, exercises):
     ``BYPASSES`` found in the code (comments and strings left out)."""
     names = {e.name for e in exercises}
     cells = [(n, one_line_ending(c.source)) for n, c in enumerate(notebook.cells, start=1) if c.cell_type == "code"]
+    cells = [(number, source, pieces(source)) for number, source in cells]
     aliases = {}
-    for _, source in cells:
-        aliases.update(_module_aliases(source))
+    for _, _, parts in cells:
+        for _, text, tree in parts:
+            aliases.update(_module_aliases(tree))
     flags = []
-    for number, source in cells:
-        code = _without_strings(_without_comments(_aliases_spelled_out(source, aliases))).split("\n")
-        inside = _answer_lines(source, names)
-        for pattern, why, in_answer in BYPASSES:
-            row = next((i for i, line in enumerate(code, start=1) if re.search(pattern, line)
-                        and (not in_answer or inside is None or i in inside)), None)
-            if row is not None:
-                line = shorten(source.split("\n")[row - 1].strip(), 60)
-                flags.append(f"cell {number}, line {row}: {why} (`{line}`)")
+    for number, source, parts in cells:
+        inside = {first + row - 1 for first, _, tree in parts if tree is not None
+                  for row in _answer_lines(tree, names)}
+        rows = {}
+        for first, text, tree in parts:
+            code = _without_strings(_without_comments(_aliases_spelled_out(text, tree, aliases))).split("\n")
+            for pattern, why, in_answer in BYPASSES:
+                row = next((first + i - 1 for i, line in enumerate(code, start=1) if re.search(pattern, line)
+                            and (not in_answer or tree is None or first + i - 1 in inside)), None)
+                if row is not None and row < rows.get(why, row + 1):
+                    rows[why] = row
+        for pattern, why, _ in BYPASSES:
+            if why in rows:
+                line = shorten(_line_of(source, rows[why]), 60)
+                flags.append(f"cell {number}, line {rows[why]}: {why} (`{line}`)")
     return flags
 
 
-def _module_aliases(source):
-    """``{name: what it stands for}`` for each name an import in ``source`` binds to a module of
-    minigraph under another name (``from minigraph import kernels as K``: ``{"K": "kernels"}``;
-    ``import minigraph as m``: ``{"m": "minigraph"}``), so that a rule that names a module finds
-    its aliases too."""
+def _line_of(source, row):
+    lines = source.split("\n")
+    return lines[row - 1].strip() if row <= len(lines) else ""
+
+
+# IPython's magics whose argument (``%time relu(x)``, ``%timeit -n 10 relu(x)``) or cell body
+# (``%%time``, ``%%capture``) is Python the kernel runs: read as Python
+PYTHON_MAGICS = {"time", "timeit", "prun", "capture", "debug"}
+_MAGIC_CALLS = {"run_line_magic", "run_cell_magic", "system", "getoutput"}
+
+
+def pieces(source):
+    """The code of a cell as ``[(first line, text, syntax tree or None)]``: the cell itself if it
+    is Python. A cell with IPython's syntax is the Python IPython runs for it (its own
+    ``TransformerManager``, whose ``%magic`` and ``!command`` lines become calls: those calls,
+    read apart, are ``None`` there), then each magic's Python (``PYTHON_MAGICS``) as Python, and
+    the text of every other magic or shell command, and any cell IPython cannot read either,
+    with no tree: read with the patterns, line by line. Lines keep their numbers in the cell
+    (but after a magic continued over lines with ``\\``)."""
     try:
-        tree = ast.parse(source)
+        return [(1, source, ast.parse(source))]
     except (SyntaxError, ValueError):
+        pass
+    return _ipython_pieces(source, 1)
+
+
+def _ipython_pieces(source, first):
+    lines = source.split("\n")
+    blank = next((i for i, line in enumerate(lines) if line.strip()), 0)   # IPython drops leading blank lines
+    first, source = first + blank, "\n".join(lines[blank:])
+    head, _, body = source.partition("\n")
+    magic = re.match(r"%%(\w+)(.*)", head)
+    if magic:                                     # a cell magic: its body is Python, or text
+        if magic[1] not in PYTHON_MAGICS:
+            return [(first, source, None)]
+        return _magic_argument(first, magic[2]) + [(first + row, text, tree) for row, text, tree in pieces(body)]
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+        view = TransformerManager().transform_cell(source)
+        tree = ast.parse(view)
+    except Exception:                             # IPython cannot read it either
+        return [(first, source, None)]
+    calls, found = [], []
+    for node in ast.walk(tree):
+        if _magic_call(node):
+            calls.append(node)
+            kind, *words = [arg.value for arg in node.args]
+            row = first + node.lineno - 1
+            if node.func.attr == "run_line_magic" and kind in PYTHON_MAGICS:
+                found += _magic_argument(row, " " + words[0])
+            elif node.func.attr == "run_line_magic":
+                found.append((row, f"%{kind} {words[0]}", None))
+            elif node.func.attr == "run_cell_magic":  # not made here: a cell magic is the head line
+                found.append((row, f"%%{kind} {words[0]}\n{words[1]}", None))
+            else:
+                found.append((row, f"!{kind}", None))
+    view = _replaced(view, calls, "None")
+    return [(first, view, ast.parse(view))] + found
+
+
+def _magic_call(node):
+    """Whether ``node`` is a call IPython's transformer made of a magic or a shell command:
+    ``get_ipython().run_line_magic('time', 'relu(x)')``, ``get_ipython().system('ls')``."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MAGIC_CALLS and isinstance(node.func.value, ast.Call)
+            and isinstance(node.func.value.func, ast.Name) and node.func.value.func.id == "get_ipython"
+            and not node.keywords and node.args
+            and all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in node.args)
+            and len(node.args) == {"run_line_magic": 2, "run_cell_magic": 3}.get(node.func.attr, 1))
+
+
+def _magic_argument(row, text):
+    """The pieces of a Python magic's argument on line ``row``: the Python after its options
+    (``-n 10``; the first ending of the text that is Python) and those options as text."""
+    rest, options = text.strip(), ""
+    for _ in range(8):
+        try:
+            tree = ast.parse(rest)
+        except (SyntaxError, ValueError):
+            word = re.match(r"\S+\s*", rest)
+            options, rest = options + word.group(0), rest[word.end():]
+            continue
+        return ([(row, options, None)] if options.strip() else []) + ([(row, rest, tree)] if rest.strip() else [])
+    return [(row, text, None)]
+
+
+def _module_aliases(tree):
+    """``{name: what it stands for}`` for each name an import in ``tree`` (a piece's; None for
+    text) binds to a module of minigraph under another name (``from minigraph import kernels as
+    K``: ``{"K": "kernels"}``; ``import minigraph as m``: ``{"m": "minigraph"}``), so that a rule
+    that names a module finds its aliases too."""
+    if tree is None:
         return {}
     found = {}
     for node in ast.walk(tree):
@@ -122,14 +217,11 @@ def _module_aliases(source):
     return {alias: name for alias, name in found.items() if alias != name}
 
 
-def _aliases_spelled_out(source, aliases):
-    """``source`` with every name of ``aliases`` used as a value written as what it stands for
-    (``K.relu_into`` reads ``kernels.relu_into``); lines keep their numbers."""
-    if not aliases:
-        return source
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+def _aliases_spelled_out(source, tree, aliases):
+    """``source`` (of syntax ``tree``; None for text) with every name of ``aliases`` used as a
+    value written as what it stands for (``K.relu_into`` reads ``kernels.relu_into``); lines
+    keep their numbers."""
+    if not aliases or tree is None:
         return source
     spots = {}
     for node in ast.walk(tree):
@@ -145,13 +237,8 @@ def _aliases_spelled_out(source, aliases):
     return "\n".join(line.decode("utf-8") for line in lines)
 
 
-def _answer_lines(source, names):
-    """The line numbers inside the ``def`` of an answer (one of ``names``); None if the cell is
-    not plain Python (then every line counts)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return None
+def _answer_lines(tree, names):
+    """The line numbers inside the ``def`` of an answer (one of ``names``) in ``tree``."""
     return {row for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name in names
             for row in range(node.lineno, node.end_lineno + 1)}
 
@@ -164,10 +251,12 @@ def reference_uses(notebook, exercises):
         if cell.cell_type != "code":
             continue
         source = one_line_ending(cell.source)
-        text = _without_learner_code(_without_comments(source))
-        code = _without_strings(text)
-        use = GRADING_INTERNALS.search(code) or INTERNALS_IN_TEXT.search(text)
-        trick = IMPORT_TRICKS.search(code)
+        use = trick = None
+        for _, text, tree in pieces(source):
+            text = _without_learner_code(_without_comments(text), tree)
+            code = _without_strings(text)
+            use = use or GRADING_INTERNALS.search(code) or INTERNALS_IN_TEXT.search(text)
+            trick = trick or IMPORT_TRICKS.search(code)
         if use is None:
             if trick:
                 found.append((number, f"uses Python's import machinery ('{_trick_name(trick.group(0))}'), "
@@ -191,13 +280,12 @@ def one_line_ending(source):
     return source.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _without_learner_code(source):
-    """``source`` with what a notebook may use of ``minigraph.grading`` blanked out: the
-    imports of its public API and of its tools, and the tools' names used through a module
-    (``ch04.train_recipe``, ``minigraph.grading.tools.ch04.train_recipe``)."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):              # IPython syntax, a null byte...
+def _without_learner_code(source, tree):
+    """``source`` (of syntax ``tree``) with what a notebook may use of ``minigraph.grading``
+    blanked out: the imports of its public API and of its tools, and the tools' names used
+    through a module (``ch04.train_recipe``, ``minigraph.grading.tools.ch04.train_recipe``).
+    Text that is not Python (``tree`` None: a shell command...) loses its import lines only."""
+    if tree is None:
         return LEARNER_IMPORT.sub(_learner_import_line, source)
     allowed, tools_names = [], set()
     for node in ast.walk(tree):
@@ -253,6 +341,16 @@ def _dotted(node):
         parts.append(node.attr)
         node = node.value
     return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
+
+
+def _replaced(source, nodes, word):
+    """``source`` with the text of each of ``nodes`` (on one line each) replaced by ``word``
+    padded with spaces (``ast`` positions count bytes of UTF-8 within a line)."""
+    lines = [line.encode("utf-8") for line in source.split("\n")]
+    for node in sorted(nodes, key=lambda n: (n.lineno, -n.col_offset)):
+        row, start, end = node.lineno - 1, node.col_offset, node.end_col_offset
+        lines[row] = lines[row][:start] + word.encode().ljust(end - start) + lines[row][end:]
+    return "\n".join(line.decode("utf-8") for line in lines)
 
 
 def _blanked(source, nodes):

@@ -7,13 +7,14 @@ text of the last top-level definition of the answer's name (``def relu``, ``clas
 notebook. Only the definition: the check cells, imports and the learner's experiments around
 it are not part of the answer. It is kept as Python's ``ast.unparse`` writes it: comments and
 layout are no part of what is compared, and no comment of a notebook (``### BEGIN SOLUTION``
-of a solution graded by mistake) reaches the report. A cell that is not plain Python (an
-IPython ``%magic``) is skipped. Nothing here runs the code.
+of a solution graded by mistake) reaches the report. A cell with IPython's syntax is read as
+the Python it runs (``scan.pieces``: the body of a ``%%time`` cell is Python). Nothing here
+runs the code.
 """
 
 import ast
 
-from .scan import one_line_ending
+from .scan import one_line_ending, pieces
 
 MAX_SOURCE = 20_000            # characters of one answer kept in the report
 
@@ -25,15 +26,11 @@ def answer_sources(notebook, exercises):
     for cell in notebook.cells:
         if cell.cell_type != "code":
             continue
-        source = one_line_ending(cell.source)
-        try:
-            tree = ast.parse(source)
-        except (SyntaxError, ValueError):
-            continue
-        for node in tree.body:
-            for name in _defined(node):
-                if name in names:
-                    found[names[name]] = ast.unparse(node)[:MAX_SOURCE]
+        for _, _, tree in pieces(one_line_ending(cell.source)):
+            for node in tree.body if tree is not None else ():
+                for name in _defined(node):
+                    if name in names:
+                        found[names[name]] = ast.unparse(node)[:MAX_SOURCE]
     return found
 
 
