@@ -290,7 +290,7 @@ BYPASSES = {
     "00_bypass_getsource.ipynb": "cell 4, line 4: compiles or runs source text",
     "00_bypass_input_transformer.ipynb": "cell 3, line 6: installs an IPython input transformer",
     "00_bypass_introspection.ipynb": "cell 3, line 2: looks into frames, the garbage collector",
-    "00_bypass_errstate.ipynb": "cell 7, line 2: silences numpy's floating-point warnings inside an answer",
+    "00_bypass_errstate.ipynb": "cell 7, line 2: silences numpy's floating-point warnings in a cell that defines an answer",
     "00_bypass_view_loop.ipynb": "cell 4, line 2: unwraps the grader's array inside an answer",
 }
 

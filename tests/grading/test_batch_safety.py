@@ -568,7 +568,7 @@ BYPASS_CELLS = [
     ("def relu(x):\n    return mg.leaky_relu(x, slope=0.0)", "line 2: calls another copy, in the engine, of the maths"),
     ("def sigmoid(x):\n    return mg.kernels.linear_vjp_x(x)", "line 2: uses the engine's internals"),
     ("def sigmoid(x):\n    with np.errstate(all='ignore'):\n        return 1 / (1 + np.exp(-x))",
-     "line 2: silences numpy's floating-point warnings inside an answer"),
+     "line 2: silences numpy's floating-point warnings in a cell that defines an answer"),
     ("def relu(x):\n    return np.array([max(v, 0) for v in x.view(np.ndarray).ravel()])",
      "line 2: unwraps the grader's array inside an answer"),
     # the fourth review's: an f-string's fields are code; an alias names its module
@@ -590,6 +590,33 @@ def test_a_bypass_is_flagged_with_its_cell_and_line(source, flag):
         return
     found = review_flags(notebook, registry.exercises("00"))
     assert any(f.startswith(f"cell 2, {flag}") for f in found), found
+
+
+SILENCING = [   # the fifth review's: the "never overflow" rule switched off, however written
+    'def sigmoid(x):\n    with np.errstate(over="ignore"):\n        return 1 / (1 + np.exp(-x))',
+    'def sigmoid(x):\n    with np.errstate(**{"all": "ignore"}):\n        return 1 / (1 + np.exp(-x))',
+    'def sigmoid(x):\n    old = np.seterr("ignore")\n    return 1 / (1 + np.exp(-x))',
+    'def sigmoid(x):\n    with numpy.errstate(over="raise", invalid="warn"):\n        return 1 / (1 + np.exp(-x))',
+    'def sigmoid(x):\n    np.seterrcall(print)\n    return 1 / (1 + np.exp(-x))',
+    'def quiet(f):\n    with np.errstate(divide="log"):\n        return f()\ndef sigmoid(x):\n'
+    '    return quiet(lambda: 1 / (1 + np.exp(-x)))',                            # a helper beside it
+    'from numpy import errstate as calm\ndef sigmoid(x):\n    with calm(over="ignore"):\n        return 1',
+    '%%time\ndef sigmoid(x):\n    with np.errstate(over="ignore"):\n        return 1 / (1 + np.exp(-x))',
+]
+NOT_SILENCING = [   # the rule itself, underflow, or a cell that defines no answer
+    'def sigmoid(x):\n    with np.errstate(over="raise", invalid="raise", under="ignore"):\n        return 1 / (1 + np.exp(-x))',
+    'with np.errstate(over="raise", invalid="raise"):\n    assert sigmoid(np.array(-1000.0)) == 0.0',
+    'with np.errstate(all="ignore"):\n    curve = np.log(np.linspace(0, 1, 5))',
+]
+
+
+def test_numpy_told_not_to_raise_in_a_cell_that_defines_an_answer_is_flagged():
+    exercises = registry.exercises("00")
+    for cell in SILENCING:
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+        assert [f for f in review_flags(notebook, exercises) if "silences numpy's floating-point" in f], cell
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell) for cell in NOT_SILENCING])
+    assert review_flags(notebook, exercises) == []
 
 
 def test_the_recipe_cell_may_call_the_course_tool_through_mg():

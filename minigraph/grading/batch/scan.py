@@ -54,6 +54,13 @@ IMPORT_TRICKS = re.compile(r"\b(__import__|__builtins__|builtins|meta_path|path_
                            r"|\bsys\s*\.\s*modules\b|(?<![.\w])(?<!def )(exec|eval)\s*\(", re.MULTILINE)
 
 
+# numpy's switches of its floating-point errors, the errors the "never overflow" rule makes raise
+SILENCERS = {"errstate", "seterr", "seterrcall"}
+FLOAT_ERRORS = {"all", "over", "invalid", "divide"}
+SILENCES = ("silences numpy's floating-point warnings in a cell that defines an answer (the 'never "
+            "overflow' rule listens to them)")
+
+
 # What a learner does not write by accident, and what switches off a rule that the learner's
 # kernel checks (the engine rule, "never overflow", "no loop"): Python has no wall inside one
 # process, so such code is flagged for the instructor's review, with the learner's cell and
@@ -77,9 +84,8 @@ BYPASSES = [
      r"|cosine_decay|best_momentum|clip_by_global_norm|embedded_reber_string|opdef)\b",
      "calls another copy, in the engine, of the maths the exercise asks for (the engine rule "
      "refuses the engine's own function only)", True),
-    (r"\b(errstate|seterr)\s*\(\s*all\s*=",
-     "silences numpy's floating-point warnings inside an answer (the 'never overflow' rule "
-     "listens to them)", True),
+    (r"\b(errstate|seterr|seterrcall)\s*\((?!\s*\))",     # in text only: Python is read by ``_silencers``
+     SILENCES, True),
     (r"\.\s*view\s*\(\s*((np|numpy)\s*\.\s*)?ndarray\s*\)",
      "unwraps the grader's array inside an answer (the 'no loop' rule watches it)", True),
 ]
@@ -95,23 +101,61 @@ def review_flags(notebook, exercises):
     for _, _, parts in cells:
         for _, text, tree in parts:
             aliases.update(_module_aliases(tree))
+    silencers = {alias: name for _, _, parts in cells for _, _, tree in parts for alias, name in _silencer_aliases(tree)}
     flags = []
     for number, source, parts in cells:
         inside = {first + row - 1 for first, _, tree in parts if tree is not None
                   for row in _answer_lines(tree, names)}
+        answers = any(_defines(tree, names) for _, _, tree in parts if tree is not None)
         rows = {}
         for first, text, tree in parts:
             code = _without_strings(_without_comments(_aliases_spelled_out(text, tree, aliases))).split("\n")
             for pattern, why, in_answer in BYPASSES:
                 row = next((first + i - 1 for i, line in enumerate(code, start=1) if re.search(pattern, line)
-                            and (not in_answer or tree is None or first + i - 1 in inside)), None)
+                            and (not in_answer or tree is None or first + i - 1 in inside)
+                            and (why != SILENCES or tree is None)), None)
                 if row is not None and row < rows.get(why, row + 1):
                     rows[why] = row
+            if answers and tree is not None:
+                row = min(_silencers(tree, silencers), default=None)
+                if row is not None and first + row - 1 < rows.get(SILENCES, first + row):
+                    rows[SILENCES] = first + row - 1
         for pattern, why, _ in BYPASSES:
             if why in rows:
                 line = shorten(_line_of(source, rows[why]), 60)
                 flags.append(f"cell {number}, line {rows[why]}: {why} (`{line}`)")
     return flags
+
+
+def _silencers(tree, aliases):
+    """The lines of ``tree`` that call numpy's ``errstate``, ``seterr`` or ``seterrcall`` (by
+    any name ``aliases`` gives them) to make a floating-point error other than raise: any of
+    ``FLOAT_ERRORS`` set to anything but ``"raise"``, ``**`` settings or positional ones
+    (``errstate(over="raise")`` is the rule itself: no)."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else (
+            aliases.get(node.func.id, node.func.id) if isinstance(node.func, ast.Name) else None)
+        if name in SILENCERS and (node.args or any(
+                keyword.arg is None or (keyword.arg in FLOAT_ERRORS and not (
+                    isinstance(keyword.value, ast.Constant) and keyword.value.value == "raise"))
+                for keyword in node.keywords)):
+            yield node.lineno
+
+
+def _silencer_aliases(tree):
+    """``(alias, name)`` for each of numpy's ``SILENCERS`` imported under another name."""
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "numpy":
+            yield from ((a.asname, a.name) for a in node.names if a.asname and a.name in SILENCERS)
+
+
+def _defines(tree, names):
+    """Whether ``tree`` defines or assigns one of ``names`` (a graded answer)."""
+    return any((isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in names)
+               or (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id in names)
+               for node in ast.walk(tree))
 
 
 def _line_of(source, row):
