@@ -637,10 +637,10 @@ def test_a_line_of_many_strings_is_read_in_time_or_left_to_a_person(monkeypatch)
     line = "x = [" + ", ".join(['"ab"'] * 120_000) + "]"
     data = nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(line)])).encode()
     assert len(line) > 700_000
-    problem, notebook, uses, flags = asyncio.run(grader_module.examine_apart(data, "00"))
-    assert (problem, uses, flags) == (None, [], []) and notebook.cells[0].source == line
+    problem, notebook, uses, flags, answers = asyncio.run(grader_module.examine_apart(data, "00"))
+    assert (problem, uses, flags, answers) == (None, [], [], ({}, [])) and notebook.cells[0].source == line
     monkeypatch.setattr(grader_module, "EXAMINE_TIMEOUT", 0.01)
-    problem, notebook, _, _ = asyncio.run(grader_module.examine_apart(data, "00"))
+    problem, notebook, _, _, _ = asyncio.run(grader_module.examine_apart(data, "00"))
     assert notebook is None and problem == ("not graded: its code could not be read within 0.01 s "
                                             "(look at it by hand)")
 
@@ -870,6 +870,41 @@ def test_answers_are_judged_apart_within_a_time_limit(monkeypatch):
     monkeypatch.setattr(grader_module, "run_apart", lambda *args: asyncio.sleep(0))   # nothing in time
     late = asyncio.run(judge_apart("00", results, 5, {}, 7))
     assert {r.message for r in late} == {"its answers could not be judged within 7 s"}
+
+
+def test_a_no_loop_answer_whose_own_source_loops_fails_its_cases_whatever_the_kernel_said():
+    """The grader reads the answer's definition in the notebook (a ``%%time`` cell's too): a
+    loop over a copy of the input fails every case that ran, with ``NoLoopArray``'s message,
+    even where the kernel reported a pass; a vectorised answer, or a loop in another exercise's
+    answer, is judged as it ran."""
+    from minigraph.grading.batch.grader import judge_apart
+    from minigraph.grading.batch.sources import looping_answers
+    from minigraph.grading.toolkit.exercise import NO_LOOP
+    exercises = registry.exercises("00")
+    looping = ["def relu(x):\n    a = np.array(x, dtype=float)\n    return np.array([max(v, 0) for v in a.ravel()])",
+               "%%time\ndef relu(x):\n    out = []\n    for v in x.ravel().tolist():\n        out.append(max(v, 0))\n"
+               "    return np.array(out)",
+               "relu = lambda x: np.array(list(map(abs, x.tolist())))",
+               "def relu(x):\n    return np.vectorize(lambda v: max(v, 0))(x)"]
+    honest = ["def relu(x):\n    return np.maximum(x, 0)",
+              "def relu(x):\n    return x * (x > 0)\nsizes = [n for n in range(3)]",         # beside it: not its own
+              "def relu(x):\n    return [v for v in x]\ndef relu(x):\n    return np.maximum(x, 0)",   # the last one
+              "def sigmoid(x):\n    return np.array([1 / (1 + np.exp(-v)) for v in np.ravel(x)])",   # no rule there
+              "def relu(x):\n    end = time.process_time() + 0.3\n    while time.process_time() < end:\n"
+              "        pass\n    return np.maximum(x, 0)"]          # a wait, no entry taken (00_honest_slow)
+    for cell in looping:
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+        assert looping_answers(notebook, exercises) == ["00.relu"], cell
+    for cell in honest:
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(cell)])
+        assert looping_answers(notebook, exercises) == [], cell
+    exercise = exercises[0]
+    cases = with_hidden(exercise, 5)
+    results = {exercise.id: {"status": "ran", "records": run_cases(exercise, lambda x: np.maximum(x, 0), cases=cases)}}
+    (relu, *_) = asyncio.run(judge_apart("00", results, 5, {}, 120, ["00.relu"]))
+    assert (relu.status, relu.score, {c.message for c in relu.cases}) == ("failed", 0, {NO_LOOP})
+    (relu, *_) = asyncio.run(judge_apart("00", results, 5, {}, 120, []))
+    assert (relu.status, relu.score) == ("passed", exercise.points)
 
 
 def test_each_grader_draws_its_own_block_of_sandbox_users():

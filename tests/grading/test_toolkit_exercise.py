@@ -328,3 +328,72 @@ def test_printing_an_input_is_not_a_loop_and_a_loop_still_is(capsys):
     assert "[-2.  -0.5  0.   1.5  3. ]" in capsys.readouterr().out
     looped = grade(relu, run_cases(relu, looping), relu.cases)
     assert looped.score == 0 and "loops over the array entry by entry" in looped.cases[0].message
+
+
+# the fifth review's: a loop over a copy of the input (np.array(x), x.tolist()), which
+# NoLoopArray cannot see, fails as any loop does: the answer's own source is read
+def _loop_over_a_copy(x):
+    a = np.array(x, dtype=float)
+    return np.array([v if v > 0 else 0.0 for v in a.ravel()]).reshape(a.shape)
+
+
+def _loop_over_a_list(x):
+    values, out = np.asarray(x, dtype=float).ravel().tolist(), []
+    for v in values:
+        out.append(max(v, 0.0))
+    return np.array(out).reshape(np.shape(x))
+
+
+def _while_loop(x):
+    flat, i = np.array(x).ravel(), 0
+    while i < flat.size:
+        flat[i] = max(flat[i], 0.0)
+        i += 1
+    return flat.reshape(np.shape(x))
+
+
+def _mapped(x):
+    return np.array(list(map(lambda v: max(v, 0.0), np.array(x).ravel().tolist()))).reshape(np.shape(x))
+
+
+def _vectorised_by_numpy(x):
+    return np.vectorize(lambda v: max(v, 0.0))(np.array(x))
+
+
+@pytest.mark.parametrize("answer", [_loop_over_a_copy, _loop_over_a_list, _while_loop, _mapped, _vectorised_by_numpy])
+def test_a_loop_over_a_copy_of_the_input_fails_as_any_loop_does(answer):
+    from minigraph.grading.toolkit.exercise import NO_LOOP
+    (relu,) = [e for e in registry.exercises("00") if e.name == "relu"]
+    assert relu.no_loops
+    looped = grade(relu, run_cases(relu, answer), relu.cases)
+    assert looped.score == 0 and {c.message for c in looped.cases} == {NO_LOOP}
+
+
+def test_every_right_answer_of_a_no_loop_exercise_passes_and_has_no_loop():
+    """The course's right answers (lambdas in ``RIGHT``, or functions of the module) of every
+    exercise with ``no_loops``: they pass ``check()``'s cases, and their source, as the grader
+    reads a notebook's, holds no loop."""
+    import ast
+    import importlib
+    import inspect
+    from minigraph.grading.toolkit.exercise import loops_in
+    seen = 0
+    for chapter in registry.CHAPTERS:
+        no_loops = {e.id: e for e in registry.exercises(chapter) if e.no_loops}
+        if not no_loops:
+            continue
+        module = importlib.import_module(f"tests.grading.exercise_answers.ch{chapter}")
+        tree = ast.parse(inspect.getsource(module))
+        functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        (right,) = [n.value for n in tree.body if isinstance(n, ast.Assign) and n.targets[0].id == "RIGHT"]
+        for key, value in zip(right.keys, right.values):
+            if key.value not in no_loops:
+                continue
+            exercise = no_loops[key.value]
+            for name, answer in zip(value.keys, value.values):
+                node = functions[answer.id] if isinstance(answer, ast.Name) else answer
+                assert not loops_in(node), (exercise.id, name.value)
+                function = module.RIGHT[exercise.id][name.value]
+                assert grade(exercise, run_cases(exercise, function), exercise.cases).score == exercise.points
+                seen += 1
+    assert seen >= 4

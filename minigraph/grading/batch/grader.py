@@ -41,13 +41,13 @@ from pathlib import Path
 import nbformat
 
 from ..toolkit import registry
-from ..toolkit.exercise import CASE_TIME_LIMIT, failed_to_run, grade, missing, with_hidden
+from ..toolkit.exercise import CASE_TIME_LIMIT, NO_LOOP, failed_to_run, grade, missing, with_hidden
 from ..toolkit.report import points
 from ..toolkit.values import shorten
 from . import cgroup, runner, sandbox, watched
 from .files import Unreadable, display_name, read_untrusted
 from .scan import one_line_ending, reference_uses, review_flags
-from .sources import answer_sources
+from .sources import answer_sources, looping_answers
 from .sandbox import Limits
 from .workspace import Workspace
 
@@ -202,7 +202,7 @@ async def _grade(path, chapter, settings, slot, seed):
         return _unrunnable(name, chapter, exercises, f"not a notebook: the file is {error}", [])
     digest = hashlib.sha256(data).hexdigest()
     seed, changed = _regrading_seed(seed, digest)
-    problem, notebook, uses, flags = await examine_apart(data, chapter)
+    problem, notebook, uses, flags, (sources, looping) = await examine_apart(data, chapter)
     if problem:
         result = _unrunnable(name, chapter, exercises, problem, changed)
         result.sha256 = digest
@@ -222,12 +222,11 @@ async def _grade(path, chapter, settings, slot, seed):
         result.flags, result.seed, result.seed_given = flags, seed, given     # it ran with it
         result.sha256 = digest
         return result
-    graded = await judge_apart(chapter, results, seed, flagged, settings.timeout)
+    graded = await judge_apart(chapter, results, seed, flagged, settings.timeout, looping)
     score = round(sum(r.score for r in graded), 2)
     total = sum(e.points for e in exercises)
     return SubmissionResult(name, chapter, "graded", f"{points(score)} of {points(total)} points",
-                            score, total, graded, notes, flags, seed, given, digest,
-                            answer_sources(notebook, exercises))
+                            score, total, graded, notes, flags, seed, given, digest, sources)
 
 
 def watch_flags(reports, notebook, exercises, graded):
@@ -281,27 +280,29 @@ async def run_apart(target, args, seconds):
 
 
 async def examine_apart(data, chapter):
-    """``(problem, notebook, uses, flags)`` of a submission's bytes: ``parse_notebook`` and the
-    scan (``scan.py``), in a process of its own with a time limit (``EXAMINE_TIMEOUT``), so that
-    no notebook -- a line of a million strings, JSON of 64 MB -- holds up the others graded
-    meanwhile. ``uses``: ``scan.reference_uses``; ``flags``: the flags they and
-    ``scan.review_flags`` make."""
+    """``(problem, notebook, uses, flags, (sources, looping))`` of a submission's bytes:
+    ``parse_notebook`` and the scan (``scan.py``), in a process of its own with a time limit
+    (``EXAMINE_TIMEOUT``), so that no notebook -- a line of a million strings, JSON of 64 MB --
+    holds up the others graded meanwhile. ``uses``: ``scan.reference_uses``; ``flags``: the
+    flags they and ``scan.review_flags`` make; ``sources`` and ``looping``: ``answer_sources``
+    and ``looping_answers``."""
     found = await run_apart(_examine, (data, chapter), EXAMINE_TIMEOUT)
     if found is None:
         return (f"not graded: its code could not be read within {points(EXAMINE_TIMEOUT)} s "
-                "(look at it by hand)", None, [], [])
+                "(look at it by hand)", None, [], [], ({}, []))
     return found
 
 
 def _examine(send, data, chapter):
     """In the examining process: ``examine_apart``'s answer, sent back through ``send``."""
     problem, notebook = parse_notebook(data)
-    uses, flags = [], []
+    uses, flags, answers = [], [], ({}, [])
     if notebook is not None:
         exercises = registry.exercises(chapter)
         uses = reference_uses(notebook, exercises)
         flags = [f"cell {number}: {why}" for number, why, _ in uses] + review_flags(notebook, exercises)
-    send.send((problem, notebook, uses, flags))
+        answers = (answer_sources(notebook, exercises), looping_answers(notebook, exercises))
+    send.send((problem, notebook, uses, flags, answers))
     send.close()
 
 
@@ -342,26 +343,40 @@ def _unrunnable(name, chapter, exercises, message, notes):
                             [failed_to_run(e, "not graded: " + message) for e in exercises], notes)
 
 
-async def judge_apart(chapter, results, seed, flagged, seconds):
+async def judge_apart(chapter, results, seed, flagged, seconds, looping=()):
     """The ExerciseResults of a submission's ``results``, judged in a process of its own that
     may take ``seconds``: a judge that trains (a recipe) must neither hold up the submissions
-    graded meanwhile (this event loop) nor go on for ever (``run_apart``)."""
-    graded = await run_apart(_judge, (chapter, results, seed, flagged), seconds)
+    graded meanwhile (this event loop) nor go on for ever (``run_apart``). The cases that ran
+    of an exercise in ``looping`` (ids: ``sources.looping_answers``) fail with ``NO_LOOP``."""
+    graded = await run_apart(_judge, (chapter, results, seed, flagged, looping), seconds)
     if graded is None:
         return [failed_to_run(e, f"its answers could not be judged within {points(seconds)} s")
                 for e in registry.exercises(chapter)]
     return graded
 
 
-def _judge(send, chapter, results, seed, flagged):
+def _judge(send, chapter, results, seed, flagged, looping=()):
     """In the judging process: every exercise's result, sent back through ``send``."""
     graded = []
     for exercise in registry.exercises(chapter):
         why = flagged.get(exercise.name)
+        entry = results.get(exercise.id)
+        if exercise.id in looping:
+            entry = _loops_refused(entry)
         graded.append(replace(failed_to_run(exercise, "FLAGGED, no points: " + why), status="flagged")
-                      if why else _grade_exercise(exercise, results.get(exercise.id), seed))
+                      if why else _grade_exercise(exercise, entry, seed))
     send.send(graded)
     send.close()
+
+
+def _loops_refused(entry):
+    """``entry`` (an exercise's results) with each case that ran failing as ``NoLoopArray``
+    fails a loop: the answer's own source loops (``sources.looping_answers``)."""
+    if not (isinstance(entry, dict) and isinstance(entry.get("records"), list)):
+        return entry
+    return {**entry, "records": [{"status": "error", "message": NO_LOOP}
+                                 if isinstance(r, dict) and r.get("status") == "ran" else r
+                                 for r in entry["records"]]}
 
 
 def _grade_exercise(exercise, entry, seed):

@@ -30,9 +30,12 @@ Feedback a learner can trust (``AUTHORING.md`` says how to write it):
   the work); the case fails with exactly that sentence.
 """
 
+import ast
 import contextlib
+import inspect
 import json
 import signal
+import textwrap
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -79,6 +82,8 @@ class Exercise:
     reference the reference answer, called like the learner's answer (``function_exercise``,
               ``vjp_exercise``); None for any other exercise. In content/ it is an ``Answer``
               (``answers.py``): a name, fetched from answers/ only when first called
+    no_loops  the statement says "no Python loop": the answer gets ``NoLoopArray`` inputs, and
+              an answer whose own source loops (``loops_in``) fails every case
     expected  ``expected(case)``: what the student edition stores (JSON-able) for a public case
               (``release.py``, in ``content/expected.json``) for its public judge: the
               reference's value, which ``check()`` shows anyway (``function_exercise``), or
@@ -103,6 +108,7 @@ class Exercise:
     reference: Any = None
     expected: Callable[[dict], Any] | None = None
     public: Public | None = None
+    no_loops: bool = False
 
 
 HIDDEN_CASES = 3             # cases the batch grader adds to an exercise that has a generator
@@ -182,13 +188,19 @@ def float_errors_named(run, **meanings):
     return named
 
 
+NO_LOOP = ("your function loops over the array entry by entry in Python; the statement asks for "
+           "whole-array numpy operations (no loop), which work for any shape")
+# what loops in Python over what it is given, beside ``for``, ``while`` and comprehensions
+LOOPING_CALLS = {"map", "filter", "vectorize", "frompyfunc", "apply_along_axis"}
+
+
 class NoLoopArray(np.ndarray):
     """An input array that refuses a Python loop over its entries (``for v in x``, ``x[i]``
-    with an integer i): for exercises whose statement says "no Python loop"."""
+    with an integer i): for exercises whose statement says "no Python loop". A loop over a copy
+    (``np.array(x).tolist()``) it cannot see: ``loops_in`` reads the answer's own source."""
 
     def __iter__(self):
-        raise Rule("your function loops over the array entry by entry in Python; the statement "
-                   "asks for whole-array numpy operations (no loop), which work for any shape")
+        raise Rule(NO_LOOP)
 
     def __repr__(self):                  # printing an input is no loop: numpy's printing indexes
         return repr(self.view(np.ndarray))   # entry by entry, here on a plain view of the same data
@@ -201,6 +213,39 @@ class NoLoopArray(np.ndarray):
                 isinstance(key, tuple) and key and all(isinstance(k, (int, np.integer)) for k in key)):
             self.__iter__()
         return super().__getitem__(key)
+
+
+def loops_in(node):
+    """Whether the syntax tree ``node`` (an answer's definition) holds a Python loop: ``for``,
+    a comprehension, a call of ``LOOPING_CALLS`` (``map``, ``np.vectorize``...), or a ``while``
+    that takes entries (an index ``a[i]``, ``next``, ``pop``, ``item``; a ``while`` that only
+    waits, as the slow answers of the tests do, takes none)."""
+    for inner in ast.walk(node):
+        if isinstance(inner, (ast.For, ast.AsyncFor, ast.comprehension)):
+            return True
+        if isinstance(inner, ast.While) and any(
+                isinstance(part, ast.Subscript) or (isinstance(part, ast.Call) and (
+                    getattr(part.func, "id", None) == "next" or getattr(part.func, "attr", None) in ("pop", "item")))
+                for part in ast.walk(inner)):
+            return True
+        if isinstance(inner, ast.Call) and (getattr(inner.func, "id", None) in LOOPING_CALLS
+                                            or getattr(inner.func, "attr", None) in LOOPING_CALLS):
+            return True
+    return False
+
+
+def refuse_own_loops(answer):
+    """Raise ``Rule(NO_LOOP)`` if ``answer`` is a function whose source (as ``inspect`` finds
+    it: a cell's, a file's) is one definition that loops; a source it cannot find or read as
+    one ``def`` (a lambda among other code) is left to ``NoLoopArray`` and the batch grader,
+    which reads the notebook."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(answer)))
+    except Exception:
+        return
+    if (len(tree.body) == 1 and isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef))
+            and tree.body[0].name == getattr(answer, "__name__", None) and loops_in(tree.body[0])):
+        raise Rule(NO_LOOP)
 
 
 def arrays(case):
@@ -268,6 +313,8 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
         return x.copy().view(NoLoopArray) if no_loops else x.copy()
 
     def run(answer, case):
+        if no_loops:
+            refuse_own_loops(answer)
         before = inputs(case)
         given = [copy(x) for x in before]
         errors = {error: "raise" for error in raise_on}
@@ -285,7 +332,7 @@ def function_exercise(id, name, reference, cases, points, hint="", title=None,
         return diagnose(verdict, got, mistakes, lambda wrong: wrong(*inputs(case)))
 
     return Exercise(id, name, points, cases, run, judge, title or f"{name}({params})", hint,
-                    engine=engine, hidden=hidden, reference=reference,
+                    engine=engine, hidden=hidden, reference=reference, no_loops=no_loops,
                     expected=lambda case: encode(expected(case)), public=stored_values(id, rtol, atol))
 
 
