@@ -148,15 +148,15 @@ def test_fixtures_are_up_to_date_with_their_script():
 def test_grading_completes_with_status_0_and_a_complete_report(run):
     assert run["proc"].returncode == 0, run["proc"].stderr
     assert run["json"]["complete"] is True and run["json"]["settings"]["sandbox"] is True
-    assert len(run["json"]["submissions"]) == 57
+    assert len(run["json"]["submissions"]) == 58
     summary = run["proc"].stdout.rstrip().splitlines()[-1]
-    assert summary == "graded 57 notebooks (13 could not be run); 12 flagged for review" + (
+    assert summary == "graded 58 notebooks (13 could not be run); 12 flagged for review" + (
         "" if cgroup.available() else "; limits per process only (no control group: run as root "
                                       "on Linux with cgroup v1 for limits on a submission's processes together)")
     bar = [line for line in run["proc"].stderr.splitlines() if line.startswith("grading ")]
-    assert len(bar) == 58 and bar[0].endswith("| 0/57")          # the progress bar: a line per result
+    assert len(bar) == 59 and bar[0].endswith("| 0/58")          # the progress bar: a line per result
     assert all(" elapsed  " in line and line.endswith(" left") for line in bar[1:-1])
-    assert bar[-1].startswith("grading 100% |") and "| 57/57  flagged 12  not run 13  " in bar[-1]
+    assert bar[-1].startswith("grading 100% |") and "| 58/58  flagged 12  not run 13  " in bar[-1]
     assert bar[-1].endswith(" in all")
 
 
@@ -484,7 +484,7 @@ def test_json_report_is_complete_and_consistent(run):
 
 def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
     suites = {s.get("name"): s for s in ET.parse(run["reports"]["junit"]).getroot().iter("testsuite")}
-    assert len(suites) == 57
+    assert len(suites) == 58
     solution = suites[str(SOLUTION)]
     assert (solution.get("tests"), solution.get("failures"), solution.get("errors")) == ("4", "0", "0")
     assert solution.find("properties/property[@name='score']").get("value") == "7.0"
@@ -498,7 +498,7 @@ def test_junit_report_has_a_suite_per_notebook_and_a_case_per_exercise(run):
 def test_csv_gradebook_has_a_row_per_submission_and_a_column_per_exercise(run):
     import csv
     rows = list(csv.DictReader(run["reports"]["csv"].read_text(encoding="utf-8").splitlines()))
-    assert len(rows) == 57
+    assert len(rows) == 58
     columns = list(rows[0])
     assert columns[:6] == ["submission", "chapter", "00.relu", "00.sigmoid", "00.broadcast_shape", "00.sigmoid_vjp"]
     assert columns[-4:] == ["total", "max_score", "status", "flags"]
