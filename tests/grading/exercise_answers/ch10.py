@@ -62,11 +62,12 @@ def attention_unshifted(Q, K, V, mask=None):
 
 
 def attention_one_max_for_the_batch(Q, K, V, mask=None):
-    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    e = np.exp(scores - scores.max())
-    return e / e.sum(axis=-1, keepdims=True) @ V
+    """Every score shifted by the largest of the whole batch (a row's softmax is unchanged by
+    a shift, but a row far below that maximum underflows)."""
+    scores = np.einsum("...qd,...kd->...qk", Q, K) / np.sqrt(Q.shape[-1])
+    scores = scores if mask is None else np.where(mask, scores, -np.inf)
+    weights = np.exp(scores - np.max(scores))
+    return (weights / weights.sum(axis=-1, keepdims=True)) @ V
 
 
 def attention_max_before_masking(Q, K, V, mask=None):

@@ -38,7 +38,6 @@ def split_not_moved(x, n_head):
 
 
 def split_dealt(x, n_head):
-    d = x.shape[-1] // n_head
     return np.stack([x[:, :, h::n_head] for h in range(n_head)], axis=1)    # every H-th channel
 
 
