@@ -4,7 +4,8 @@ The typical wrong answers (each rejected naming its mistake) and the different r
 (each accepted) live in ``tests/grading/exercise_answers/ch11.py``, and
 ``tests/grading/test_content_answers.py`` runs them through ``check()`` and the grader. Here:
 what ``11.layer_norm_vjp`` tells two mistakes that a case of one row cannot tell apart, and
-the path through the variance with x − μ where x̂ belongs.
+the path through the variance with x − μ where x̂ belongs; and the student edition's judge on a
+row that barely varies.
 """
 
 import numpy as np
@@ -54,3 +55,13 @@ def test_x_minus_its_mean_in_the_variance_path_is_never_told_the_path_is_missing
         assert all("variance is missing" not in message for message in said), said
         named = [f"took the place of {which}" in message for message in said]
         assert sum(named) >= len(said) - 2, said
+
+
+def test_the_student_editions_judge_accepts_the_right_rule_on_a_row_that_barely_varies():
+    """The edition judges a rule against central differences of the forward; a row whose
+    spread (0.004) is near √eps bends on the scale of the step, and a step of 1e-4 was off by
+    6e-6 (a right answer told it was wrong; once in about 50 fresh draws)."""
+    case = {"inputs": {"g": [1.1855, -1.1063, -0.4072, -3.3743], "x": [0.067348, 0.0694455, 0.0749549, 0.0768325],
+                       "gamma": [0.0, -0.8821, 0.0, -1.5765]}}
+    verdict = LAYER_NORM.public.judge(case, LAYER_NORM.run(LAYER_NORM.reference, case))
+    assert verdict.passed, verdict.message

@@ -105,7 +105,8 @@ def layer_norm_vjp(g, ans, x, gamma, eps=EPS, *, through_mean=True, through_vari
         grad_x = grad_x - outer * np.mean(h * inner, axis=axis, keepdims=True)
     per_row = g * (ans if from_output else x_hat)
     grad_gamma = per_row.reshape(-1, np.shape(gamma)[-1]).sum(axis=0) if summed else per_row
-    if keepdims:                                  # the summed axes kept, each of length 1
+    # keepdims: the summed axes kept, each of length 1
+    if keepdims:
         grad_gamma = grad_gamma.reshape((1,) * (per_row.ndim - 1) + grad_gamma.shape)
     return inv_std * grad_x, grad_gamma
 
