@@ -61,7 +61,7 @@ from ..toolkit.report import points
 from ..toolkit.values import shorten
 from . import kernel as kernel_module
 from .collect import REPLY, REQUEST
-from .watch import EXIT_SILENCED
+from .watch import EXIT_SILENCED, line_of
 
 TIMED_OUT = "CellTimedOut"                 # the error name of a cell interrupted for time
 BIG_OUTPUT = 1_000_000                     # characters of output worth a note
@@ -192,7 +192,7 @@ class _Client(NotebookClient):
     def tell(self, record):
         """Write ``record`` on the grader's watch channel (this process's own descriptor)."""
         try:
-            os.write(self.job["watch_fd"], (json.dumps(record) + "\n").encode())
+            os.write(self.job["watch_fd"], line_of(record))
         except OSError:
             pass
 
