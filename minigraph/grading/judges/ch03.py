@@ -104,7 +104,8 @@ def _judge_call(reference, call, named):
         verdict = compare(expected, grads[name])
         if not verdict.passed:
             shaped = np.shape(grads[name]) != np.shape(expected)
-            cut = not shaped and np.any(np.trunc(expected)) and np.array_equal(np.trunc(expected), grads[name])
+            truncated = np.trunc(expected)
+            cut = not shaped and np.any(truncated) and np.array_equal(truncated, grads[name])
             return named(reference, grads, Verdict(
                 False, verdict.expected, verdict.got,
                 f"node '{name}' ({a_kind(reference.kinds[name])}) has the wrong gradient: {verdict.message}"
